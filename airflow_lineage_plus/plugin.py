@@ -1,0 +1,17 @@
+"""The Airflow plugin: it only wires the package's parts into Airflow (see each module for the logic)."""
+
+from __future__ import annotations
+
+from airflow.plugins_manager import AirflowPlugin
+
+from airflow_lineage_plus import conf
+
+
+class LineagePlusPlugin(AirflowPlugin):
+    """Registers the skip-state listener (and, where installed, the Lineage view)."""
+
+    name = "lineage_plus"
+    if not conf.is_disabled():
+        from airflow_lineage_plus import listener
+
+        listeners = [listener]

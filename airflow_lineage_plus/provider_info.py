@@ -1,0 +1,135 @@
+"""Provider metadata read by Airflow's ProvidersManager through the ``apache_airflow_provider`` entry point.
+
+The ``[lineage_plus]`` configuration section is declared here, once: :mod:`airflow_lineage_plus.conf`
+takes its fallbacks from :data:`OPTIONS`, so a default is written in one place only.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from airflow_lineage_plus.__about__ import __version__
+
+SECTION = "lineage_plus"
+
+OPTIONS: dict[str, dict[str, Any]] = {
+    "disabled": {
+        "description": "Turn every part of airflow-lineage-plus off (listener, facets, UI routes) "
+        "without uninstalling it. The OpenLineage provider keeps working as before.",
+        "type": "boolean",
+        "default": "False",
+        "example": "True",
+    },
+    "event_log_path": {
+        "description": "Newline-delimited OpenLineage event log that the lineage graph, the CLI and the "
+        "Lineage view read, and that the lineage_plus transport writes. Empty means "
+        "``$AIRFLOW_HOME/lineage_plus/events.jsonl``.",
+        "type": "string",
+        "default": "",
+        "example": "/var/lib/airflow/lineage/events.jsonl",
+    },
+    "graph_source": {
+        "description": "Where the Lineage view and the CLI read lineage from: ``events`` (the event log) "
+        "or ``marquez`` (the Marquez API at ``marquez_url``).",
+        "type": "string",
+        "default": "events",
+        "example": "marquez",
+    },
+    "marquez_url": {
+        "description": "Base URL of a Marquez API server, used when ``graph_source = marquez`` and by "
+        "``lineage-plus replay``.",
+        "type": "string",
+        "default": "",
+        "example": "http://marquez:5000",
+    },
+    "marquez_api_key": {
+        "description": "API key sent as a Bearer token to Marquez. Prefer the environment variable "
+        "AIRFLOW__LINEAGE_PLUS__MARQUEZ_API_KEY or a secrets backend over the config file.",
+        "type": "string",
+        "sensitive": True,
+        "default": "",
+        "example": "my-marquez-key",
+    },
+    "marquez_timeout": {
+        "description": "Seconds to wait for one Marquez request before giving up with a clear error.",
+        "type": "float",
+        "default": "5.0",
+        "example": "2.5",
+    },
+    "source_repository_url": {
+        "description": "Repository URL put in the sourceCodeLocation job facet of declared tasks. Empty "
+        "falls back to the environment variable LINEAGE_PLUS_REPOSITORY_URL.",
+        "type": "string",
+        "default": "",
+        "example": "https://github.com/acme/data-pipelines",
+    },
+    "source_commit": {
+        "description": "Commit (version) put in the sourceCodeLocation job facet. Empty falls back to "
+        "LINEAGE_PLUS_COMMIT, then GIT_COMMIT.",
+        "type": "string",
+        "default": "",
+        "example": "3f1c2e9",
+    },
+    "sql_max_length": {
+        "description": "SQL job facets longer than this many characters are cut, with a marker, and the "
+        "cut is counted and logged.",
+        "type": "integer",
+        "default": "4000",
+        "example": "10000",
+    },
+    "schema_max_columns": {
+        "description": "Schemas with more columns than this are summarised: the first columns are kept "
+        "and the rest counted in the facet.",
+        "type": "integer",
+        "default": "500",
+        "example": "2000",
+    },
+    "event_size_budget": {
+        "description": "Largest event, in bytes of JSON, this package lets its facets grow an event to. "
+        "Above it facets are trimmed in the documented order (docs/reliability.md).",
+        "type": "integer",
+        "default": "1000000",
+        "example": "250000",
+    },
+    "quality_include_values": {
+        "description": "Allow data-quality facets to carry values (min, max). Off by default: only "
+        "counts leave the task.",
+        "type": "boolean",
+        "default": "False",
+        "example": "True",
+    },
+    "emit_skip_records": {
+        "description": "When a DAG run ends, emit one record for each task instance the scheduler "
+        "skipped without running it.",
+        "type": "boolean",
+        "default": "True",
+        "example": "False",
+    },
+    "ui_max_nodes": {
+        "description": "Most nodes the Lineage view draws around one node; the rest show as 'N more'.",
+        "type": "integer",
+        "default": "300",
+        "example": "1000",
+    },
+}
+
+
+def get_provider_info() -> dict[str, Any]:
+    """Return the provider description Airflow lists in ``airflow providers list``."""
+    return {
+        "package-name": "airflow-lineage-plus",
+        "name": "Lineage Plus",
+        "description": "Declared, connected and truthful OpenLineage lineage for Airflow tasks, with a "
+        "lineage graph, CLI and a Lineage view in the Airflow UI.",
+        "versions": [__version__],
+        "plugins": [
+            {"name": "lineage_plus", "plugin-class": "airflow_lineage_plus.plugin.LineagePlusPlugin"},
+        ],
+        "config": {
+            SECTION: {
+                "description": "Settings of airflow-lineage-plus. Every option also reads from "
+                "AIRFLOW__LINEAGE_PLUS__<OPTION>.",
+                "options": {name: {"version_added": None, **spec} for name, spec in OPTIONS.items()},
+            }
+        },
+    }

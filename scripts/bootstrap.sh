@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Create or reuse .venv and install airflow-lineage-plus with the given extras (default: none).
+# Sourced by scripts/demo.sh and scripts/test.sh; safe to run again (it only installs what changed).
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+VENV="${LINEAGE_PLUS_VENV:-$ROOT/.venv}"
+EXTRAS="${1:-}"
+PY="${PYTHON:-python3}"
+
+"$PY" -c 'import sys; sys.exit(0 if sys.version_info >= (3, 10) else "Python 3.10+ is required")'
+if [ ! -x "$VENV/bin/python" ]; then
+  echo "==> creating virtual environment $VENV"
+  "$PY" -m venv "$VENV"
+fi
+if [ ! -x "$VENV/bin/uv" ]; then
+  echo "==> installing uv (fast installer) into $VENV"
+  "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check uv
+fi
+target="$ROOT"
+[ -n "$EXTRAS" ] && target="$ROOT[$EXTRAS]"
+echo "==> installing airflow-lineage-plus${EXTRAS:+[$EXTRAS]} (editable) and Airflow into $VENV"
+"$VENV/bin/uv" pip install --quiet -p "$VENV/bin/python" -e "$target"
+export PATH="$VENV/bin:$PATH"
