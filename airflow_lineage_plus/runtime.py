@@ -1,0 +1,257 @@
+"""Record lineage facts from inside a running task: figures, assertions, run-time schemas, extra outputs.
+
+Facts are kept in a process-local registry keyed by the task instance (dag, task, run, map index,
+try). The provider builds a task's COMPLETE or FAIL event after ``execute()`` in the same memory image
+(a forked child or a thread), so the declared operator methods read the facts from here and put them
+on that event: no extra event, no extra run.
+
+Every public function here is contained: misuse or a failure inside lineage code is logged once,
+saying what was lost, and never reaches the task.
+
+.. code-block:: python
+
+    from airflow_lineage_plus import runtime
+
+    rows = load_rows()
+    runtime.record(STG_ORDERS, rows)  # row count, null counts per column, bytes
+    runtime.assertion(STG_ORDERS, "order_id_not_null", success=..., column="order_id")
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+import attr
+from openlineage.client.facet_v2 import (
+    data_quality_assertions_dataset,
+    data_quality_metrics_dataset,
+    data_quality_metrics_input_dataset,
+    output_statistics_output_dataset,
+)
+
+from airflow_lineage_plus import conf, datasets, profiling
+from airflow_lineage_plus.containment import contained
+from airflow_lineage_plus.declare import DatasetLike, Field, FieldLike, as_field, as_ref
+
+TaskKey = tuple[str, str, str, int, int]
+RefLike = datasets.DatasetRef | datasets.ConnectionTableRef
+
+
+@attr.define
+class DatasetFacts:
+    """What the task recorded about one dataset."""
+
+    profile: profiling.Profile | None = None
+    bytes: int | None = None
+    file_count: int | None = None
+    assertions: list[data_quality_assertions_dataset.Assertion] = attr.Factory(list)
+    schema: tuple[Field, ...] | None = None
+
+    def _column_metrics(self) -> dict[str, Any]:
+        """Per-column metrics as JSON-ready dicts (cheaper than attrs objects for wide tables)."""
+        if self.profile is None:
+            return {}
+        metrics: dict[str, Any] = {}
+        for name, col in self.profile.columns.items():
+            entry = {
+                "nullCount": col.null_count,
+                "distinctCount": col.distinct_count,
+                "min": col.min,
+                "max": col.max,
+            }
+            metrics[name] = {k: v for k, v in entry.items() if v is not None}
+        return metrics
+
+    def input_facets(self) -> dict[str, Any]:
+        facets: dict[str, Any] = {}
+        if self.profile is not None or self.bytes is not None:
+            facets["dataQualityMetrics"] = (
+                data_quality_metrics_input_dataset.DataQualityMetricsInputDatasetFacet(
+                    rowCount=self.profile.row_count if self.profile else None,
+                    bytes=self.bytes,
+                    fileCount=self.file_count,
+                    columnMetrics=self._column_metrics(),
+                )
+            )
+        if self.assertions:
+            facets["dataQualityAssertions"] = (
+                data_quality_assertions_dataset.DataQualityAssertionsDatasetFacet(
+                    assertions=list(self.assertions)
+                )
+            )
+        return facets
+
+    def dataset_facets(self) -> dict[str, Any]:
+        facets: dict[str, Any] = {}
+        if self.profile is not None:
+            facets["dataQualityMetrics"] = data_quality_metrics_dataset.DataQualityMetricsDatasetFacet(
+                rowCount=self.profile.row_count,
+                bytes=self.bytes,
+                fileCount=self.file_count,
+                columnMetrics=self._column_metrics(),
+            )
+        if self.assertions:
+            facets["dataQualityAssertions"] = (
+                data_quality_assertions_dataset.DataQualityAssertionsDatasetFacet(
+                    assertions=list(self.assertions)
+                )
+            )
+        return facets
+
+    def output_facets(self) -> dict[str, Any]:
+        if self.profile is None and self.bytes is None:
+            return {}
+        return {
+            "outputStatistics": output_statistics_output_dataset.OutputStatisticsOutputDatasetFacet(
+                rowCount=self.profile.row_count if self.profile else None,
+                size=self.bytes,
+                fileCount=self.file_count,
+            )
+        }
+
+
+@attr.define
+class TaskFacts:
+    """Everything recorded by one task instance, keyed by dataset reference."""
+
+    by_dataset: dict[RefLike, DatasetFacts] = attr.Factory(dict)
+    extra_outputs: dict[RefLike, tuple[Field, ...] | None] = attr.Factory(dict)
+    extra_inputs: dict[RefLike, tuple[Field, ...] | None] = attr.Factory(dict)
+
+    def facts(self, ref: RefLike) -> DatasetFacts:
+        return self.by_dataset.setdefault(ref, DatasetFacts())
+
+    def for_dataset(self, declared: RefLike, resolved: datasets.DatasetRef) -> DatasetFacts | None:
+        """Facts recorded under the declared reference or under its resolved identity."""
+        found = self.by_dataset.get(declared) or self.by_dataset.get(resolved)
+        if found is not None:
+            return found
+        for ref, facts in self.by_dataset.items():
+            if isinstance(ref, datasets.DatasetRef) and (ref.namespace, ref.name) == (
+                resolved.namespace,
+                resolved.name,
+            ):
+                return facts
+        return None
+
+
+_registry: dict[TaskKey, TaskFacts] = {}
+_lock = threading.Lock()
+
+
+def task_key(task_instance: Any) -> TaskKey:
+    """The registry key of a task instance (worker ``RuntimeTaskInstance`` or ORM ``TaskInstance``)."""
+    map_index = getattr(task_instance, "map_index", -1)
+    return (
+        str(task_instance.dag_id),
+        str(task_instance.task_id),
+        str(task_instance.run_id),
+        -1 if map_index is None else int(map_index),
+        int(getattr(task_instance, "try_number", 0) or 0),
+    )
+
+
+def facts_for(task_instance: Any) -> TaskFacts | None:
+    """What the running task instance recorded, if anything (read by the operator lineage methods)."""
+    with _lock:
+        return _registry.get(task_key(task_instance))
+
+
+def _current() -> TaskFacts:
+    from airflow.sdk import get_current_context
+
+    key = task_key(get_current_context()["ti"])
+    with _lock:
+        return _registry.setdefault(key, TaskFacts())
+
+
+def record(
+    dataset: DatasetLike,
+    data: Any = None,
+    *,
+    row_count: int | None = None,
+    bytes: int | None = None,
+    file_count: int | None = None,
+    null_counts: Mapping[str, int] | None = None,
+    columns: Iterable[str] | None = None,
+    distinct: bool = False,
+    min_max: bool = False,
+) -> None:
+    """Record figures for ``dataset``, computed from ``data`` (list of dicts, pandas or pyarrow) or given.
+
+    ``distinct`` adds distinct counts; ``min_max`` adds min and max, and only when
+    ``[lineage_plus] quality_include_values`` allows values to leave the task.
+    """
+    with contained(f"data-quality figures for {dataset!r}"):
+        ref = as_ref(dataset)
+        if data is not None:
+            profile = profiling.profile(
+                data,
+                columns=columns,
+                distinct=distinct,
+                min_max=min_max and conf.quality_include_values(),
+            )
+        else:
+            profile = profiling.Profile(row_count=row_count, columns={})
+        if row_count is not None:
+            profile = attr.evolve(profile, row_count=row_count)
+        for name, count in (null_counts or {}).items():
+            profile.columns.setdefault(name, profiling.ColumnProfile()).null_count = int(count)
+        facts = _current().facts(ref)
+        facts.profile = profile
+        if bytes is not None:
+            facts.bytes = int(bytes)
+        if file_count is not None:
+            facts.file_count = int(file_count)
+
+
+def assertion(
+    dataset: DatasetLike,
+    name: str,
+    *,
+    success: bool,
+    column: str | None = None,
+    description: str | None = None,
+    severity: str | None = None,
+    expected: Any = None,
+    actual: Any = None,
+) -> bool:
+    """Record a named data-quality assertion on ``dataset``; returns ``success`` for chaining."""
+    with contained(f"assertion {name!r} on {dataset!r}"):
+        item = data_quality_assertions_dataset.Assertion(
+            assertion=name,
+            success=bool(success),
+            column=column,
+            severity=severity,
+            description=description,
+            expected=None if expected is None else str(expected),
+            actual=None if actual is None else str(actual),
+        )
+        _current().facts(as_ref(dataset)).assertions.append(item)
+    return bool(success)
+
+
+def set_schema(dataset: DatasetLike, fields: Iterable[FieldLike]) -> None:
+    """Record the schema of ``dataset`` as found at run time; it replaces the declared one on the event."""
+    with contained(f"run-time schema of {dataset!r}"):
+        _current().facts(as_ref(dataset)).schema = tuple(as_field(f) for f in fields)
+
+
+def add_output(dataset: DatasetLike, schema: Iterable[FieldLike] | None = None) -> None:
+    """Add an output found at run time (not declared) to this task's COMPLETE/FAIL event."""
+    with contained(f"run-time output {dataset!r}"):
+        _current().extra_outputs[as_ref(dataset)] = None if schema is None else tuple(map(as_field, schema))
+
+
+def add_input(dataset: DatasetLike, schema: Iterable[FieldLike] | None = None) -> None:
+    """Add an input found at run time (not declared) to this task's COMPLETE/FAIL event."""
+    with contained(f"run-time input {dataset!r}"):
+        _current().extra_inputs[as_ref(dataset)] = None if schema is None else tuple(map(as_field, schema))
+
+
+def forget(task_instance: Any) -> None:
+    """Drop what ``task_instance`` recorded (after its terminal event was built)."""
+    with _lock:
+        _registry.pop(task_key(task_instance), None)

@@ -1,0 +1,161 @@
+"""Declared lineage rides on the provider's own task events: one run, datasets, facets, runtime figures."""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import AirflowRunner, DagRunResult
+from openlineage_spec import validate_events
+
+pytestmark = pytest.mark.airflow
+
+DAGS = Path(__file__).parent / "dags"
+
+
+@pytest.fixture(scope="module")
+def declared(airflow_db: Path, tmp_path_factory: pytest.TempPathFactory) -> DagRunResult:
+    runner = AirflowRunner(tmp_path_factory.mktemp("declared"))
+    result = runner.run(DAGS / "declared_lineage.py", dag_id="declared_lineage")
+    assert result.returncode == 0, result.output[-4000:]
+    return result
+
+
+def _terminal(result: DagRunResult, task_id: str) -> list[dict[str, Any]]:
+    return [e for e in result.task_events(task_id) if e["eventType"] in {"COMPLETE", "FAIL"}]
+
+
+def _dataset(event: dict[str, Any], kind: str, namespace: str, name: str) -> dict[str, Any]:
+    found = [d for d in event[kind] if (d["namespace"], d["name"]) == (namespace, name)]
+    assert len(found) == 1, f"{namespace}/{name} appears {len(found)} times in {kind}: {event[kind]}"
+    return found[0]
+
+
+def test_every_event_is_valid_against_the_spec_and_our_schemas(declared: DagRunResult) -> None:
+    assert validate_events(declared.events) == len(declared.events) > 0
+
+
+def test_each_task_instance_has_exactly_one_run_with_one_start_and_one_terminal_event(
+    declared: DagRunResult,
+) -> None:
+    per_run = Counter((e["run"]["runId"], e["eventType"]) for e in declared.task_events())
+    runs = {run for run, _ in per_run}
+    assert len(runs) == 3 + 3  # three plain task instances, three map indexes
+    for run in runs:
+        assert per_run[(run, "START")] == 1
+        assert per_run[(run, "COMPLETE")] == 1
+    assert sum(per_run.values()) == 2 * len(runs)
+
+
+def test_declared_inputs_and_outputs_are_normalised_and_on_start_and_complete(declared: DagRunResult) -> None:
+    for event in declared.task_events("load_stg_orders"):
+        assert {(d["namespace"], d["name"]) for d in event["inputs"]} == {
+            ("s3://raw-data-lake", "orders"),
+            ("postgres://db.internal:5432", "analytics.public.customers"),
+        }
+        assert ("postgres://db.internal:5432", "analytics.staging.stg_orders") in {
+            (d["namespace"], d["name"]) for d in event["outputs"]
+        }
+
+
+def test_partition_of_a_declared_input_is_kept_in_a_subset_facet(declared: DagRunResult) -> None:
+    (complete,) = _terminal(declared, "load_stg_orders")
+    raw = _dataset(complete, "inputs", "s3://raw-data-lake", "orders")
+    assert "2024-01-15" in str(raw["inputFacets"]["subset"])
+
+
+def test_schema_column_lineage_docs_owners_and_custom_facets_reach_the_output(declared: DagRunResult) -> None:
+    (complete,) = _terminal(declared, "load_stg_orders")
+    stg = _dataset(complete, "outputs", "postgres://db.internal:5432", "analytics.staging.stg_orders")
+    facets = stg["facets"]
+    assert [f["name"] for f in facets["schema"]["fields"]] == ["order_id", "customer_id", "total_amount_usd"]
+    assert facets["schema"]["fields"][2]["type"] == "NUMERIC(12,2)"
+    customer = facets["columnLineage"]["fields"]["customer_id"]["inputFields"]
+    assert {
+        (f["name"], f["field"], f["transformations"][0]["type"], f["transformations"][0]["subtype"])
+        for f in customer
+    } == {
+        ("orders", "customer_id", "DIRECT", "IDENTITY"),
+        ("analytics.public.customers", "customer_id", "INDIRECT", "JOIN"),
+    }
+    total = facets["columnLineage"]["fields"]["total_amount_usd"]["inputFields"][0]
+    assert total["transformations"][0]["subtype"] == "TRANSFORMATION"
+    assert facets["documentation"]["description"] == "Staged orders"
+    assert facets["ownership"]["owners"] == [{"name": "team:analytics", "type": "team"}]
+    assert facets["lineagePlus_dataContract"]["version"] == "2.1.0"
+
+
+def test_job_facets_carry_sql_owners_docs_and_custom_team_and_slo(declared: DagRunResult) -> None:
+    (complete,) = _terminal(declared, "load_stg_orders")
+    job = complete["job"]["facets"]
+    assert job["sql"]["query"].startswith("INSERT INTO staging.stg_orders")
+    assert job["lineagePlus_owningTeam"]["name"] == "data-eng"
+    assert job["lineagePlus_sloTier"] == {
+        **job["lineagePlus_sloTier"],
+        "tier": "gold",
+        "freshnessMinutes": 60,
+    }
+
+
+def test_runtime_figures_equal_what_the_task_handled_and_land_on_complete_only(
+    declared: DagRunResult,
+) -> None:
+    start = next(e for e in declared.task_events("load_stg_orders") if e["eventType"] == "START")
+    (complete,) = _terminal(declared, "load_stg_orders")
+    stg_start = _dataset(start, "outputs", "postgres://db.internal:5432", "analytics.staging.stg_orders")
+    assert "outputStatistics" not in stg_start.get("outputFacets", {})
+    stg = _dataset(complete, "outputs", "postgres://db.internal:5432", "analytics.staging.stg_orders")
+    assert stg["outputFacets"]["outputStatistics"]["rowCount"] == 3
+    metrics = stg["facets"]["dataQualityMetrics"]
+    assert metrics["rowCount"] == 3
+    assert {c: m["nullCount"] for c, m in metrics["columnMetrics"].items()} == {
+        "order_id": 0,
+        "customer_id": 1,
+        "total_amount_usd": 1,
+    }
+    assertions = {a["assertion"]: a["success"] for a in stg["facets"]["dataQualityAssertions"]["assertions"]}
+    assert assertions == {"order_id_not_null": True, "every_order_has_customer": False}
+    raw = _dataset(complete, "inputs", "s3://raw-data-lake", "orders")
+    assert raw["inputFacets"]["dataQualityMetrics"]["rowCount"] == 3
+    assert raw["inputFacets"]["dataQualityMetrics"]["bytes"] == 512
+
+
+def test_outputs_found_at_run_time_are_added_to_the_complete_event(declared: DagRunResult) -> None:
+    (complete,) = _terminal(declared, "load_stg_orders")
+    extra = _dataset(complete, "outputs", "s3://exports", "orders_snapshot")
+    assert extra["facets"]["schema"]["fields"][0]["name"] == "order_id"
+
+
+def test_operator_reported_lineage_is_kept_and_declared_lineage_merged_in(declared: DagRunResult) -> None:
+    for event in declared.task_events("merged"):
+        stg = _dataset(event, "inputs", "postgres://db.internal:5432", "analytics.staging.stg_orders")
+        # the operator's own schema wins; the declared documentation fills the gap
+        fields = stg["facets"]["schema"]["fields"]
+        assert [(f["name"], f["type"]) for f in fields] == [("order_id", "BIGINT")]
+        assert stg["facets"]["documentation"]["description"] == "declared"
+        assert [(d["namespace"], d["name"]) for d in event["outputs"]] == [("s3://exports", "merged")]
+
+
+def test_mixin_on_an_operator_with_a_builtin_extractor_type_still_declares(declared: DagRunResult) -> None:
+    (complete,) = _terminal(declared, "bash_export")
+    assert [(d["namespace"], d["name"]) for d in complete["outputs"]] == [("s3://exports", "orders_snapshot")]
+    assert complete["job"]["facets"]["ownership"]["owners"][0]["name"] == "team:exports"
+
+
+def test_each_map_index_gets_its_own_figures(declared: DagRunResult) -> None:
+    rows_by_index = {}
+    for event in _terminal(declared, "export_shard"):
+        index = event["run"]["facets"]["airflow"]["taskInstance"]["map_index"]
+        out = _dataset(event, "outputs", "s3://exports", "by_shard")
+        rows_by_index[index] = out["outputFacets"]["outputStatistics"]["rowCount"]
+    assert rows_by_index == {0: 1, 1: 2, 2: 3}
+
+
+def test_declared_datasets_are_also_task_assets_airflow_sees(declared: DagRunResult) -> None:
+    (complete,) = _terminal(declared, "load_stg_orders")
+    task_info = complete["run"]["facets"]["airflow"]["task"]
+    text = str(task_info.get("inlets")) + str(task_info.get("outlets"))
+    assert "s3://raw-data-lake/orders" in text
+    assert "stg_orders" in text
