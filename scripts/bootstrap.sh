@@ -14,6 +14,7 @@ if [ ! -x "$VENV/bin/python" ]; then
 fi
 if [ ! -x "$VENV/bin/uv" ]; then
   echo "==> installing uv (fast installer) into $VENV"
+  "$VENV/bin/python" -m pip --version >/dev/null 2>&1 || "$VENV/bin/python" -m ensurepip --upgrade >/dev/null
   "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check uv
 fi
 target="$ROOT"

@@ -74,7 +74,10 @@ CASES = {
 def test_authoring_mistake_is_an_import_error_naming_file_task_and_field(
     tmp_path: Path, decorator: str, expected: list[str]
 ) -> None:
-    from airflow.dag_processing.dagbag import DagBag
+    try:
+        from airflow.dag_processing.dagbag import DagBag
+    except ImportError:  # Airflow 3.1
+        from airflow.models.dagbag import DagBag  # type: ignore[no-redef]
 
     dag_file = tmp_path / "broken_dag.py"
     dag_file.write_text(textwrap.dedent(HEADER).replace("{decorator}", decorator))

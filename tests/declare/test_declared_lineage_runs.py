@@ -18,7 +18,14 @@ DAGS = Path(__file__).parent / "dags"
 @pytest.fixture(scope="module")
 def declared(airflow_db: Path, tmp_path_factory: pytest.TempPathFactory) -> DagRunResult:
     runner = AirflowRunner(tmp_path_factory.mktemp("declared"))
-    result = runner.run(DAGS / "declared_lineage.py", dag_id="declared_lineage")
+    result = runner.run(
+        DAGS / "declared_lineage.py",
+        dag_id="declared_lineage",
+        env={
+            "LINEAGE_PLUS_REPOSITORY_URL": "https://git.example.com/acme/pipelines",
+            "GIT_COMMIT": "3f1c2e9",
+        },
+    )
     assert result.returncode == 0, result.output[-4000:]
     return result
 
@@ -97,6 +104,21 @@ def test_job_facets_carry_sql_owners_docs_and_custom_team_and_slo(declared: DagR
         "tier": "gold",
         "freshnessMinutes": 60,
     }
+
+
+def test_source_code_location_comes_from_the_environment(declared: DagRunResult) -> None:
+    (complete,) = _terminal(declared, "load_stg_orders")
+    location = complete["job"]["facets"]["sourceCodeLocation"]
+    assert location["repoUrl"] == "https://git.example.com/acme/pipelines"
+    assert location["version"] == "3f1c2e9"
+    assert location["path"].endswith("declared_lineage.py")
+
+
+def test_declared_tags_reach_the_dataset_and_the_job(declared: DagRunResult) -> None:
+    (complete,) = _terminal(declared, "load_stg_orders")
+    stg = _dataset(complete, "outputs", "postgres://db.internal:5432", "analytics.staging.stg_orders")
+    assert [t["key"] for t in stg["facets"]["tags"]["tags"]] == ["orders"]
+    assert {t["key"] for t in complete["job"]["facets"]["tags"]["tags"]} >= {"orders", "staging"}
 
 
 def test_runtime_figures_equal_what_the_task_handled_and_land_on_complete_only(

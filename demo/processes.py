@@ -1,0 +1,54 @@
+"""Child processes of the demo, each in its own process group, all stopped on exit or Ctrl-C."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+
+class ProcessGroup:
+    """Starts commands in new sessions and ends exactly those (their whole process groups) when asked."""
+
+    def __init__(self) -> None:
+        self._running: list[subprocess.Popen[bytes]] = []
+
+    def start(self, cmd: Sequence[str], env: dict[str, str], log: Path) -> subprocess.Popen[bytes]:
+        log.parent.mkdir(parents=True, exist_ok=True)
+        with log.open("ab") as out:
+            proc = subprocess.Popen(
+                list(cmd), env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True
+            )
+        self._running.append(proc)
+        return proc
+
+    def run(self, cmd: Sequence[str], env: dict[str, str], log: Path, timeout: float = 900.0) -> int:
+        """Run a command to its end (its output goes to ``log``); Ctrl-C while waiting stops it."""
+        proc = self.start(cmd, env, log)
+        try:
+            return proc.wait(timeout=timeout)
+        finally:
+            self.stop(proc)
+
+    def stop(self, proc: subprocess.Popen[bytes], grace: float = 10.0) -> None:
+        if proc in self._running:
+            self._running.remove(proc)
+        if proc.poll() is not None:
+            return
+        for sig in (signal.SIGTERM, signal.SIGKILL):
+            try:
+                os.killpg(proc.pid, sig)
+            except ProcessLookupError:
+                return
+            deadline = time.monotonic() + grace
+            while time.monotonic() < deadline:
+                if proc.poll() is not None:
+                    return
+                time.sleep(0.1)
+
+    def stop_all(self) -> None:
+        for proc in list(reversed(self._running)):
+            self.stop(proc)

@@ -1,0 +1,10 @@
+#!/usr/bin/env bash
+# The README's first command: set up .venv, then run the sample pipelines through real Airflow with
+# airflow-lineage-plus, print the lineage report of the mart and serve the Airflow UI (Ctrl-C stops it all).
+# Usage: bash scripts/demo.sh [--no-serve] [--port N] [--home DIR]
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$ROOT"
+# shellcheck source=scripts/bootstrap.sh
+source "$ROOT/scripts/bootstrap.sh" demo
+exec python -m demo "$@"

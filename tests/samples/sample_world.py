@@ -1,0 +1,104 @@
+"""Sample pipelines under test: a local S3 endpoint, an embedded warehouse and the four demo runs.
+
+The sample DAGs run for real (``airflow dags test`` through the harness in ``tests/conftest.py``) against
+moto's S3-compatible server and a DuckDB warehouse, reached through the same Airflow connection ids as in
+production (``aws_default``, ``warehouse``). The four runs are made once per module and shared.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import REPO, AirflowRunner, DagRunResult
+
+if str(REPO) not in sys.path:
+    sys.path.insert(0, str(REPO))
+
+from demo.environment import DAGS, skip_facets_available, warehouse_connection
+from demo.s3_endpoint import LocalS3
+
+BUCKET = "raw-data-lake"
+CRM_DAG = DAGS / "crm_contacts_ingestion.py"
+ORDERS_DAG = DAGS / "ecommerce_orders.py"
+
+
+@pytest.fixture(scope="session", name="local_s3")
+def local_s3_fixture() -> Iterator[LocalS3]:
+    s3 = LocalS3()
+    s3.start()
+    s3.create_bucket(BUCKET)
+    yield s3
+    s3.stop()
+
+
+@dataclass
+class SampleWorld:
+    """The systems the sample DAGs ran against, and a runner that runs them there."""
+
+    root: Path
+    env: dict[str, str]
+    warehouse_file: Path
+    s3: LocalS3
+
+    def run(
+        self, name: str, dag_file: Path, dag_id: str, logical_date: str, conf: dict[str, Any]
+    ) -> DagRunResult:
+        # One work directory (so one event log) per run: each result holds exactly that run's events.
+        runner = AirflowRunner(self.root / name)
+        return runner.run(dag_file, dag_id=dag_id, conf=conf, env=self.env, logical_date=logical_date)
+
+
+def make_world(root: Path, s3: LocalS3) -> SampleWorld:
+    warehouse_file = root / "warehouse" / "analytics.duckdb"
+    warehouse_file.parent.mkdir(parents=True)
+    env = {
+        "AIRFLOW_CONN_AWS_DEFAULT": s3.airflow_connection(),
+        "AIRFLOW_CONN_WAREHOUSE": warehouse_connection(warehouse_file),
+        "PYTHONPATH": str(DAGS),
+    }
+    if skip_facets_available():
+        env["AIRFLOW__OPENLINEAGE__CUSTOM_RUN_FACETS"] = "airflow_lineage_plus.skip.run_facets"
+    return SampleWorld(root=root, env=env, warehouse_file=warehouse_file, s3=s3)
+
+
+@dataclass
+class DemoRuns:
+    crm: DagRunResult
+    orders_ok: DagRunResult
+    orders_empty: DagRunResult
+    orders_failed: DagRunResult
+    world: SampleWorld
+
+    def all(self) -> list[DagRunResult]:
+        return [self.crm, self.orders_ok, self.orders_empty, self.orders_failed]
+
+    def events(self) -> list[dict[str, Any]]:
+        return [event for result in self.all() for event in result.events]
+
+
+@pytest.fixture(scope="module", name="demo_runs")
+def demo_runs_fixture(
+    airflow_db: Path, local_s3: LocalS3, tmp_path_factory: pytest.TempPathFactory
+) -> DemoRuns:
+    """The demo's four runs: CRM contacts, a good day, a day without orders, a day whose load fails."""
+    world = make_world(tmp_path_factory.mktemp("samples"), local_s3)
+    return DemoRuns(
+        crm=world.run("crm", CRM_DAG, "crm_contacts_ingestion", "2024-06-01", {}),
+        orders_ok=world.run("orders-ok", ORDERS_DAG, "ecommerce_orders", "2024-06-01", {"order_count": 40}),
+        orders_empty=world.run(
+            "orders-empty", ORDERS_DAG, "ecommerce_orders", "2024-06-02", {"order_count": 0}
+        ),
+        orders_failed=world.run(
+            "orders-failed",
+            ORDERS_DAG,
+            "ecommerce_orders",
+            "2024-06-03",
+            {"order_count": 25, "fail_stage": "load_stg_orders"},
+        ),
+        world=world,
+    )

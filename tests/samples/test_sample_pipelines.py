@@ -1,0 +1,258 @@
+"""The sample pipelines run for real (Airflow, the OpenLineage provider, moto's S3 server, DuckDB) and their
+lineage is connected, one run per task instance, with quality figures equal to the data written."""
+
+from __future__ import annotations
+
+import importlib
+import json
+import sys
+from collections import Counter
+from decimal import Decimal
+from typing import Any
+
+import boto3
+import duckdb
+import pytest
+from openlineage_spec import validate_events
+from sample_world import BUCKET, DAGS, DemoRuns, demo_runs_fixture, local_s3_fixture  # noqa: F401
+
+pytestmark = pytest.mark.airflow
+
+NS_S3 = f"s3://{BUCKET}"
+MARTS = {"analytics.marts.fct_daily_orders", "analytics.marts.dim_contacts"}
+
+
+def _datasets(event: dict[str, Any], side: str) -> set[tuple[str, str]]:
+    return {(d["namespace"], d["name"]) for d in event.get(side, [])}
+
+
+def _complete(result: Any, task_id: str) -> dict[str, Any]:
+    [event] = [e for e in result.task_events(task_id) if e["eventType"] in {"COMPLETE", "FAIL"}]
+    assert next(e["eventType"] for e in result.task_events(task_id)) == "START"
+    return event
+
+
+def _output(event: dict[str, Any], name: str) -> dict[str, Any]:
+    [found] = [d for d in event["outputs"] if d["name"] == name]
+    return found
+
+
+def _tasks_state(result: Any) -> dict[str, str]:
+    [dag_event] = [e for e in result.dag_events() if e["eventType"] in {"COMPLETE", "FAIL"}]
+    return dict(dag_event["run"]["facets"]["airflowState"]["tasksState"])
+
+
+def test_every_file_in_dags_imports_without_error() -> None:
+    from airflow.dag_processing.dagbag import DagBag
+
+    sys.path.insert(0, str(DAGS))
+    try:
+        modules = sorted(p for p in DAGS.rglob("*.py"))
+        for path in modules:
+            name = ".".join(path.relative_to(DAGS).with_suffix("").parts)
+            importlib.import_module(name.removesuffix(".__init__"))
+        bag = DagBag(dag_folder=str(DAGS))
+    finally:
+        sys.path.remove(str(DAGS))
+    assert bag.import_errors == {}
+    assert set(bag.dag_ids) == {"crm_contacts_ingestion", "ecommerce_orders"}
+    assert len(modules) >= 7
+
+
+def test_each_sample_run_ends_as_the_scenario_intends(demo_runs: DemoRuns) -> None:
+    assert demo_runs.crm.returncode == 0, demo_runs.crm.output[-3000:]
+    assert set(_tasks_state(demo_runs.crm).values()) == {"success"}
+    assert demo_runs.orders_ok.returncode == 0, demo_runs.orders_ok.output[-3000:]
+    assert set(_tasks_state(demo_runs.orders_ok).values()) == {"success"}
+    assert _tasks_state(demo_runs.orders_empty) == {
+        "ingest_orders_to_s3": "success",
+        "has_orders": "success",
+        "load_stg_orders": "skipped",
+        "fct_daily_orders": "skipped",
+    }
+    assert _tasks_state(demo_runs.orders_failed) == {
+        "ingest_orders_to_s3": "success",
+        "has_orders": "success",
+        "load_stg_orders": "failed",
+        "fct_daily_orders": "upstream_failed",
+    }
+
+
+def _skip_records(result: Any, task_id: str) -> list[dict[str, Any]]:
+    """The task's events, which must all be skip records (the scheduler skipped it: it never started)."""
+    events = result.task_events(task_id)
+    assert [e["eventType"] for e in events] in ([], ["ABORT"]), f"{task_id} ran: {events}"
+    return [facet for e in events for facet in e["run"]["facets"].values() if facet.get("skipped") is True]
+
+
+def test_the_gate_skips_the_downstream_hops_when_the_partition_has_no_orders(demo_runs: DemoRuns) -> None:
+    started = {e["job"]["name"] for e in demo_runs.orders_empty.task_events() if e["eventType"] == "START"}
+    assert started == {"ecommerce_orders.ingest_orders_to_s3", "ecommerce_orders.has_orders"}
+    for task_id in ("load_stg_orders", "fct_daily_orders"):
+        for facet in _skip_records(demo_runs.orders_empty, task_id):
+            assert facet["state"] == "skipped"
+    ingest = _complete(demo_runs.orders_empty, "ingest_orders_to_s3")
+    assert _output(ingest, "orders")["outputFacets"]["outputStatistics"]["rowCount"] == 0
+    assert "holds 0 orders" in demo_runs.orders_empty.output
+
+
+def test_the_failed_stage_fails_with_a_clear_error_and_its_lineage(demo_runs: DemoRuns) -> None:
+    failed = _complete(demo_runs.orders_failed, "load_stg_orders")
+    assert failed["eventType"] == "FAIL"
+    message = failed["run"]["facets"]["errorMessage"]["message"]
+    assert "fail_stage='load_stg_orders'" in message
+    # The failed run still names what it would have written: the mart's input is in the failed job's outputs.
+    assert ("analytics.staging.stg_orders") in {name for _ns, name in _datasets(failed, "outputs")}
+    mart = _complete(demo_runs.orders_ok, "fct_daily_orders")
+    assert _datasets(failed, "outputs") & _datasets(mart, "inputs")
+    for facet in _skip_records(demo_runs.orders_failed, "fct_daily_orders"):
+        assert facet["state"] == "upstream_failed"
+
+
+def test_events_form_one_connected_graph_from_crm_and_raw_orders_to_the_marts(demo_runs: DemoRuns) -> None:
+    edges: dict[str, set[str]] = {}
+    directed: dict[str, set[str]] = {}
+    for event in demo_runs.events():
+        job = "job:" + event["job"]["name"]
+        if "." not in event["job"]["name"]:
+            continue  # DAG-run events carry no datasets
+        edges.setdefault(job, set())
+        for ns, name in _datasets(event, "inputs"):
+            node = f"dataset:{ns}:{name}"
+            edges.setdefault(node, set()).add(job)
+            edges[job].add(node)
+            directed.setdefault(node, set()).add(job)
+        for ns, name in _datasets(event, "outputs"):
+            node = f"dataset:{ns}:{name}"
+            edges.setdefault(node, set()).add(job)
+            edges[job].add(node)
+            directed.setdefault(job, set()).add(node)
+
+    def reach(start: str, graph: dict[str, set[str]]) -> set[str]:
+        seen, todo = {start}, [start]
+        while todo:
+            for nxt in graph.get(todo.pop(), set()):
+                if nxt not in seen:
+                    seen.add(nxt)
+                    todo.append(nxt)
+        return seen
+
+    first = next(iter(edges))
+    assert reach(first, edges) == set(edges), "the lineage graph has islands"
+    marts = {n for n in edges if n.rsplit(":", 1)[1] in MARTS}
+    assert len(marts) == 2
+    assert marts <= reach(f"dataset:{NS_S3}:crm/contacts", directed)
+    assert "dataset:" + next(m for m in marts if "fct" in m).split(":", 1)[1] in reach(
+        f"dataset:{NS_S3}:orders", directed
+    )
+
+
+def test_the_s3_dataset_one_hop_writes_and_the_next_reads_is_one_node(demo_runs: DemoRuns) -> None:
+    written = _datasets(_complete(demo_runs.orders_ok, "ingest_orders_to_s3"), "outputs")
+    read = _datasets(_complete(demo_runs.orders_ok, "load_stg_orders"), "inputs")
+    assert written == read == {(NS_S3, "orders")}
+    lake = {(ns, n) for e in demo_runs.events() for ns, n in _datasets(e, "inputs") | _datasets(e, "outputs")}
+    assert {d for d in lake if d[0] == NS_S3} == {(NS_S3, "orders"), (NS_S3, "crm/contacts")}
+
+
+def test_one_run_per_task_instance(demo_runs: DemoRuns) -> None:
+    for result in demo_runs.all():
+        for job, runs in result.runs_by_job().items():
+            assert len(runs) == 1, f"{job} has {len(runs)} runs"
+        kinds = Counter((e["job"]["name"], e["eventType"]) for e in result.task_events())
+        for (job, kind), count in kinds.items():
+            assert count == 1, f"{job} emitted {count} {kind} events"
+
+
+def test_all_events_are_schema_valid(demo_runs: DemoRuns) -> None:
+    events = demo_runs.events()
+    assert validate_events(events) == len(events) > 20
+
+
+def _s3_records(demo_runs: DemoRuns, key: str) -> list[dict[str, Any]]:
+    client = boto3.client(
+        "s3",
+        endpoint_url=demo_runs.world.s3.endpoint_url,
+        region_name="us-east-1",
+        aws_access_key_id="k",
+        aws_secret_access_key="s",
+    )
+    body = client.get_object(Bucket=BUCKET, Key=key)["Body"].read().decode()
+    return [json.loads(line) for line in body.splitlines()]
+
+
+def _metrics(dataset: dict[str, Any]) -> tuple[int, dict[str, int]]:
+    metrics = dataset["facets"]["dataQualityMetrics"]
+    return metrics["rowCount"], {c: m["nullCount"] for c, m in metrics["columnMetrics"].items()}
+
+
+def _nulls(rows: list[dict[str, Any]]) -> dict[str, int]:
+    return {column: sum(r[column] is None for r in rows) for column in rows[0]}
+
+
+def test_quality_figures_match_the_data_written_to_s3(demo_runs: DemoRuns) -> None:
+    contacts = _s3_records(demo_runs, "crm/contacts/date=2024-06-01/contacts.jsonl")
+    declared = _output(_complete(demo_runs.crm, "extract_contacts_to_s3"), "crm/contacts")
+    assert _metrics(declared) == (len(contacts), _nulls(contacts))
+    assert _nulls(contacts)["email"] > 0 and _nulls(contacts)["annual_revenue_usd"] > 0
+    orders = _s3_records(demo_runs, "orders/date=2024-06-01/orders.jsonl")
+    declared = _output(_complete(demo_runs.orders_ok, "ingest_orders_to_s3"), "orders")
+    assert _metrics(declared) == (40, _nulls(orders)) and len(orders) == 40
+    assert declared["outputFacets"]["outputStatistics"]["size"] == sum(
+        len(json.dumps(o, sort_keys=True)) + 1 for o in orders
+    )
+
+
+def test_quality_figures_match_the_rows_in_the_warehouse(demo_runs: DemoRuns) -> None:
+    with duckdb.connect(str(demo_runs.world.warehouse_file), read_only=True) as db:
+
+        def table(sql: str) -> list[dict[str, Any]]:
+            cursor = db.execute(sql)
+            names = [c[0] for c in cursor.description]
+            return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
+
+        stg = table("SELECT * FROM analytics.staging.stg_orders WHERE order_date = DATE '2024-06-01'")
+        fct = table("SELECT * FROM analytics.marts.fct_daily_orders WHERE order_date = DATE '2024-06-01'")
+        dim = table("SELECT * FROM analytics.marts.dim_contacts")
+        stg_dates = {
+            r["order_date"].isoformat() for r in table("SELECT order_date FROM analytics.staging.stg_orders")
+        }
+    assert stg_dates == {"2024-06-01"}, "the skipped and the failed day must not reach staging"
+    assert _metrics(
+        _output(_complete(demo_runs.orders_ok, "load_stg_orders"), "analytics.staging.stg_orders")
+    ) == (
+        40,
+        _nulls(stg),
+    )
+    fct_event = _output(
+        _complete(demo_runs.orders_ok, "fct_daily_orders"), "analytics.marts.fct_daily_orders"
+    )
+    assert _metrics(fct_event) == (len(fct), _nulls(fct))
+    completed = [r for r in stg if r["status"] == "completed"]
+    assert sum(r["total_revenue_usd"] for r in fct) == sum(r["total_amount_usd"] for r in completed)
+    assert sum(r["order_count"] for r in fct) == len(completed)
+    dim_event = _output(_complete(demo_runs.crm, "build_dim_contacts"), "analytics.marts.dim_contacts")
+    assert _metrics(dim_event) == (60, _nulls(dim))
+    segments = {r["customer_segment"] for r in dim if r["annual_revenue_usd"] is None}
+    assert segments == {"unknown"}
+    assert all(
+        r["customer_segment"] == "enterprise"
+        for r in dim
+        if (r["annual_revenue_usd"] or 0) >= Decimal(1_000_000)
+    )
+
+
+def test_column_lineage_follows_the_derivations(demo_runs: DemoRuns) -> None:
+    fct = _output(_complete(demo_runs.orders_ok, "fct_daily_orders"), "analytics.marts.fct_daily_orders")
+    revenue = fct["facets"]["columnLineage"]["fields"]["total_revenue_usd"]["inputFields"]
+    assert {
+        (f["name"], f["field"], f["transformations"][0]["type"], f["transformations"][0]["subtype"])
+        for f in revenue
+    } == {
+        ("analytics.staging.stg_orders", "total_amount_usd", "DIRECT", "AGGREGATION"),
+        ("analytics.staging.stg_orders", "status", "INDIRECT", "FILTER"),
+    }
+    dim = _output(_complete(demo_runs.crm, "build_dim_contacts"), "analytics.marts.dim_contacts")
+    [segment] = dim["facets"]["columnLineage"]["fields"]["customer_segment"]["inputFields"]
+    assert (segment["name"], segment["field"]) == ("analytics.staging.stg_contacts", "annual_revenue_usd")
+    assert segment["transformations"][0]["subtype"] == "TRANSFORMATION"
