@@ -33,11 +33,12 @@ from openlineage.client.facet_v2 import (
 )
 
 from airflow_lineage_plus import conf, datasets
+from airflow_lineage_plus.containment import call_within
 
 if TYPE_CHECKING:
     from airflow.providers.openlineage.extractors import OperatorLineage
 
-    from airflow_lineage_plus.runtime import TaskFacts
+    from airflow_lineage_plus.runtime import DatasetFacts, TaskFacts
 
 log = logging.getLogger(__name__)
 
@@ -46,6 +47,7 @@ DatasetLike = Union["datasets.DatasetRef", "datasets.ConnectionTableRef", str]
 DIRECT_SUBTYPES = frozenset({"IDENTITY", "TRANSFORMATION", "AGGREGATION"})
 INDIRECT_SUBTYPES = frozenset({"JOIN", "GROUP_BY", "FILTER", "SORT", "WINDOW", "CONDITIONAL"})
 SQL_CUT_MARKER = "\n-- [cut by airflow-lineage-plus: {hidden} more characters]"
+CONNECTION_LOOKUP_SECONDS = 3.0
 
 
 class LineageDeclarationError(ValueError):
@@ -319,7 +321,16 @@ class LineageSpec:
 
         def resolve(ref: datasets.DatasetRef | datasets.ConnectionTableRef) -> datasets.DatasetRef:
             if ref not in resolved:
-                resolved[ref] = datasets.resolve(ref)
+                if isinstance(ref, datasets.ConnectionTableRef):
+                    # A connection lookup can hang in the provider's forked emitter: bound it.
+                    resolved[ref] = call_within(
+                        CONNECTION_LOOKUP_SECONDS,
+                        f"looking up connection {ref.conn_id!r} for table {ref.table!r}",
+                        datasets.resolve,
+                        ref,
+                    )
+                else:
+                    resolved[ref] = datasets.resolve(ref)
             return resolved[ref]
 
         inputs = [
@@ -402,7 +413,7 @@ class LineageSpec:
         schema = (dataset_facts.schema if dataset_facts and dataset_facts.schema else None) or decl.schema
         facets = self._dataset_facets(decl, schema)
         input_facets: dict[str, Any] = {}
-        subset = ref.subset_facet("input")
+        subset = _partitioned(ref, dataset_facts).subset_facet("input")
         if subset is not None:
             input_facets["subset"] = subset
         if dataset_facts is not None:
@@ -427,7 +438,7 @@ class LineageSpec:
                 }  # JSON-ready dicts, as in Field.to_facet_field
             )
         output_facets: dict[str, Any] = {}
-        subset = ref.subset_facet("output")
+        subset = _partitioned(ref, dataset_facts).subset_facet("output")
         if subset is not None:
             output_facets["subset"] = subset
         if dataset_facts is not None:
@@ -436,6 +447,13 @@ class LineageSpec:
         return OutputDataset(
             namespace=ref.namespace, name=ref.name, facets=facets, outputFacets=output_facets
         )
+
+
+def _partitioned(ref: datasets.DatasetRef, facts: DatasetFacts | None) -> datasets.DatasetRef:
+    """``ref`` with the partition the task recorded figures for, when it recorded one."""
+    if facts is not None and facts.partition:
+        return ref.with_partition(facts.partition)
+    return ref
 
 
 def _input_field(src: ColumnFrom, ref: datasets.DatasetRef) -> dict[str, Any]:
@@ -475,6 +493,10 @@ def schema_facet(fields: Sequence[Field]) -> schema_dataset.SchemaDatasetFacet:
         fields=[f.to_facet_field(position=i + 1) for i, f in enumerate(kept)]  # type: ignore[misc]
     )
     if len(fields) > limit:
+        from airflow_lineage_plus import budget
+
+        budget.count_cut("schema fields beyond schema_max_columns", len(fields) - limit)
+        facet = facet.with_additional_properties(**{budget.OMITTED_FIELDS: len(fields) - limit})  # type: ignore[assignment]
         log.warning(
             "airflow-lineage-plus: schema of %d columns summarised to the first %d ([lineage_plus] "
             "schema_max_columns)",
@@ -489,6 +511,9 @@ def cut_sql(sql: str) -> str:
     limit = conf.sql_max_length()
     if len(sql) <= limit:
         return sql
+    from airflow_lineage_plus import budget
+
+    budget.count_cut("SQL characters beyond sql_max_length", len(sql) - limit)
     log.warning(
         "airflow-lineage-plus: SQL of %d characters cut to %d ([lineage_plus] sql_max_length)",
         len(sql),

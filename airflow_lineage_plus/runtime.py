@@ -48,6 +48,8 @@ class DatasetFacts:
     file_count: int | None = None
     assertions: list[data_quality_assertions_dataset.Assertion] = attr.Factory(list)
     schema: tuple[Field, ...] | None = None
+    partition: dict[str, str] | None = None
+    """The partition the task recorded figures for (``ref.with_partition(date=...)``), if any."""
 
     def _column_metrics(self) -> dict[str, Any]:
         """Per-column metrics as JSON-ready dicts (cheaper than attrs objects for wide tables)."""
@@ -121,7 +123,10 @@ class TaskFacts:
     extra_inputs: dict[RefLike, tuple[Field, ...] | None] = attr.Factory(dict)
 
     def facts(self, ref: RefLike) -> DatasetFacts:
-        return self.by_dataset.setdefault(ref, DatasetFacts())
+        facts = self.by_dataset.setdefault(ref, DatasetFacts())
+        if ref.partition:
+            facts.partition = dict(ref.partition)
+        return facts
 
     def for_dataset(self, declared: RefLike, resolved: datasets.DatasetRef) -> DatasetFacts | None:
         """Facts recorded under the declared reference or under its resolved identity."""

@@ -172,6 +172,8 @@ def test_each_map_index_gets_its_own_figures(declared: DagRunResult) -> None:
         index = event["run"]["facets"]["airflow"]["taskInstance"]["map_index"]
         out = _dataset(event, "outputs", "s3://exports", "by_shard")
         rows_by_index[index] = out["outputFacets"]["outputStatistics"]["rowCount"]
+        partition = out["outputFacets"]["subset"]["outputCondition"]["partitions"][0]["dimensions"]
+        assert partition == {"shard": str(index)}
     assert rows_by_index == {0: 1, 1: 2, 2: 3}
 
 

@@ -145,7 +145,8 @@ def declared_lineage() -> None:
     )
     @task
     def export_shard(shard: int) -> None:
-        runtime.record(datasets.s3("s3://exports/by_shard/"), [{"shard": shard}] * (shard + 1))
+        by_shard = datasets.s3("s3://exports/by_shard/").with_partition(shard=shard)
+        runtime.record(by_shard, [{"shard": shard}] * (shard + 1))
 
     load_stg_orders() >> [merged, bash] >> export_shard.expand(shard=[0, 1, 2])
 
