@@ -110,6 +110,14 @@ def emit_skip_records() -> bool:
     return _get_bool("emit_skip_records")
 
 
+def skip_ledger_path() -> Path:
+    """[lineage_plus] skip_ledger_path; empty means ``$AIRFLOW_HOME/lineage_plus/skip_records.sqlite``."""
+    configured = _get("skip_ledger_path").strip()
+    if configured:
+        return Path(os.path.expanduser(configured))
+    return airflow_home() / "lineage_plus" / "skip_records.sqlite"
+
+
 def ui_max_nodes() -> int:
     """[lineage_plus] ui_max_nodes."""
     return _get_int("ui_max_nodes")
@@ -120,3 +128,13 @@ def openlineage_namespace() -> str:
     from airflow.providers.openlineage import conf as ol_conf
 
     return str(ol_conf.namespace())
+
+
+def airflow_api_base_path() -> str:
+    """Path part of Airflow's ``[api] base_url`` (``/`` when unset), always ending with ``/``."""
+    from urllib.parse import urlsplit
+
+    from airflow.configuration import conf
+
+    path = urlsplit(conf.get("api", "base_url", fallback="") or "").path or "/"
+    return path if path.endswith("/") else path + "/"

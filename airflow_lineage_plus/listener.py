@@ -1,3 +1,41 @@
-"""Airflow listener of airflow-lineage-plus (hooks are added by the skip-state work)."""
+"""Airflow listener of airflow-lineage-plus: skip state (see :mod:`airflow_lineage_plus.skip`).
+
+- On the worker, when a task instance starts running, it watches for an ``AirflowSkipException`` so the
+  self-skip facet can carry the exception message.
+- In the scheduler (and in ``airflow dags test``), when a DAG run ends, it emits one record for each task
+  instance that ended without running.
+
+Hooks never raise: a failure is logged once, saying which lineage was lost.
+"""
 
 from __future__ import annotations
+
+from typing import Any
+
+from airflow.listeners import hookimpl
+
+from airflow_lineage_plus.containment import contained
+
+
+@hookimpl
+def on_task_instance_running(previous_state: Any, task_instance: Any) -> None:
+    with contained("the self-skip message watch"):
+        from airflow_lineage_plus import skip
+
+        skip.watch_for_self_skip(task_instance)
+
+
+@hookimpl
+def on_dag_run_success(dag_run: Any, msg: str) -> None:
+    with contained("the skip records of a DAG run"):
+        from airflow_lineage_plus import skip
+
+        skip.emit_for_dag_run(dag_run)
+
+
+@hookimpl
+def on_dag_run_failed(dag_run: Any, msg: str) -> None:
+    with contained("the skip records of a DAG run"):
+        from airflow_lineage_plus import skip
+
+        skip.emit_for_dag_run(dag_run)

@@ -170,9 +170,36 @@ def _lineage(operator: Any, own: Any, task_instance: Any) -> Any:
     except Exception as exc:
         report(f"declared lineage of task {getattr(operator, 'task_id', '?')!r}", exc)
         return own
-    if own is None:
-        return declared
-    return merge(own, declared)
+    _drop_broken_facets(operator, declared)
+    result = declared if own is None else merge(own, declared)
+    if _skipped(task_instance):
+        # A skipped run wrote nothing: listing outputs on its COMPLETE would make consumers such as
+        # Marquez record a new version of each output, as if it had been refreshed.
+        import attr
+
+        result = attr.evolve(result, outputs=[])
+    return result
+
+
+def _skipped(task_instance: Any) -> bool:
+    state = getattr(task_instance, "state", None)
+    return str(getattr(state, "value", state)).lower() == "skipped"
+
+
+def _drop_broken_facets(operator: Any, declared: Any) -> None:
+    """Remove (and report) facets that fail to serialise, so one broken facet costs only itself."""
+    from airflow_lineage_plus.transport import plain
+
+    groups = [declared.job_facets, declared.run_facets]
+    for dataset in [*declared.inputs, *declared.outputs]:
+        groups += [getattr(dataset, g, None) for g in ("facets", "inputFacets", "outputFacets")]
+    for facets in groups:
+        for key, facet in list((facets or {}).items()):
+            try:
+                plain(facet)
+            except Exception as exc:
+                del facets[key]
+                report(f"facet {key!r} of task {getattr(operator, 'task_id', '?')!r}", exc)
 
 
 def merge(own: Any, declared: Any) -> Any:

@@ -105,6 +105,14 @@ OPTIONS: dict[str, dict[str, Any]] = {
         "default": "True",
         "example": "False",
     },
+    "skip_ledger_path": {
+        "description": "SQLite file in which the skip-state listener notes the runIds it has emitted "
+        "records for, so a DAG run reported twice gets nothing new. Empty means "
+        "``$AIRFLOW_HOME/lineage_plus/skip_records.sqlite``.",
+        "type": "string",
+        "default": "",
+        "example": "/var/lib/airflow/lineage/skip_records.sqlite",
+    },
     "ui_max_nodes": {
         "description": "Most nodes the Lineage view draws around one node; the rest show as 'N more'.",
         "type": "integer",

@@ -34,8 +34,8 @@ from openlineage.client.facet_v2 import (
 from airflow_lineage_plus import conf, datasets, profiling
 from airflow_lineage_plus.containment import contained
 from airflow_lineage_plus.declare import DatasetLike, Field, FieldLike, as_field, as_ref
+from airflow_lineage_plus.skip import TaskKey, set_execution_mode, task_key
 
-TaskKey = tuple[str, str, str, int, int]
 RefLike = datasets.DatasetRef | datasets.ConnectionTableRef
 
 
@@ -146,18 +146,6 @@ _registry: dict[TaskKey, TaskFacts] = {}
 _lock = threading.Lock()
 
 
-def task_key(task_instance: Any) -> TaskKey:
-    """The registry key of a task instance (worker ``RuntimeTaskInstance`` or ORM ``TaskInstance``)."""
-    map_index = getattr(task_instance, "map_index", -1)
-    return (
-        str(task_instance.dag_id),
-        str(task_instance.task_id),
-        str(task_instance.run_id),
-        -1 if map_index is None else int(map_index),
-        int(getattr(task_instance, "try_number", 0) or 0),
-    )
-
-
 def facts_for(task_instance: Any) -> TaskFacts | None:
     """What the running task instance recorded, if anything (read by the operator lineage methods)."""
     with _lock:
@@ -256,7 +244,4 @@ def add_input(dataset: DatasetLike, schema: Iterable[FieldLike] | None = None) -
         _current().extra_inputs[as_ref(dataset)] = None if schema is None else tuple(map(as_field, schema))
 
 
-def forget(task_instance: Any) -> None:
-    """Drop what ``task_instance`` recorded (after its terminal event was built)."""
-    with _lock:
-        _registry.pop(task_key(task_instance), None)
+__all__ = ["add_input", "add_output", "assertion", "facts_for", "record", "set_execution_mode", "set_schema"]

@@ -41,6 +41,8 @@ BASE_ENV: dict[str, str] = {
         {"type": "file", "log_file_path": str(_SESSION_LOG), "append": True}
     ),
     "AIRFLOW__LINEAGE_PLUS__EVENT_LOG_PATH": str(_SESSION_LOG),
+    # the one configuration line the README asks for: skip-state facets on the provider's own events
+    "AIRFLOW__OPENLINEAGE__CUSTOM_RUN_FACETS": "airflow_lineage_plus.skip.run_facets",
     "OPENLINEAGE_CLIENT_LOGGING": "WARNING",
 }
 os.environ.update(BASE_ENV)

@@ -1,0 +1,141 @@
+"""The skip-state facets, their shipped schemas, the ledger and the cause rules, without a DAG run."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from openlineage.client.event_v2 import Job, Run, RunEvent, RunState
+from openlineage.client.serde import Serde
+from openlineage_spec import validate_event
+
+import airflow_lineage_plus
+from airflow_lineage_plus import skip
+
+SCHEMAS = Path(airflow_lineage_plus.__file__).parent / "schemas"
+RUN_ID = "01a2265a-6aaa-7000-8000-000000000001"
+
+
+def _event(**facets: Any) -> dict[str, Any]:
+    event = RunEvent(
+        eventType=RunState.ABORT,
+        eventTime="2024-01-01T00:00:00+00:00",
+        run=Run(runId=RUN_ID, facets=facets),
+        job=Job(namespace="test-airflow", name="dag.task"),
+    )
+    parsed: dict[str, Any] = json.loads(Serde.to_json(event))
+    return parsed
+
+
+@pytest.mark.parametrize(
+    ("facet_class", "file_name"),
+    [
+        (skip.SkipStateRunFacet, "SkipStateRunFacet.json"),
+        (skip.ExecutionModeRunFacet, "ExecutionModeRunFacet.json"),
+    ],
+)
+def test_schema_url_names_the_shipped_schema_whose_id_it_is(facet_class: Any, file_name: str) -> None:
+    url = facet_class._get_schema()
+    base, _, fragment = url.partition("#")
+    assert base.rsplit("/", 1)[-1] == file_name
+    schema = json.loads((SCHEMAS / file_name).read_text())
+    assert schema["$id"] == base
+    assert fragment == f"/$defs/{file_name.removesuffix('.json')}"
+    assert schema["properties"][facet_class.key]["$ref"] == f"#{fragment}"
+
+
+def test_skip_and_execution_mode_facets_validate_against_their_schemas() -> None:
+    facet = skip.SkipStateRunFacet(
+        skipped=True,
+        reason=skip.TRIGGER_RULE,
+        message="trigger rule all_success not met: upstream a=skipped",
+        causedBy="a",
+        triggerRule="all_success",
+        upstreamStates={"a": "skipped"},
+        state="skipped",
+        mapIndex=-1,
+        tryNumber=0,
+    )
+    mode = skip.ExecutionModeRunFacet(mode="NO_OP", reason="nothing new")
+    validate_event(_event(**{skip.SKIP_STATE_KEY: facet, skip.EXECUTION_MODE_KEY: mode}))
+
+
+def test_a_reason_outside_the_enum_fails_schema_validation() -> None:
+    facet = skip.SkipStateRunFacet(skipped=True, reason="BECAUSE")
+    with pytest.raises(AssertionError, match="lineagePlus_skipState"):
+        validate_event(_event(**{skip.SKIP_STATE_KEY: facet}))
+
+
+def test_ledger_claims_each_run_id_once_and_release_frees_it(tmp_path: Path) -> None:
+    ledger = skip.Ledger(tmp_path / "nested" / "ledger.sqlite")
+    rows = [(RUN_ID, "dag", "task", -1, 0, "dag-run"), ("other", "dag", "task2", 3, 1, "dag-run")]
+    assert ledger.claim(rows) == {RUN_ID, "other"}
+    assert ledger.claim(rows) == set()
+    assert skip.Ledger(tmp_path / "nested" / "ledger.sqlite").claimed("dag") == {RUN_ID, "other"}
+    ledger.release([RUN_ID])
+    assert ledger.claim(rows) == {RUN_ID}
+
+
+def _snapshot(**states: str) -> skip.DagRunSnapshot:
+    snap = skip.DagRunSnapshot(dag_id="dag", run_id="run")
+    for task_id, state in states.items():
+        snap.states[(task_id, -1)] = state
+    return snap
+
+
+class _Task:
+    """The two attributes of a serialized task the cause rules read."""
+
+    def __init__(self, upstream: set[str], trigger_rule: str = "all_success") -> None:
+        self.upstream_task_ids = upstream
+        self.trigger_rule = trigger_rule
+
+
+def test_a_hand_marked_skip_is_manual_and_names_who() -> None:
+    snap = _snapshot(a="success", b="skipped")
+    snap.manual[("b", -1)] = "admin"
+    cause = skip.explain(snap, "b", -1, _Task({"a"}))
+    assert cause.reason == skip.MANUAL
+    assert "admin" in cause.message
+
+
+def test_short_circuit_applies_to_every_task_it_listed_but_a_branch_only_to_direct_downstream() -> None:
+    snap = _snapshot(
+        gate="success", x="skipped", y="skipped", pick="success", left="success", right="skipped"
+    )
+    snap.skipmixin[("gate", -1)] = {"skipped": ["x", "y"]}
+    snap.skipmixin[("pick", -1)] = {"followed": ["left"]}
+    assert skip.explain(snap, "y", -1, _Task({"x"})).caused_by == "gate"
+    branch = skip.explain(snap, "right", -1, _Task({"pick"}))
+    assert (branch.reason, branch.caused_by) == (skip.BRANCH_NOT_TAKEN, "pick")
+
+
+def test_one_failed_rule_blames_the_upstream_that_succeeded() -> None:
+    snap = _snapshot(a="success", b="skipped", alert="skipped")
+    cause = skip.explain(snap, "alert", -1, _Task({"a", "b"}, "one_failed"))
+    assert (cause.reason, cause.caused_by, cause.trigger_rule) == (skip.TRIGGER_RULE, "a", "one_failed")
+    assert cause.upstream_states == {"a": "success", "b": "skipped"}
+
+
+def test_a_skip_with_no_upstream_and_no_known_cause_is_unknown() -> None:
+    cause = skip.explain(_snapshot(lonely="skipped"), "lonely", -1, _Task(set()))
+    assert cause.reason == skip.UNKNOWN
+
+
+def test_not_run_leaves_out_task_instances_whose_current_try_started() -> None:
+    snap = _snapshot(self_skipped="skipped", never="skipped", failed_up="upstream_failed", ok="success")
+    snap.try_numbers.update({("self_skipped", -1): 1, ("never", -1): 0, ("failed_up", -1): 0})
+    snap.started.add(("self_skipped", -1, 1))
+    assert snap.not_run() == [("failed_up", -1), ("never", -1)]
+
+
+def test_set_execution_mode_never_raises_into_the_task() -> None:
+    from airflow_lineage_plus.containment import lost_counts
+
+    before = lost_counts().get("the execution mode facet", 0)
+    # Outside a running task there is no context, and "FAST" is no mode: both are logged, not raised.
+    assert skip.set_execution_mode("CACHED") is None
+    assert skip.set_execution_mode("FAST") is None
+    assert lost_counts()["the execution mode facet"] == before + 2
