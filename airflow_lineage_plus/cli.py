@@ -1,0 +1,201 @@
+"""``lineage-plus``: ask the lineage graph questions from a terminal.
+
+    lineage-plus [--events PATH | --marquez URL [--api-key KEY]] COMMAND [options]
+
+Exit status: 0 with an answer; 2 for bad arguments or an unknown dataset or job; 1 when the source
+cannot be read. See docs/graph.md for the JSON contract.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from airflow_lineage_plus.graph import LineageQueries, NodeNotFound, SourceUnavailable, open_source
+from airflow_lineage_plus.graph import text_report as text
+from airflow_lineage_plus.graph.ids import dataset_id, job_id
+from airflow_lineage_plus.graph.queries import node_dict
+from airflow_lineage_plus.graph.source import LineageSource
+
+COMMANDS = (
+    "upstream",
+    "downstream",
+    "failed-upstream",
+    "impact",
+    "schema-diff",
+    "columns",
+    "lint-names",
+    "report",
+)
+DATASET_ONLY = {"failed-upstream", "impact", "schema-diff", "columns"}
+
+
+class UsageError(ValueError):
+    """Bad command-line arguments (exit 2)."""
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="lineage-plus", description="Query the OpenLineage lineage graph.")
+    where = parser.add_mutually_exclusive_group()
+    where.add_argument("--events", help="event log (newline-delimited OpenLineage JSON)")
+    where.add_argument("--marquez", help="Marquez base URL, e.g. http://localhost:5000")
+    parser.add_argument("--api-key", help="Marquez API key (sent as a Bearer token)")
+    parser.add_argument("--timeout", type=float, default=None, help="Marquez request timeout in seconds")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for name in COMMANDS:
+        command = sub.add_parser(name)
+        command.add_argument("--format", choices=("text", "json"), default="text")
+        if name in ("lint-names", "report"):
+            continue
+        command.add_argument("--namespace", help="dataset namespace")
+        command.add_argument("--name", help="dataset name")
+        if name not in DATASET_ONLY:
+            command.add_argument("--job-namespace", help="job namespace")
+            command.add_argument("--job", help="job name")
+        if name != "schema-diff":
+            command.add_argument("--depth", type=int, default=10)
+        if name == "columns":
+            command.add_argument("--column", required=True)
+        if name == "schema-diff":
+            command.add_argument(
+                "--proposed",
+                help="proposed schema: a JSON file or inline JSON ([{name, type}] or {name: type})",
+            )
+    return parser
+
+
+def _target(args: argparse.Namespace) -> str:
+    dataset = args.namespace is not None or args.name is not None
+    job = getattr(args, "job_namespace", None) is not None or getattr(args, "job", None) is not None
+    if dataset == job:
+        wanted = "--namespace NS --name NAME" + (
+            "" if args.command in DATASET_ONLY else " or --job-namespace NS --job NAME"
+        )
+        raise UsageError(f"{args.command} needs {wanted}")
+    if dataset:
+        if not args.namespace or not args.name:
+            raise UsageError("a dataset needs both --namespace and --name")
+        return dataset_id(args.namespace, args.name)
+    if not args.job_namespace or not args.job:
+        raise UsageError("a job needs both --job-namespace and --job")
+    return job_id(args.job_namespace, args.job)
+
+
+def _open(args: argparse.Namespace) -> LineageSource:
+    if args.events or args.marquez:
+        timeout = args.timeout if args.timeout is not None else 5.0
+        return open_source(events=args.events, marquez=args.marquez, api_key=args.api_key, timeout=timeout)
+    try:
+        from airflow_lineage_plus import conf
+    except ImportError as exc:
+        raise UsageError("give --events PATH or --marquez URL (Airflow is not importable here)") from exc
+    try:
+        if conf.graph_source() == "marquez":
+            return open_source(
+                marquez=conf.marquez_url(),
+                api_key=args.api_key or conf.marquez_api_key() or None,
+                timeout=args.timeout if args.timeout is not None else conf.marquez_timeout(),
+            )
+        return open_source(events=conf.event_log_path())
+    except ImportError as exc:
+        raise UsageError("give --events PATH or --marquez URL (Airflow is not importable here)") from exc
+
+
+def _proposed(value: str | None) -> Any:
+    if value is None:
+        return None
+    path = Path(value)
+    raw = path.read_text() if path.is_file() else value
+    try:
+        return json.loads(raw)
+    except json.JSONDecodeError as exc:
+        raise UsageError(f"--proposed is neither a JSON file nor JSON: {exc}") from exc
+
+
+def _report(queries: LineageQueries, args: argparse.Namespace) -> dict[str, Any]:
+    source = queries.source
+    datasets, jobs, graph, failed = source.summary()
+    return {
+        "source": args.events or args.marquez or "configured",
+        "datasets": datasets,
+        "jobs": jobs,
+        "failedJobs": [node_dict(graph, job, 0) for job in failed],
+        "problems": dict(source.problems),
+        "nameGroups": len(queries.lint_names()["groups"]),
+    }
+
+
+def run(argv: Sequence[str] | None = None) -> tuple[int, str, str]:
+    """(exit status, stdout, stderr) of one invocation."""
+    parser = _parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:
+        return int(exc.code or 0), "", ""
+    try:
+        target = None if args.command in ("lint-names", "report") else _target(args)
+        source = _open(args)
+    except UsageError as exc:
+        return 2, "", f"lineage-plus: {exc}\n"
+    except (SourceUnavailable, OSError) as exc:
+        return 1, "", f"lineage-plus: cannot read the lineage source: {exc}\n"
+    queries = LineageQueries(source)
+    try:
+        answer, rendered = _answer(queries, args, target)
+    except (NodeNotFound, UsageError, ValueError) as exc:
+        return 2, "", f"lineage-plus: {exc}\n"
+    except SourceUnavailable as exc:
+        return 1, "", f"lineage-plus: cannot read the lineage source: {exc}\n"
+    finally:
+        source.close()
+    err = ""
+    if source.problems:
+        err = (
+            "lineage-plus: skipped or trimmed input: "
+            + ", ".join(f"{k}={v}" for k, v in sorted(source.problems.items()))
+            + "\n"
+        )
+    out = json.dumps(answer, indent=2, ensure_ascii=False) if args.format == "json" else rendered
+    return 0, out + "\n", err
+
+
+def _answer(queries: LineageQueries, args: argparse.Namespace, target: str | None) -> tuple[Any, str]:
+    command = args.command
+    if command == "lint-names":
+        answer = queries.lint_names()
+        return answer, text.render_lint(answer)
+    if command == "report":
+        answer = _report(queries, args)
+        return answer, text.render_report(answer)
+    assert target is not None
+    if command == "schema-diff":
+        answer = queries.schema_diff(target, _proposed(args.proposed))
+        return answer, text.render_schema_diff(answer)
+    if args.depth < 0:
+        raise UsageError("--depth must be 0 or more")
+    if command == "columns":
+        answer = queries.columns(target, args.column, args.depth)
+        return answer, text.render_columns(answer)
+    method = {
+        "upstream": queries.upstream,
+        "downstream": queries.downstream,
+        "failed-upstream": queries.failed_upstream,
+        "impact": queries.impact,
+    }[command]
+    answer = method(target, args.depth)
+    return answer, text.render_graph(f"{command} of", answer)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    code, out, err = run(argv)
+    sys.stdout.write(out)
+    sys.stderr.write(err)
+    return code
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,44 @@
+"""Lineage graph and queries over the embedded event log or a Marquez server. Does not import Airflow.
+
+>>> from airflow_lineage_plus.graph import open_source, LineageQueries
+>>> queries = LineageQueries(open_source(events="events.jsonl"))      # doctest: +SKIP
+>>> queries.failed_upstream("dataset:warehouse:fct_daily_orders")      # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from airflow_lineage_plus.graph.ids import dataset_id, job_id, split_node_id
+from airflow_lineage_plus.graph.queries import LineageQueries
+from airflow_lineage_plus.graph.source import LineageSource, NodeNotFound, SourceUnavailable
+
+__all__ = [
+    "LineageQueries",
+    "LineageSource",
+    "NodeNotFound",
+    "SourceUnavailable",
+    "dataset_id",
+    "job_id",
+    "open_source",
+    "split_node_id",
+]
+
+
+def open_source(
+    events: str | Path | None = None,
+    marquez: str | None = None,
+    api_key: str | None = None,
+    timeout: float = 5.0,
+) -> LineageSource:
+    """The event log at ``events``, or the Marquez server at ``marquez`` (exactly one of them)."""
+    if (events is None) == (marquez is None):
+        raise ValueError("give exactly one of events= (an event log path) or marquez= (a Marquez URL)")
+    if events is not None:
+        from airflow_lineage_plus.graph.eventlog import EventLogSource
+
+        return EventLogSource(events)
+    from airflow_lineage_plus.graph.marquez import MarquezSource
+
+    assert marquez is not None
+    return MarquezSource(marquez, api_key=api_key, timeout=timeout)

@@ -1,0 +1,397 @@
+"""A Marquez server as a lineage source, through its REST API (``/api/v1``) with an optional API key.
+
+Marquez's ``/lineage`` graph is undirected (it walks both ways); direction is recovered from each
+node's ``inEdges``/``outEdges``, and the same queries then run on the same :class:`LineageGraph` model
+as for the event log. A job's latest run is recomputed here as the run that started last.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+from urllib.parse import quote
+
+import httpx
+
+from airflow_lineage_plus.graph import facet_keys as fk
+from airflow_lineage_plus.graph import ids
+from airflow_lineage_plus.graph import wire as w
+from airflow_lineage_plus.graph.eventlog import column_input
+from airflow_lineage_plus.graph.model import (
+    FAILED_STATES,
+    ColumnInput,
+    Fields,
+    JobRecord,
+    LineageGraph,
+    RunRecord,
+)
+from airflow_lineage_plus.graph.schema_diff import diff_fields
+from airflow_lineage_plus.graph.source import LineageSource, NodeNotFound, SourceUnavailable
+
+_RANK = {"COMPLETED": 1, "ABORTED": 2, "FAILED": 3}
+PAGE = 500
+
+
+class MarquezSource(LineageSource):
+    def __init__(self, url: str, *, api_key: str | None = None, timeout: float = 5.0) -> None:
+        self.url = url.rstrip("/")
+        self.problems: dict[str, int] = {}
+        headers = {"Accept": "application/json"}
+        if api_key:
+            headers["Authorization"] = f"Bearer {api_key}"
+        self._client = httpx.Client(
+            base_url=self.url + "/api/v1",
+            headers=headers,
+            timeout=httpx.Timeout(timeout),
+            follow_redirects=True,
+        )
+        self.timeout = timeout
+
+    def close(self) -> None:
+        self._client.close()
+
+    # -- HTTP -----------------------------------------------------------------------------------
+    def _get(self, path: str, params: dict[str, Any] | None = None, *, missing: str | None = None) -> Any:
+        try:
+            response = self._client.get(path, params=params)
+        except httpx.TimeoutException as exc:
+            raise SourceUnavailable(
+                f"Marquez at {self.url} did not answer within {self.timeout:g} s ({path})"
+            ) from exc
+        except httpx.HTTPError as exc:
+            raise SourceUnavailable(f"cannot reach Marquez at {self.url}: {exc}") from exc
+        if response.status_code == 404 and missing is not None:
+            raise NodeNotFound(missing)
+        if response.status_code in (401, 403):
+            raise SourceUnavailable(
+                f"Marquez at {self.url} refused the request ({response.status_code}): check --api-key"
+            )
+        if response.status_code >= 400:
+            raise SourceUnavailable(f"Marquez at {self.url} answered {response.status_code} for {path}")
+        try:
+            return response.json()
+        except ValueError as exc:
+            raise SourceUnavailable(f"Marquez at {self.url} sent a body that is not JSON for {path}") from exc
+
+    @staticmethod
+    def _dataset_path(namespace: str, name: str) -> str:
+        return f"/namespaces/{quote(namespace, safe='')}/datasets/{quote(name, safe='')}"
+
+    @staticmethod
+    def _job_path(namespace: str, name: str) -> str:
+        return f"/namespaces/{quote(namespace, safe='')}/jobs/{quote(name, safe='')}"
+
+    # -- building the model ---------------------------------------------------------------------
+    def _lineage(self, node_id: str, depth: int) -> list[dict[str, Any]]:
+        body = self._get("/lineage", {"nodeId": node_id, "depth": depth}, missing=f"unknown node {node_id}")
+        return list(body.get("graph") or []) if isinstance(body, dict) else []
+
+    def graph_for(self, node_id: str, depth: int) -> LineageGraph:
+        nodes = self._lineage(node_id, max(depth, 1))
+        graph = LineageGraph()
+        present = {node.get("id") for node in nodes}
+        parents: set[tuple[str, str]] = set()
+        for node in nodes:
+            data = node.get("data") or {}
+            if node.get("type") == ids.DATASET:
+                _add_dataset(graph, data)
+            elif node.get("type") == ids.JOB:
+                parents |= _add_job(graph, data)
+        for node in nodes:
+            for edge in (node.get("inEdges") or []) + (node.get("outEdges") or []):
+                origin, destination = edge.get("origin"), edge.get("destination")
+                if (
+                    origin in present
+                    and destination in present
+                    and graph.has_node(origin)
+                    and graph.has_node(destination)
+                ):
+                    graph.add_edge(origin, destination)
+        if not graph.has_node(node_id):
+            raise NodeNotFound(f"unknown node {node_id}")
+        for job in graph.jobs.values():  # a task with no run under its DAG: candidates by name, <dag>.<task>
+            parts = job.name.split(".")
+            parents |= {(job.namespace, ".".join(parts[:i])) for i in range(1, len(parts))}
+        self._add_scheduler_skips(graph, parents)
+        return graph
+
+    def _add_scheduler_skips(self, graph: LineageGraph, parents: set[tuple[str, str]]) -> None:
+        """The SKIPPED fallback: DAG runs (parent jobs) whose ``airflowState.tasksState`` skipped a task."""
+        for namespace, name in sorted(parents):
+            if ids.job_id(namespace, name) in graph.jobs:
+                continue  # the parent is a node of the graph itself, not a DAG above the tasks
+            try:
+                data = self._get(self._job_path(namespace, name), missing="parent job")
+            except NodeNotFound:
+                continue
+            dag = JobRecord(namespace, name)
+            for raw in data.get("latestRuns") or []:
+                if not isinstance(raw, dict) or "id" not in raw:
+                    continue
+                states = ((raw.get("facets") or {}).get(fk.AIRFLOW_STATE) or {}).get("tasksState")
+                if not isinstance(states, dict):
+                    continue
+                run = _run(raw, dag.id)
+                graph.runs[raw["id"]] = run
+                graph.apply_tasks_state(dag, raw["id"], states, run.end or run.started_at or 0)
+
+    def column_graph(self, dataset_id: str, column: str, depth: int) -> LineageGraph:
+        _, namespace, name = ids.split_node_id(dataset_id)
+        graph = LineageGraph()
+        _add_dataset(
+            graph, self._get(self._dataset_path(namespace, name), missing=f"unknown node {dataset_id}")
+        )
+        body = self._get(
+            "/column-lineage",
+            {
+                "nodeId": f"datasetField:{namespace}:{name}:{column}",
+                "depth": max(depth, 1),
+                "withDownstream": "true",
+            },
+            missing=f"unknown node {dataset_id}",
+        )
+        for record_id, fields in _column_nodes(graph, body).items():
+            graph.set_columns(graph.datasets[record_id], fields, 0)
+        return graph
+
+    def schema_versions(self, dataset_id: str) -> list[Fields]:
+        _, namespace, name = ids.split_node_id(dataset_id)
+        versions: list[dict[str, Any]] = []
+        offset = 0
+        while True:
+            body = self._get(
+                self._dataset_path(namespace, name) + "/versions",
+                {"limit": PAGE, "offset": offset},
+                missing=f"unknown node {dataset_id}",
+            )
+            page = list((body or {}).get("versions") or [])
+            versions += page
+            if len(page) < PAGE:
+                break
+            offset += PAGE
+        versions.sort(key=lambda v: _micros(v.get("createdAt")) or 0, reverse=True)
+        distinct: list[Fields] = []
+        for version in versions:
+            fields: Fields = tuple((f["name"], f.get("type")) for f in version.get("fields") or [])
+            if version.get("fields") is not None and fields not in distinct:
+                distinct.append(fields)
+        return distinct
+
+    def _namespaces(self) -> list[str]:
+        body = self._get("/namespaces")
+        return [ns["name"] for ns in (body or {}).get("namespaces") or [] if "name" in ns]
+
+    def _paged(self, path: str, key: str) -> list[dict[str, Any]]:
+        items: list[dict[str, Any]] = []
+        offset = 0
+        while True:
+            page = list((self._get(path, {"limit": PAGE, "offset": offset}) or {}).get(key) or [])
+            items += page
+            if len(page) < PAGE:
+                return items
+            offset += PAGE
+
+    def dataset_names(self) -> list[tuple[str, str]]:
+        names = []
+        for namespace in self._namespaces():
+            for item in self._paged(f"/namespaces/{quote(namespace, safe='')}/datasets", "datasets"):
+                names.append((item.get("namespace", namespace), item["name"]))
+        return names
+
+    def summary(self) -> tuple[int, int, LineageGraph, list[str]]:
+        graph = LineageGraph()
+        datasets = jobs = 0
+        for namespace in self._namespaces():
+            datasets += len(self._paged(f"/namespaces/{quote(namespace, safe='')}/datasets", "datasets"))
+            for item in self._paged(f"/namespaces/{quote(namespace, safe='')}/jobs", "jobs"):
+                jobs += 1
+                _add_job(graph, item)
+        failed = sorted(
+            job.id
+            for job in graph.jobs.values()
+            if (run := graph.latest_run(job)) is not None and run.state in FAILED_STATES
+        )
+        return datasets, jobs, graph, failed
+
+    def search(self, text: str, limit: int) -> list[tuple[str, str, str]]:
+        body = self._get("/search", {"q": text, "limit": limit})
+        found = []
+        for item in (body or {}).get("results") or []:
+            if item.get("type") in (ids.DATASET, ids.JOB):
+                found.append((item["type"], item.get("namespace", ""), item.get("name", "")))
+        return found[:limit]
+
+    def node_details(self, node_id: str) -> dict[str, Any]:
+        kind, namespace, name = ids.split_node_id(node_id)
+        around = self.graph_for(node_id, 1)
+        if kind == ids.DATASET:
+            data = self._get(self._dataset_path(namespace, name), missing=f"unknown node {node_id}")
+            versions = self.schema_versions(node_id)
+            facets = data.get("facets") or {}
+            body = self._get(
+                "/column-lineage", {"nodeId": node_id, "depth": 1}, missing=f"unknown node {node_id}"
+            )
+            columns = _column_nodes(LineageGraph(), body).get(node_id, {})
+            record = around.datasets[node_id]
+            return {
+                "id": node_id,
+                "type": ids.DATASET,
+                "namespace": namespace,
+                "name": name,
+                "fields": [
+                    {"name": f["name"], "type": f.get("type"), "description": f.get("description")}
+                    for f in data.get("fields") or []
+                ],
+                "schemaVersions": [[{"name": n, "type": t} for n, t in v] for v in versions],
+                "lastSchemaChange": diff_fields(versions[1], versions[0]) if len(versions) > 1 else [],
+                "quality": {k: v for k, v in facets.items() if k in fk.QUALITY_FACETS},
+                "qualityRunId": None,
+                "columnLineage": {
+                    column: [column_input(*item) for item in inputs]
+                    for column, inputs in sorted(columns.items())
+                },
+                "owners": list(record.owners),
+                "tags": sorted(data.get("tags") or []),
+                "documentation": data.get("description"),
+                "producers": sorted(around.pred.get(node_id, ())),
+                "consumers": sorted(around.succ.get(node_id, ())),
+            }
+        data = self._get(self._job_path(namespace, name), missing=f"unknown node {node_id}")
+        job = around.jobs[node_id]
+        runs_body = self._get(self._job_path(namespace, name) + "/runs", {"limit": 20})
+        raw_runs = list((runs_body or {}).get("runs") or [])
+        records = sorted((_run(r, node_id) for r in raw_runs), key=RunRecord.sort_key, reverse=True)
+        latest = around.latest_run(job)
+        facets = data.get("facets") or {}
+        airflow = ((raw_runs[0].get("facets") or {}).get(fk.AIRFLOW_RUN) or {}) if raw_runs else {}
+        return {
+            "id": node_id,
+            "type": ids.JOB,
+            "namespace": namespace,
+            "name": name,
+            "latestRun": latest.summary() if latest else None,
+            "runs": [
+                {**r.summary(), "skipReason": r.skip_reason, "executionMode": r.exec_mode} for r in records
+            ],
+            "inputs": sorted(ids.dataset_id(d["namespace"], d["name"]) for d in data.get("inputs") or []),
+            "outputs": sorted(ids.dataset_id(d["namespace"], d["name"]) for d in data.get("outputs") or []),
+            "sql": (facets.get(fk.SQL) or {}).get("query"),
+            "owners": list(job.owners),
+            "documentation": data.get("description"),
+            "sourceCodeLocation": facets.get(fk.SOURCE_CODE_LOCATION),
+            "airflow": {
+                "dag_id": (airflow.get("dag") or {}).get("dag_id"),
+                "task_id": (airflow.get("task") or {}).get("task_id"),
+                "run_id": (airflow.get("dagRun") or {}).get("run_id"),
+            },
+        }
+
+    def run_details(self, run_id: str) -> dict[str, Any]:
+        data = self._get(f"/jobs/runs/{quote(run_id, safe='')}", missing=f"unknown run {run_id}")
+        job_version = data.get("jobVersion") or {}
+        record = _run(data, ids.job_id(job_version.get("namespace", ""), job_version.get("name", "")))
+        return {
+            **record.summary(),
+            "skipReason": record.skip_reason,
+            "executionMode": record.exec_mode,
+            "job": {
+                "id": record.job_id,
+                "namespace": job_version.get("namespace"),
+                "name": job_version.get("name"),
+            },
+            "facets": data.get("facets") or {},
+            "inputs": [_version_entry(v) for v in data.get("inputDatasetVersions") or []],
+            "outputs": [_version_entry(v) for v in data.get("outputDatasetVersions") or []],
+        }
+
+
+def _column_nodes(graph: LineageGraph, body: Any) -> dict[str, dict[str, tuple[ColumnInput, ...]]]:
+    """{dataset id: {column: inputs}} of a column-lineage graph (DATASET_FIELD nodes)."""
+    columns: dict[str, dict[str, tuple[ColumnInput, ...]]] = {}
+    for node in (body or {}).get("graph") or []:
+        data = node.get("data") or {}
+        if not {"namespace", "dataset", "field"} <= set(data):
+            continue
+        target = graph.dataset(data["namespace"], data["dataset"])
+        inputs: list[ColumnInput] = []
+        for item in data.get("inputFields") or []:
+            transforms = item.get("transformations")
+            if transforms:
+                parsed = tuple((t.get("type"), t.get("subtype"), t.get("description")) for t in transforms)
+            elif data.get("transformationType"):
+                parsed = ((None, data["transformationType"], data.get("transformationDescription")),)
+            else:
+                parsed = ()
+            inputs.append((item["namespace"], item["dataset"], item["field"], parsed))
+        columns.setdefault(target.id, {})[data["field"]] = tuple(sorted(inputs))
+    return columns
+
+
+def _version_entry(version: dict[str, Any]) -> dict[str, Any]:
+    key = version.get("datasetVersionId") or {}
+    return {"namespace": key.get("namespace"), "name": key.get("name"), "facets": version.get("facets") or {}}
+
+
+def _micros(value: Any) -> int | None:
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return round(value * 1_000_000)
+    if isinstance(value, str):
+        try:
+            return w.to_micros(value)
+        except ValueError:
+            return None
+    return None
+
+
+def _owners(facets: dict[str, Any]) -> tuple[str, ...]:
+    ownership = facets.get(fk.OWNERSHIP) or {}
+    return tuple(
+        sorted({o["name"] for o in ownership.get("owners") or [] if isinstance(o, dict) and "name" in o})
+    )
+
+
+def _add_dataset(graph: LineageGraph, data: dict[str, Any]) -> None:
+    key = data.get("id") or {}
+    record = graph.dataset(
+        str(key.get("namespace", data.get("namespace"))), str(key.get("name", data.get("name")))
+    )
+    fields = data.get("fields")
+    if fields is not None:
+        graph.set_fields(record, ((f["name"], f.get("type"), f.get("description")) for f in fields), 0)
+    graph.set_owners(record, _owners(data.get("facets") or {}), 0)
+
+
+def _add_job(graph: LineageGraph, data: dict[str, Any]) -> set[tuple[str, str]]:
+    """Add a Marquez Job and its latest runs; returns the (namespace, name) of their parent jobs."""
+    key = data.get("id") or {}
+    job = graph.job(str(key.get("namespace", data.get("namespace"))), str(key.get("name", data.get("name"))))
+    graph.set_owners(job, _owners(data.get("facets") or {}), 0)
+    runs = {r["id"]: r for r in (data.get("latestRuns") or []) if isinstance(r, dict) and "id" in r}
+    latest = data.get("latestRun")
+    if isinstance(latest, dict) and "id" in latest:
+        runs.setdefault(latest["id"], latest)
+    parents = set()
+    for raw in runs.values():
+        graph.add_run(job, _run(raw, job.id))
+        parent_job = (((raw.get("facets") or {}).get(fk.PARENT) or {}).get("job")) or {}
+        if "namespace" in parent_job and "name" in parent_job:
+            parents.add((str(parent_job["namespace"]), str(parent_job["name"])))
+    return parents
+
+
+def _run(raw: dict[str, Any], job_id: str) -> RunRecord:
+    """A Marquez Run as a RunRecord; a COMPLETED run with the skip facet is SKIPPED."""
+    run = RunRecord(raw.get("id"), job_id)
+    run.start = _micros(raw.get("startedAt"))
+    run.first_seen = run.start if run.start is not None else _micros(raw.get("createdAt"))
+    run.end = _micros(raw.get("endedAt"))
+    rank = _RANK.get(str(raw.get("state")))
+    if rank is not None:
+        run.terminal = (run.end or 0, rank)
+    facets = raw.get("facets") or {}
+    skip = facets.get(fk.SKIP_STATE) or {}
+    if rank is not None and skip.get("skipped") is True:
+        run.skipped, run.skip_reason = True, skip.get("reason")
+    run.error = (facets.get(fk.ERROR_MESSAGE) or {}).get("message")
+    run.exec_mode = (facets.get(fk.EXECUTION_MODE) or {}).get("mode")
+    run.parent_run_id = ((facets.get(fk.PARENT) or {}).get("run") or {}).get("runId")
+    return run

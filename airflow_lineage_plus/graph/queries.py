@@ -1,0 +1,309 @@
+"""The questions asked of a lineage source, answered as the documented JSON-contract dicts."""
+
+from __future__ import annotations
+
+import functools
+from collections import deque
+from collections.abc import Callable
+from typing import Any, Concatenate, ParamSpec, TypeVar
+
+from airflow_lineage_plus.graph import ids
+from airflow_lineage_plus.graph.model import FAILED_STATES, LineageGraph
+from airflow_lineage_plus.graph.names import lint_names
+from airflow_lineage_plus.graph.schema_diff import diff_fields, parse_proposed
+from airflow_lineage_plus.graph.source import LineageSource, NodeNotFound
+
+_R = TypeVar("_R")
+_P = ParamSpec("_P")
+Node = dict[str, Any]
+Edge = dict[str, str]
+HIGH_ABOVE, MEDIUM_ABOVE = 5, 1
+
+
+def node_dict(graph: LineageGraph, node_id: str, depth: int) -> Node:
+    job = graph.jobs.get(node_id)
+    if job is not None:
+        latest = graph.latest_run(job)
+        return {
+            "id": node_id,
+            "type": ids.JOB,
+            "namespace": job.namespace,
+            "name": job.name,
+            "depth": depth,
+            "latestRun": latest.summary() if latest is not None else None,
+        }
+    dataset = graph.datasets[node_id]
+    return {
+        "id": node_id,
+        "type": ids.DATASET,
+        "namespace": dataset.namespace,
+        "name": dataset.name,
+        "depth": depth,
+        "fields": [{"name": name, "type": kind} for name, kind, _ in dataset.fields],
+    }
+
+
+def walk(
+    graph: LineageGraph, start: str, depth: int, *, upstream: bool
+) -> tuple[dict[str, int], set[tuple[str, str]]]:
+    """Breadth-first walk: {node id: least edges from start} and the (origin, destination) edges crossed."""
+    adjacency = graph.pred if upstream else graph.succ
+    seen = {start: 0}
+    edges: set[tuple[str, str]] = set()
+    queue = deque([start])
+    while queue:
+        node = queue.popleft()
+        level = seen[node]
+        if level >= depth:
+            continue
+        for other in adjacency.get(node, ()):
+            edges.add((other, node) if upstream else (node, other))
+            if other not in seen:
+                seen[other] = level + 1
+                queue.append(other)
+    return seen, edges
+
+
+def _edge_list(edges: set[tuple[str, str]]) -> list[Edge]:
+    return [{"origin": o, "destination": d} for o, d in sorted(edges)]
+
+
+def _nodes(graph: LineageGraph, seen: dict[str, int], start: str) -> list[Node]:
+    return [
+        node_dict(graph, n, d) for n, d in sorted(seen.items(), key=lambda kv: (kv[1], kv[0])) if n != start
+    ]
+
+
+def _guarded(
+    method: Callable[Concatenate[LineageQueries, _P], _R],
+) -> Callable[Concatenate[LineageQueries, _P], _R]:
+    @functools.wraps(method)
+    def wrapper(self: LineageQueries, *args: _P.args, **kwargs: _P.kwargs) -> _R:
+        with self.source.guard():
+            return method(self, *args, **kwargs)
+
+    return wrapper
+
+
+class LineageQueries:
+    """Queries over one :class:`LineageSource`; every answer is JSON-ready. Safe to share between threads
+    while another thread calls ``source.refresh()``."""
+
+    def __init__(self, source: LineageSource) -> None:
+        self.source = source
+
+    def _graph(self, node_id: str, depth: int) -> LineageGraph:
+        ids.node_type(node_id)
+        graph = self.source.graph_for(node_id, depth)
+        if not graph.has_node(node_id):
+            raise NodeNotFound(f"unknown node {node_id}")
+        return graph
+
+    def _dataset_graph(self, dataset_id: str, depth: int) -> LineageGraph:
+        if ids.node_type(dataset_id) != ids.DATASET:
+            raise NodeNotFound(f"{dataset_id} is not a dataset")
+        return self._graph(dataset_id, depth)
+
+    def _directed(self, node_id: str, depth: int, *, upstream: bool) -> dict[str, Any]:
+        graph = self._graph(node_id, depth)
+        seen, edges = walk(graph, node_id, depth, upstream=upstream)
+        return {
+            "target": node_dict(graph, node_id, 0),
+            "nodes": _nodes(graph, seen, node_id),
+            "edges": _edge_list(edges),
+        }
+
+    @_guarded
+    def upstream(self, node_id: str, depth: int = 10) -> dict[str, Any]:
+        return self._directed(node_id, depth, upstream=True)
+
+    @_guarded
+    def downstream(self, node_id: str, depth: int = 10) -> dict[str, Any]:
+        return self._directed(node_id, depth, upstream=False)
+
+    @_guarded
+    def lineage(self, node_id: str, depth: int = 5, limit: int | None = None) -> dict[str, Any]:
+        """Both directions (for a graph view); past ``limit`` nodes the farthest are cut and counted."""
+        graph = self._graph(node_id, depth)
+        up, up_edges = walk(graph, node_id, depth, upstream=True)
+        down, down_edges = walk(graph, node_id, depth, upstream=False)
+        seen = dict(up)
+        for node, level in down.items():
+            seen[node] = min(level, seen.get(node, level))
+        edges = up_edges | down_edges
+        truncated: dict[str, int] = {}
+        if limit is not None and len(seen) - 1 > limit:
+            ordered = sorted((kv for kv in seen.items() if kv[0] != node_id), key=lambda kv: (kv[1], kv[0]))
+            kept = {node_id, *(n for n, _ in ordered[:limit])}
+            cut_from: dict[str, set[str]] = {}
+            for origin, destination in edges:
+                if origin in kept and destination not in kept:
+                    cut_from.setdefault(origin, set()).add(destination)
+                elif destination in kept and origin not in kept:
+                    cut_from.setdefault(destination, set()).add(origin)
+            truncated = {n: len(c) for n, c in sorted(cut_from.items())}
+            seen = {n: d for n, d in seen.items() if n in kept}
+            edges = {(o, d) for o, d in edges if o in kept and d in kept}
+        answer = {
+            "target": node_dict(graph, node_id, 0),
+            "nodes": _nodes(graph, seen, node_id),
+            "edges": _edge_list(edges),
+        }
+        if truncated:
+            answer["truncated"] = truncated
+        return answer
+
+    @_guarded
+    def failed_upstream(self, dataset_id: str, depth: int = 10) -> dict[str, Any]:
+        """Upstream jobs whose latest run FAILED or ABORTED, and the edges from them to the target."""
+        graph = self._dataset_graph(dataset_id, depth)
+        seen, edges = walk(graph, dataset_id, depth, upstream=True)
+        failed = {
+            n
+            for n in seen
+            if n in graph.jobs
+            and (run := graph.latest_run(graph.jobs[n])) is not None
+            and run.state in FAILED_STATES
+        }
+        forward: dict[str, list[str]] = {}
+        for origin, destination in edges:
+            forward.setdefault(origin, []).append(destination)
+        on_path = set(failed)
+        queue = deque(failed)
+        while queue:
+            for nxt in forward.get(queue.popleft(), ()):
+                if nxt not in on_path:
+                    on_path.add(nxt)
+                    queue.append(nxt)
+        path_edges = {(o, d) for o, d in edges if o in on_path and d in on_path}
+        return {
+            "target": node_dict(graph, dataset_id, 0),
+            "nodes": _nodes(graph, {n: seen[n] for n in failed}, dataset_id),
+            "edges": _edge_list(path_edges),
+        }
+
+    @_guarded
+    def impact(self, dataset_id: str, depth: int = 10) -> dict[str, Any]:
+        """Downstream jobs and datasets, their owners, and HIGH (>5 jobs) / MEDIUM (>1) / LOW."""
+        graph = self._dataset_graph(dataset_id, depth)
+        seen, edges = walk(graph, dataset_id, depth, upstream=False)
+        nodes = _nodes(graph, seen, dataset_id)
+        answer = {"target": node_dict(graph, dataset_id, 0), "nodes": nodes, "edges": _edge_list(edges)}
+        jobs = [n for n in nodes if n["type"] == ids.JOB]
+        owners: set[str] = set()
+        for node in nodes:
+            record = graph.jobs.get(node["id"]) or graph.datasets.get(node["id"])
+            owners.update(record.owners if record is not None else ())
+        level = "HIGH" if len(jobs) > HIGH_ABOVE else "MEDIUM" if len(jobs) > MEDIUM_ABOVE else "LOW"
+        return {**answer, "level": level, "owners": sorted(owners)}
+
+    @_guarded
+    def schema_diff(self, dataset_id: str, proposed: Any = None) -> dict[str, Any]:
+        """Changes between the last two schema versions, or from the current one to ``proposed``."""
+        graph = self._dataset_graph(dataset_id, 0)
+        versions = self.source.schema_versions(dataset_id)
+        if proposed is not None:
+            current = versions[0] if versions else ()
+            changes = diff_fields(current, parse_proposed(proposed))
+        else:
+            changes = diff_fields(versions[1], versions[0]) if len(versions) > 1 else []
+        return {"target": node_dict(graph, dataset_id, 0), "changes": changes}
+
+    @_guarded
+    def columns(self, dataset_id: str, column: str, depth: int = 10) -> dict[str, Any]:
+        """Upstream columns feeding ``column`` and downstream columns it feeds, with transformations."""
+        if ids.node_type(dataset_id) != ids.DATASET:
+            raise NodeNotFound(f"{dataset_id} is not a dataset")
+        graph = self.source.column_graph(dataset_id, column, depth)
+        record = graph.datasets.get(dataset_id)
+        if record is None:
+            raise NodeNotFound(f"unknown node {dataset_id}")
+        known = {name for name, _, _ in record.fields} | set(record.columns)
+        if column not in known and (dataset_id, column) not in graph.column_readers:
+            raise NodeNotFound(f"{dataset_id} has no column {column!r}")
+        return {
+            "target": node_dict(graph, dataset_id, 0),
+            "column": column,
+            "upstream": _column_walk(graph, dataset_id, column, depth, upstream=True),
+            "downstream": _column_walk(graph, dataset_id, column, depth, upstream=False),
+        }
+
+    @_guarded
+    def lint_names(self) -> dict[str, Any]:
+        return lint_names(self.source.dataset_names())
+
+    @_guarded
+    def search(self, text: str, limit: int = 20) -> list[Node]:
+        return [
+            {
+                "id": (ids.dataset_id if kind == ids.DATASET else ids.job_id)(ns, name),
+                "type": kind,
+                "namespace": ns,
+                "name": name,
+                "depth": 0,
+            }
+            for kind, ns, name in self.source.search(text, limit)
+        ]
+
+    @_guarded
+    def node_details(self, node_id: str) -> dict[str, Any]:
+        ids.node_type(node_id)
+        return self.source.node_details(node_id)
+
+    @_guarded
+    def run_details(self, run_id: str) -> dict[str, Any]:
+        return self.source.run_details(run_id)
+
+
+def _column_walk(
+    graph: LineageGraph, dataset_id: str, column: str, depth: int, *, upstream: bool
+) -> list[dict]:
+    start = (dataset_id, column)
+    best: dict[tuple[str, str], tuple[int, set[tuple[Any, ...]], str, str]] = {}
+    queue = deque([(start, 0)])
+    done = {start}
+    while queue:
+        (ds, col), level = queue.popleft()
+        if level >= depth:
+            continue
+        for namespace, name, field, transforms in _column_neighbours(graph, ds, col, upstream=upstream):
+            key = (ids.dataset_id(namespace, name), field)
+            if key == start:
+                continue
+            entry = best.get(key)
+            if entry is None:
+                best[key] = (level + 1, set(transforms), namespace, name)
+            elif entry[0] == level + 1:
+                entry[1].update(transforms)
+            if key not in done:
+                done.add(key)
+                queue.append((key, level + 1))
+    rows = [
+        {
+            "namespace": namespace,
+            "name": name,
+            "column": key[1],
+            "depth": level,
+            "transformations": [
+                {"type": t, "subtype": s, "description": d} for t, s, d in sorted(transforms, key=repr)
+            ],
+        }
+        for key, (level, transforms, namespace, name) in best.items()
+    ]
+    rows.sort(key=lambda r: (r["depth"], r["namespace"], r["name"], r["column"]))
+    return rows
+
+
+def _column_neighbours(graph: LineageGraph, ds: str, col: str, *, upstream: bool) -> list[tuple[Any, ...]]:
+    if upstream:
+        record = graph.datasets.get(ds)
+        return list(record.columns.get(col, ())) if record is not None else []
+    out = []
+    for reader_id, reader_col in graph.column_readers.get((ds, col), ()):
+        reader = graph.datasets[reader_id]
+        transforms: list[Any] = []
+        for namespace, name, field, t in reader.columns.get(reader_col, ()):
+            if ids.dataset_id(namespace, name) == ds and field == col:
+                transforms.extend(t)
+        out.append((reader.namespace, reader.name, reader_col, tuple(transforms)))
+    return out

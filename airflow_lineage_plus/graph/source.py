@@ -1,0 +1,67 @@
+"""What a lineage source provides to the queries, and the errors it raises."""
+
+from __future__ import annotations
+
+import abc
+import contextlib
+from typing import Any
+
+from airflow_lineage_plus.graph.model import Fields, LineageGraph
+
+
+class NodeNotFound(LookupError):  # noqa: N818 - the name callers use
+    """The dataset, job, column or run is not known to the source."""
+
+
+class SourceUnavailable(RuntimeError):  # noqa: N818 - the name callers use
+    """The source cannot be read (missing file, Marquez down, erroring or too slow)."""
+
+
+class LineageSource(abc.ABC):
+    """A place lineage is read from. Queries work on the :class:`LineageGraph` it hands out."""
+
+    #: counts of skipped or trimmed input (malformed, invalid, salvaged, too_large ...)
+    problems: dict[str, int]
+
+    def guard(self) -> contextlib.AbstractContextManager[Any]:
+        """Held by LineageQueries around each question; a source that mutates in refresh() locks here."""
+        return contextlib.nullcontext()
+
+    @abc.abstractmethod
+    def graph_for(self, node_id: str, depth: int) -> LineageGraph:
+        """A graph holding every node within ``depth`` edges of ``node_id`` both ways; NodeNotFound."""
+
+    @abc.abstractmethod
+    def column_graph(self, dataset_id: str, column: str, depth: int) -> LineageGraph:
+        """A graph whose datasets carry the column lineage within ``depth`` column hops."""
+
+    @abc.abstractmethod
+    def schema_versions(self, dataset_id: str) -> list[Fields]:
+        """Distinct schemas of the dataset, newest first."""
+
+    @abc.abstractmethod
+    def dataset_names(self) -> list[tuple[str, str]]:
+        """(namespace, name) of every dataset."""
+
+    @abc.abstractmethod
+    def search(self, text: str, limit: int) -> list[tuple[str, str, str]]:
+        """(type, namespace, name) of nodes whose name contains ``text`` (case-insensitive)."""
+
+    @abc.abstractmethod
+    def node_details(self, node_id: str) -> dict[str, Any]:
+        """Everything known about one node (see docs/graph.md)."""
+
+    @abc.abstractmethod
+    def run_details(self, run_id: str) -> dict[str, Any]:
+        """Inputs, outputs and facets of one run."""
+
+    @abc.abstractmethod
+    def summary(self) -> tuple[int, int, LineageGraph, list[str]]:
+        """(dataset count, job count, a graph holding the failed jobs, ids of jobs whose latest run failed)"""
+
+    def refresh(self) -> int:
+        """Pick up new lineage; returns how many new events were read (0 when not applicable)."""
+        return 0
+
+    def close(self) -> None:  # noqa: B027 - optional hook
+        """Release resources."""

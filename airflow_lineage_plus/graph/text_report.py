@@ -1,0 +1,91 @@
+"""Plain-text renderings of query answers, for people reading a terminal."""
+
+from __future__ import annotations
+
+from itertools import groupby
+from typing import Any
+
+
+def _node_line(node: dict[str, Any]) -> str:
+    label = f"{node['type']:<7} {node['namespace']} / {node['name']}"
+    run = node.get("latestRun")
+    if node["type"] == "JOB":
+        if run is None:
+            return f"{label}  (no runs)"
+        parts = [f"{label}  {run['state']}", f"started {run['startedAt'] or '?'}"]
+        if run.get("endedAt"):
+            parts.append(f"ended {run['endedAt']}")
+        text = "  ".join(parts)
+        if run.get("errorMessage"):
+            text += f"\n            error: {run['errorMessage']}"
+        return text
+    fields = node.get("fields") or []
+    return f"{label}  ({len(fields)} fields)" if fields else label
+
+
+def render_graph(title: str, answer: dict[str, Any]) -> str:
+    lines = [f"{title} {_node_line(answer['target'])}"]
+    if not answer["nodes"]:
+        lines.append("  (nothing found)")
+    for depth, nodes in groupby(answer["nodes"], key=lambda n: n["depth"]):
+        lines.append(f"  depth {depth}")
+        lines.extend(f"    {_node_line(n)}" for n in nodes)
+    if "level" in answer:
+        lines.append(f"  impact level: {answer['level']}")
+        lines.append(f"  owners to notify: {', '.join(answer['owners']) or '(none recorded)'}")
+    return "\n".join(lines)
+
+
+def render_schema_diff(answer: dict[str, Any]) -> str:
+    lines = [f"schema changes of {_node_line(answer['target'])}"]
+    if not answer["changes"]:
+        lines.append("  (no changes)")
+    for change in answer["changes"]:
+        lines.append(
+            f"  {change['kind']:<15} {change['column']}  {change['from'] or '-'} -> {change['to'] or '-'}"
+        )
+    return "\n".join(lines)
+
+
+def render_columns(answer: dict[str, Any]) -> str:
+    lines = [f"column {answer['column']} of {_node_line(answer['target'])}"]
+    for direction in ("upstream", "downstream"):
+        lines.append(f"  {direction}:")
+        if not answer[direction]:
+            lines.append("    (none)")
+        for row in answer[direction]:
+            kinds = ", ".join(
+                "/".join(x for x in (t.get("type"), t.get("subtype")) if x) for t in row["transformations"]
+            )
+            lines.append(
+                f"    depth {row['depth']}  {row['namespace']} / {row['name']} . {row['column']}"
+                + (f"  [{kinds}]" if kinds else "")
+            )
+    return "\n".join(lines)
+
+
+def render_lint(answer: dict[str, Any]) -> str:
+    if not answer["groups"]:
+        return "no dataset names look like duplicates"
+    lines = []
+    for group in answer["groups"]:
+        suggested = group["suggested"]
+        lines.append(f"{suggested['namespace']} / {suggested['name']}  ({group['reason']})")
+        lines.extend(f"    {d['namespace']} / {d['name']}" for d in group["datasets"])
+    return "\n".join(lines)
+
+
+def render_report(answer: dict[str, Any]) -> str:
+    lines = [
+        f"source: {answer['source']}",
+        f"datasets: {answer['datasets']}  jobs: {answer['jobs']}",
+    ]
+    if answer.get("problems"):
+        lines.append(
+            "skipped or trimmed input: "
+            + ", ".join(f"{k}={v}" for k, v in sorted(answer["problems"].items()))
+        )
+    lines.append(f"jobs whose latest run failed: {len(answer['failedJobs'])}")
+    lines.extend(f"    {_node_line(n)}" for n in answer["failedJobs"])
+    lines.append(f"dataset name groups that are probably one: {answer['nameGroups']}")
+    return "\n".join(lines)

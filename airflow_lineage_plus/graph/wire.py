@@ -1,0 +1,281 @@
+"""Decoding OpenLineage events from JSON bytes: only the parts the graph needs, leniently.
+
+A typed ``msgspec`` decode reads just the fields declared here and skips everything else (unknown
+facets cost nothing). When an event has an unexpected shape somewhere, it is decoded generically and
+the broken parts (one facet, one dataset) are dropped, so the rest of the event is still kept.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone
+from typing import Any
+
+import msgspec
+
+from airflow_lineage_plus.graph import facet_keys as fk
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+_MICRO = timedelta(microseconds=1)
+
+
+class Owner(msgspec.Struct):
+    name: str
+    type: str | None = None
+
+
+class Ownership(msgspec.Struct):
+    owners: list[Owner] | None = None
+
+
+class SchemaField(msgspec.Struct):
+    name: str
+    type: str | None = None
+    description: str | None = None
+
+
+class Schema(msgspec.Struct):
+    fields: list[SchemaField] | None = None
+
+
+class Transformation(msgspec.Struct):
+    type: str | None = None
+    subtype: str | None = None
+    description: str | None = None
+
+
+class InputField(msgspec.Struct):
+    namespace: str
+    name: str
+    field: str
+    transformations: list[Transformation] | None = None
+
+
+class ColumnLineageField(msgspec.Struct):
+    inputFields: list[InputField] | None = None
+    transformationType: str | None = None
+    transformationDescription: str | None = None
+
+
+class ColumnLineage(msgspec.Struct):
+    fields: dict[str, ColumnLineageField] | None = None
+
+
+#: an absent raw facet
+NO_RAW = msgspec.Raw()
+
+
+class DatasetFacets(msgspec.Struct):
+    """Kept raw: a dataset usually carries the same facet run after run, so it is decoded only on change."""
+
+    schema: msgspec.Raw = NO_RAW
+    ownership: msgspec.Raw = NO_RAW
+    columnLineage: msgspec.Raw = NO_RAW
+
+
+class Dataset(msgspec.Struct):
+    namespace: str
+    name: str
+    facets: DatasetFacets | None = None
+
+
+class JobFacets(msgspec.Struct):
+    ownership: msgspec.Raw = NO_RAW
+
+
+class Job(msgspec.Struct):
+    namespace: str
+    name: str
+    facets: JobFacets | None = None
+
+
+class ParentRun(msgspec.Struct):
+    runId: str
+
+
+class ParentJob(msgspec.Struct):
+    namespace: str
+    name: str
+
+
+class Parent(msgspec.Struct):
+    run: ParentRun
+    job: ParentJob | None = None
+
+
+class ErrorMessage(msgspec.Struct):
+    message: str | None = None
+
+
+class SkipState(msgspec.Struct):
+    skipped: bool = False
+    reason: str | None = None
+
+
+class ExecutionMode(msgspec.Struct):
+    mode: str | None = None
+
+
+class AirflowState(msgspec.Struct):
+    dagRunState: str | None = None
+    tasksState: dict[str, str | None] | None = None
+
+
+class RunFacets(msgspec.Struct):
+    parent: Parent | None = None
+    errorMessage: ErrorMessage | None = None
+    skipState: SkipState | None = msgspec.field(default=None, name=fk.SKIP_STATE)
+    executionMode: ExecutionMode | None = msgspec.field(default=None, name=fk.EXECUTION_MODE)
+    airflowState: AirflowState | None = None
+
+
+class Run(msgspec.Struct):
+    runId: str
+    facets: RunFacets | None = None
+
+
+class Event(msgspec.Struct):
+    """A RunEvent, JobEvent (no run) or DatasetEvent (``dataset`` only)."""
+
+    eventTime: str
+    eventType: str | None = None
+    run: Run | None = None
+    job: Job | None = None
+    inputs: msgspec.Raw = NO_RAW  # decoded by decode_datasets, once per distinct list per job
+    outputs: msgspec.Raw = NO_RAW
+    dataset: Dataset | None = None
+
+
+_decoder = msgspec.json.Decoder(Event)
+_any_decoder = msgspec.json.Decoder()
+_schema_decoder = msgspec.json.Decoder(Schema)
+_ownership_decoder = msgspec.json.Decoder(Ownership)
+_column_lineage_decoder = msgspec.json.Decoder(ColumnLineage)
+
+
+def decode_schema(raw: bytes) -> Schema | None:
+    try:
+        return _schema_decoder.decode(raw)
+    except msgspec.DecodeError:
+        return None
+
+
+def decode_ownership(raw: bytes) -> Ownership | None:
+    try:
+        return _ownership_decoder.decode(raw)
+    except msgspec.DecodeError:
+        return None
+
+
+def decode_column_lineage(raw: bytes) -> ColumnLineage | None:
+    try:
+        return _column_lineage_decoder.decode(raw)
+    except msgspec.DecodeError:
+        return None
+
+
+class BadEventError(ValueError):
+    """The bytes are not an event the graph can use; ``kind`` says why (malformed or invalid)."""
+
+    def __init__(self, kind: str, detail: str) -> None:
+        super().__init__(f"{kind}: {detail}")
+        self.kind = kind
+
+
+def to_micros(value: str) -> int:
+    """Epoch microseconds of an ISO-8601 time; a time without zone is taken as UTC."""
+    moment = datetime.fromisoformat(value)
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=timezone.utc)
+    return (moment - _EPOCH) // _MICRO
+
+
+def format_micros(micros: int | None) -> str | None:
+    if micros is None:
+        return None
+    return (_EPOCH + timedelta(microseconds=micros)).isoformat().replace("+00:00", "Z")
+
+
+def decode(line: bytes | memoryview) -> tuple[Event, int, bool]:
+    """(event, eventTime in epoch µs, salvaged) of one JSON line; BadEventError when nothing is usable."""
+    salvaged = False
+    try:
+        event = _decoder.decode(line)
+    except msgspec.DecodeError:
+        event = _salvage(line)
+        salvaged = True
+    try:
+        micros = to_micros(event.eventTime)
+    except ValueError as exc:
+        raise BadEventError("invalid", f"eventTime {event.eventTime!r} is not an ISO-8601 time") from exc
+    if event.job is None and event.dataset is None:
+        raise BadEventError("invalid", "event has neither a job nor a dataset")
+    return event, micros, salvaged
+
+
+def _salvage(line: bytes | memoryview) -> Event:
+    try:
+        raw = _any_decoder.decode(line)
+    except msgspec.DecodeError as exc:
+        raise BadEventError("malformed", str(exc)) from exc
+    if not isinstance(raw, dict):
+        raise BadEventError("malformed", "not a JSON object")
+    if not isinstance(raw.get("eventTime"), str):
+        raise BadEventError("invalid", "missing eventTime")
+    clean: dict[str, Any] = {"eventTime": raw["eventTime"]}
+    if isinstance(raw.get("eventType"), str):
+        clean["eventType"] = raw["eventType"]
+    for key, kind in (("job", Job), ("run", Run), ("dataset", Dataset)):
+        value = _convert_part(raw.get(key), kind)
+        if value is not None:
+            clean[key] = value
+    if isinstance(raw.get("run"), dict) and "run" not in clean:
+        raise BadEventError("invalid", "run without a usable runId")
+    for key in ("inputs", "outputs"):
+        items = raw.get(key)
+        if isinstance(items, list):
+            clean[key] = msgspec.Raw(msgspec.json.encode(items))
+    return Event(**clean)
+
+
+_datasets_decoder = msgspec.json.Decoder(list[Dataset] | None)
+
+
+def decode_datasets(raw: bytes) -> tuple[list[Dataset], bool]:
+    """(datasets, salvaged) of an inputs/outputs list; entries that do not fit are trimmed or dropped."""
+    try:
+        return _datasets_decoder.decode(raw) or [], False
+    except msgspec.DecodeError:
+        pass
+    try:
+        items = _any_decoder.decode(raw)
+    except msgspec.DecodeError:
+        return [], True
+    if not isinstance(items, list):
+        return [], True
+    converted = [_convert_part(item, Dataset) for item in items]
+    return [item for item in converted if item is not None], True
+
+
+def _convert_part(value: Any, kind: type[msgspec.Struct]) -> Any:
+    """``value`` as ``kind`` after dropping the facets that do not fit; None when the core does not fit."""
+    if not isinstance(value, dict):
+        return None
+    whole = _as(value, kind)
+    if whole is not None:
+        return whole
+    trimmed = {key: item for key, item in value.items() if key != "facets"}
+    facets = value.get("facets")
+    if isinstance(facets, dict):
+        if kind is Run:
+            trimmed["facets"] = {k: f for k, f in facets.items() if _as({k: f}, RunFacets) is not None}
+        else:
+            # dataset and job facets are kept raw and decoded (leniently) only when used
+            trimmed["facets"] = {k: f for k, f in facets.items() if isinstance(f, dict)}
+    return _as(trimmed, kind)
+
+
+def _as(value: Any, kind: type[msgspec.Struct]) -> Any:
+    try:
+        return msgspec.json.decode(msgspec.json.encode(value), type=kind)
+    except (msgspec.DecodeError, TypeError):
+        return None

@@ -1,0 +1,213 @@
+"""Hand-built OpenLineage events for graph tests (every facet carries _producer and _schemaURL)."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Iterable
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+from typing import Any
+
+PRODUCER = "https://example.com/tests"
+BASE = datetime(2026, 3, 1, tzinfo=timezone.utc)
+JOB_NS = "pipeline"
+DS_NS = "warehouse"
+
+
+def facet(**body: Any) -> dict[str, Any]:
+    return {
+        "_producer": PRODUCER,
+        "_schemaURL": "https://openlineage.io/spec/facets/1-0-0/Facet.json",
+        **body,
+    }
+
+
+def at(minute: float) -> str:
+    return (BASE + timedelta(minutes=minute)).isoformat().replace("+00:00", "Z")
+
+
+def run_id(label: str) -> str:
+    return str(uuid.uuid5(uuid.NAMESPACE_URL, label))
+
+
+def ds(
+    name: str,
+    *,
+    namespace: str = DS_NS,
+    fields: Iterable[tuple[str, str]] | None = None,
+    owners: Iterable[str] | None = None,
+    columns: dict[str, list[tuple[str, str, str]]] | None = None,
+) -> dict[str, Any]:
+    """A dataset; ``columns`` maps an output column to (input dataset name, input column, subtype)."""
+    facets: dict[str, Any] = {}
+    if fields is not None:
+        facets["schema"] = facet(fields=[{"name": n, "type": t} for n, t in fields])
+    if owners is not None:
+        facets["ownership"] = facet(owners=[{"name": o, "type": "team"} for o in owners])
+    if columns is not None:
+        facets["columnLineage"] = facet(
+            fields={
+                column: {
+                    "inputFields": [
+                        {
+                            "namespace": DS_NS,
+                            "name": source,
+                            "field": field,
+                            "transformations": [
+                                {
+                                    "type": "INDIRECT" if subtype in ("JOIN", "FILTER") else "DIRECT",
+                                    "subtype": subtype,
+                                }
+                            ],
+                        }
+                        for source, field, subtype in inputs
+                    ]
+                }
+                for column, inputs in columns.items()
+            }
+        )
+    item: dict[str, Any] = {"namespace": namespace, "name": name}
+    if facets:
+        item["facets"] = facets
+    return item
+
+
+def event(
+    kind: str,
+    job: str,
+    run: str,
+    minute: float,
+    *,
+    inputs: Iterable[dict[str, Any]] = (),
+    outputs: Iterable[dict[str, Any]] = (),
+    run_facets: dict[str, Any] | None = None,
+    job_facets: dict[str, Any] | None = None,
+    namespace: str = JOB_NS,
+) -> dict[str, Any]:
+    return {
+        "eventType": kind,
+        "eventTime": at(minute),
+        "run": {"runId": run_id(run), "facets": run_facets or {}},
+        "job": {"namespace": namespace, "name": job, "facets": job_facets or {}},
+        "inputs": list(inputs),
+        "outputs": list(outputs),
+        "producer": PRODUCER,
+        "schemaURL": "https://openlineage.io/spec/2-0-2/OpenLineage.json#/$defs/RunEvent",
+    }
+
+
+def run_pair(
+    job: str,
+    run: str,
+    start: float,
+    end: float,
+    state: str = "COMPLETE",
+    *,
+    inputs: Iterable[dict[str, Any]] = (),
+    outputs: Iterable[dict[str, Any]] = (),
+    error: str | None = None,
+    skipped: str | None = None,
+    owners: Iterable[str] | None = None,
+) -> list[dict[str, Any]]:
+    """START and its terminal event for one run."""
+    inputs, outputs = list(inputs), list(outputs)
+    facets: dict[str, Any] = {}
+    if error is not None:
+        facets["errorMessage"] = facet(message=error, programmingLanguage="python")
+    if skipped is not None:
+        facets["lineagePlus_skipState"] = facet(skipped=True, reason=skipped)
+    job_facets = {"ownership": facet(owners=[{"name": o} for o in owners])} if owners is not None else None
+    bare = [{"namespace": d["namespace"], "name": d["name"]} for d in inputs]
+    return [
+        event(
+            "START",
+            job,
+            run,
+            start,
+            inputs=bare,
+            outputs=[{"namespace": d["namespace"], "name": d["name"]} for d in outputs],
+            job_facets=job_facets,
+        ),
+        event(state, job, run, end, inputs=inputs, outputs=outputs, run_facets=facets, job_facets=job_facets),
+    ]
+
+
+def write_log(path: Path, events: Iterable[dict[str, Any]]) -> Path:
+    with open(path, "w") as handle:
+        for item in events:
+            handle.write(json.dumps(item) + "\n")
+    return path
+
+
+def dataset_node(name: str, namespace: str = DS_NS) -> str:
+    return f"dataset:{namespace}:{name}"
+
+
+def job_node(name: str, namespace: str = JOB_NS) -> str:
+    return f"job:{namespace}:{name}"
+
+
+def orders_pipeline() -> list[dict[str, Any]]:
+    """raw_orders -> load_orders -> stg_orders -> build_fct (FAILED latest) -> fct_daily_orders -> report."""
+    raw = ds(
+        "raw_orders",
+        fields=[("order_id", "INTEGER"), ("amount", "DECIMAL"), ("ts", "TIMESTAMP")],
+        owners=["team:ingest"],
+    )
+    stg_v1 = ds(
+        "stg_orders",
+        fields=[("order_id", "INTEGER"), ("amount", "DECIMAL")],
+        owners=["team:analytics"],
+        columns={
+            "order_id": [("raw_orders", "order_id", "IDENTITY")],
+            "amount": [("raw_orders", "amount", "IDENTITY")],
+        },
+    )
+    stg_v2 = ds(
+        "stg_orders",
+        fields=[("order_id", "BIGINT"), ("amount_usd", "DECIMAL"), ("day", "DATE")],
+        owners=["team:analytics"],
+        columns={
+            "order_id": [("raw_orders", "order_id", "IDENTITY")],
+            "amount_usd": [("raw_orders", "amount", "TRANSFORMATION")],
+            "day": [("raw_orders", "ts", "TRANSFORMATION")],
+        },
+    )
+    fct = ds(
+        "fct_daily_orders",
+        fields=[("day", "DATE"), ("total_usd", "DECIMAL")],
+        owners=["team:finance"],
+        columns={
+            "total_usd": [("stg_orders", "amount_usd", "AGGREGATION")],
+            "day": [("stg_orders", "day", "IDENTITY")],
+        },
+    )
+    report = ds(
+        "orders_report",
+        fields=[("day", "DATE"), ("total_usd", "DECIMAL")],
+        columns={"total_usd": [("fct_daily_orders", "total_usd", "IDENTITY")]},
+    )
+    events: list[dict[str, Any]] = []
+    events += run_pair(
+        "orders.load_orders", "load-1", 0, 1, inputs=[raw], outputs=[stg_v1], owners=["team:data-eng"]
+    )
+    events += run_pair(
+        "orders.load_orders", "load-2", 10, 11, inputs=[raw], outputs=[stg_v2], owners=["team:data-eng"]
+    )
+    events += run_pair(
+        "orders.build_fct", "fct-1", 2, 3, inputs=[stg_v1], outputs=[fct], owners=["team:finance"]
+    )
+    events += run_pair(
+        "orders.build_fct",
+        "fct-2",
+        12,
+        13,
+        "FAIL",
+        inputs=[stg_v2],
+        outputs=[fct],
+        error="column amount does not exist",
+        owners=["team:finance"],
+    )
+    events += run_pair("orders.report", "report-1", 4, 5, inputs=[fct], outputs=[report], owners=["team:bi"])
+    return events

@@ -1,0 +1,62 @@
+"""``airflow_lineage_plus.graph`` (and the CLI with --events) work where Airflow cannot be imported."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+from graph_builders import orders_pipeline, write_log
+
+REPO = Path(__file__).resolve().parents[2]
+
+BLOCKER = """
+import sys
+
+class BlockAirflow:
+    def find_spec(self, name, path=None, target=None):
+        if name == "airflow" or name.startswith("airflow."):
+            raise ImportError(f"airflow is blocked in this test: {name}")
+        return None
+
+sys.meta_path.insert(0, BlockAirflow())
+"""
+
+
+def _run(code: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-c", BLOCKER + code], capture_output=True, text=True, timeout=120, cwd=REPO
+    )
+
+
+def test_the_blocker_really_blocks_airflow() -> None:
+    done = _run("import airflow")
+    assert done.returncode != 0 and "airflow is blocked" in done.stderr
+
+
+def test_graph_package_imports_and_answers_without_airflow(tmp_path: Path) -> None:
+    log = write_log(tmp_path / "e.jsonl", orders_pipeline())
+    done = _run(
+        "import airflow_lineage_plus.graph as g, airflow_lineage_plus.graph.eventlog, "
+        "airflow_lineage_plus.graph.marquez, airflow_lineage_plus.graph.text_report\n"
+        f"q = g.LineageQueries(g.open_source(events={str(log)!r}))\n"
+        "print(q.failed_upstream('dataset:warehouse:fct_daily_orders')['nodes'][0]['name'])\n"
+        "assert not any(m == 'airflow' or m.startswith('airflow.') for m in sys.modules)\n"
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "orders.build_fct"
+
+
+def test_cli_with_events_works_without_airflow_and_asks_for_a_source_otherwise(tmp_path: Path) -> None:
+    log = write_log(tmp_path / "e.jsonl", orders_pipeline())
+    done = _run(
+        "from airflow_lineage_plus.cli import run\n"
+        "import json\n"
+        f"code, out, err = run(['--events', {str(log)!r}, 'report', '--format', 'json'])\n"
+        "print(code, json.loads(out)['jobs'])\n"
+        "print(run(['report']))\n"
+    )
+    assert done.returncode == 0, done.stderr
+    first, second = done.stdout.splitlines()
+    assert first == "0 3"
+    assert "2" in second.split(",")[0] and "give --events PATH or --marquez URL" in second
