@@ -15,3 +15,8 @@ class LineagePlusPlugin(AirflowPlugin):
         from airflow_lineage_plus import listener
 
         listeners = [listener]
+
+        from airflow_lineage_plus.ui import mount, navigation
+
+        fastapi_apps = [{"app": mount.LineageApp(), "url_prefix": mount.URL_PREFIX, "name": "Lineage Plus"}]
+        external_views = navigation.external_views()

@@ -1,0 +1,245 @@
+"""JSON routes of the Lineage view, all read-only, all answering through the shared lineage query layer.
+
+Every identifier comes in as a query parameter with a bounded length and is only ever used as a key into
+the graph: nothing here touches the filesystem or renders HTML, so a hostile dataset name stays data.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, HTTPException, Query, Request, status
+
+from airflow_lineage_plus import conf
+from airflow_lineage_plus.ui.source import LineageReader
+
+MAX_DEPTH = 12
+MAX_ID_LENGTH = 2048
+
+NodeId = Annotated[
+    str, Query(min_length=1, max_length=MAX_ID_LENGTH, description="dataset:NS:NAME or job:NS:NAME")
+]
+Depth = Annotated[int, Query(ge=1, le=MAX_DEPTH)]
+AirflowId = Annotated[str, Query(min_length=1, max_length=512)]
+
+router = APIRouter(prefix="/api")
+
+
+def _reader(request: Request) -> LineageReader:
+    reader: LineageReader = request.app.state.lineage_reader
+    return reader
+
+
+def _answer(request: Request, query: Any) -> Any:
+    """Run a query; the graph layer's "not found" becomes 404, an unreadable source 503."""
+    from airflow_lineage_plus.graph import NodeNotFound, SourceUnavailable
+
+    try:
+        return _reader(request).run(query)
+    except NodeNotFound:
+        raise HTTPException(status.HTTP_404_NOT_FOUND, "Not found in the lineage graph") from None
+    except SourceUnavailable as error:
+        raise HTTPException(status.HTTP_503_SERVICE_UNAVAILABLE, str(error)) from None
+
+
+def _checked_node_id(node: str) -> str:
+    """``node`` if it has the ``dataset:NS:NAME`` / ``job:NS:NAME`` form, else 400."""
+    from airflow_lineage_plus.graph import split_node_id
+
+    try:
+        split_node_id(node)
+    except ValueError:
+        raise HTTPException(
+            status.HTTP_400_BAD_REQUEST, "A node id looks like dataset:NAMESPACE:NAME or job:NAMESPACE:NAME"
+        ) from None
+    return node
+
+
+def _merge_graphs(target: dict[str, Any], graphs: list[dict[str, Any]]) -> dict[str, Any]:
+    """One graph from several neighbourhoods: nodes by id (nearest depth kept), edges deduplicated.
+
+    ``truncated`` maps a drawn node to how many of its neighbours were cut; a node cut from one
+    neighbourhood but drawn in another is not counted.
+    """
+    nodes: dict[str, dict[str, Any]] = {}
+    edges: dict[tuple[str, str], dict[str, Any]] = {}
+    truncated: dict[str, int] = {}
+    for graph in graphs:
+        for node in [graph["target"], *graph.get("nodes", [])]:
+            known = nodes.get(node["id"])
+            if known is None or abs(node.get("depth") or 0) < abs(known.get("depth") or 0):
+                nodes[node["id"]] = node
+        for edge in graph.get("edges", []):
+            edges[(edge["origin"], edge["destination"])] = edge
+        for node_id, count in (graph.get("truncated") or {}).items():
+            truncated[node_id] = max(truncated.get(node_id, 0), int(count))
+    merged: dict[str, Any] = {"target": target, "nodes": list(nodes.values()), "edges": list(edges.values())}
+    if truncated:
+        merged["truncated"] = truncated
+    return merged
+
+
+@router.get("/config")
+def view_config() -> dict[str, Any]:
+    """What the page needs to know about this installation (no lineage data)."""
+    return {"maxNodes": conf.ui_max_nodes(), "maxDepth": MAX_DEPTH, "source": conf.graph_source()}
+
+
+@router.get("/search")
+def search(
+    request: Request,
+    q: Annotated[str, Query(max_length=512)] = "",
+    limit: Annotated[int, Query(ge=1, le=200)] = 20,
+) -> dict[str, Any]:
+    """Datasets and jobs whose name matches ``q``."""
+    if not q.strip():
+        return {"results": []}
+    return {"results": _answer(request, lambda queries: queries.search(q.strip(), limit=limit))}
+
+
+@router.get("/lineage")
+def lineage(
+    request: Request,
+    node: NodeId,
+    depth: Depth = 6,
+    direction: Annotated[str, Query(pattern="^(both|upstream|downstream)$")] = "both",
+) -> dict[str, Any]:
+    """The graph around ``node``; for a dataset also the upstream jobs whose latest run failed."""
+    _checked_node_id(node)
+
+    def query(queries: Any) -> dict[str, Any]:
+        if direction == "upstream":
+            graph: dict[str, Any] = queries.upstream(node, depth)
+        elif direction == "downstream":
+            graph = queries.downstream(node, depth)
+        else:
+            graph = queries.lineage(node, depth, limit=conf.ui_max_nodes())
+        if graph["target"]["type"] == "DATASET":
+            failed = queries.failed_upstream(node, depth)
+            graph["failedUpstream"] = failed.get("nodes", []) if isinstance(failed, dict) else list(failed)
+        return graph
+
+    result: dict[str, Any] = _answer(request, query)
+    return result
+
+
+@router.get("/node")
+def node_details(request: Request, node: NodeId) -> dict[str, Any]:
+    """Everything known about one dataset or job (schema, quality, runs, SQL, owners...).
+
+    A job's recent runs also get the Airflow ids of their task instance (``airflow``: dag_id, run_id,
+    task_id, try_number, map_index) so the page can link each run to Airflow.
+    """
+    _checked_node_id(node)
+
+    def query(queries: Any) -> dict[str, Any]:
+        details: dict[str, Any] = queries.node_details(node)
+        if details.get("type") == "JOB":
+            for run in details.get("runs") or []:
+                if run.get("runId"):
+                    run["airflow"] = _task_instance_ids(queries.run_details(run["runId"]))
+        return details
+
+    result: dict[str, Any] = _answer(request, query)
+    return result
+
+
+@router.get("/run")
+def run_details(request: Request, run: Annotated[str, Query(min_length=1, max_length=256)]) -> dict[str, Any]:
+    """Inputs, outputs and facets of one run."""
+    result: dict[str, Any] = _answer(request, lambda queries: queries.run_details(run))
+    return result
+
+
+def _task_jobs(queries: Any, dag_id: str, task_id: str | None) -> list[dict[str, Any]]:
+    """Job nodes of a DAG's tasks (or of one task), as the provider names them: ``dag_id.task_id``."""
+    prefix = f"{dag_id}."
+    wanted = f"{dag_id}.{task_id}" if task_id else None
+    found = queries.search(wanted or prefix, limit=500)
+    jobs = [
+        node
+        for node in found
+        if node.get("type") == "JOB"
+        and (node.get("name") == wanted if wanted else str(node.get("name", "")).startswith(prefix))
+    ]
+    namespace = conf.openlineage_namespace()
+    jobs.sort(key=lambda node: (node.get("namespace") != namespace, node.get("name", "")))
+    return jobs
+
+
+@router.get("/dag")
+def dag_lineage(request: Request, dag_id: AirflowId, depth: Depth = 2) -> dict[str, Any]:
+    """The lineage of all tasks of one DAG, merged into one graph centred on the DAG."""
+
+    def query(queries: Any) -> dict[str, Any]:
+        jobs = _task_jobs(queries, dag_id, None)
+        if not jobs:
+            raise HTTPException(status.HTTP_404_NOT_FOUND, "No lineage recorded for this DAG")
+        limit = conf.ui_max_nodes()
+        graphs = [queries.lineage(job["id"], depth, limit=limit) for job in jobs]
+        target = {"id": f"dag:{dag_id}", "type": "DAG", "name": dag_id, "namespace": "", "depth": 0}
+        merged = _merge_graphs(target, graphs)
+        merged["dagJobs"] = [job["id"] for job in jobs]
+        return merged
+
+    result: dict[str, Any] = _answer(request, query)
+    return result
+
+
+def _task_instance_ids(run: dict[str, Any]) -> dict[str, Any] | None:
+    """Airflow ids of the task instance behind an OpenLineage run (the provider's ``airflow`` facet)."""
+    airflow = (run.get("facets") or {}).get("airflow")
+    if not isinstance(airflow, dict):
+        return None
+    task_instance = airflow.get("taskInstance") or {}
+    return {
+        "dag_id": (airflow.get("dag") or {}).get("dag_id"),
+        "run_id": (airflow.get("dagRun") or {}).get("run_id"),
+        "task_id": (airflow.get("task") or {}).get("task_id"),
+        "try_number": task_instance.get("try_number"),
+        "map_index": task_instance.get("map_index"),
+    }
+
+
+@router.get("/task-instance")
+def task_instance(
+    request: Request,
+    dag_id: AirflowId,
+    task_id: AirflowId,
+    run_id: Annotated[str | None, Query(max_length=512)] = None,
+    map_index: Annotated[int | None, Query(ge=-1)] = None,
+) -> dict[str, Any]:
+    """A task's job and, for an Airflow DAG run, its latest recorded try there: inputs, outputs, facets.
+
+    ``tries`` lists every recorded try of that task instance, newest first. Without ``run_id`` the job's
+    latest run is shown.
+    """
+
+    def query(queries: Any) -> dict[str, Any]:
+        jobs = _task_jobs(queries, dag_id, task_id)
+        if not jobs:
+            raise HTTPException(status.HTTP_404_NOT_FOUND, "No lineage recorded for this task")
+        job = jobs[0]
+        details = queries.node_details(job["id"])
+        tries: list[dict[str, Any]] = []
+        for summary in details.get("runs") or []:
+            if not summary.get("runId"):
+                continue
+            run = queries.run_details(summary["runId"])
+            ids = _task_instance_ids(run)
+            if run_id is not None and (ids is None or ids["run_id"] != run_id):
+                continue
+            if map_index is not None and ids is not None and ids["map_index"] not in (None, map_index):
+                continue
+            tries.append({**run, "airflow": ids, "tryNumber": (ids or {}).get("try_number")})
+        if run_id is not None:
+            tries.sort(key=lambda run: (run["tryNumber"] or 0, run.get("startedAt") or ""), reverse=True)
+        chosen = tries[0] if tries else None
+        summaries = [
+            {key: value for key, value in run.items() if key not in ("facets", "inputs", "outputs")}
+            for run in tries
+        ]
+        return {"job": job, "tries": summaries, "run": chosen}
+
+    result: dict[str, Any] = _answer(request, query)
+    return result

@@ -1,0 +1,99 @@
+"""Who may read the Lineage view: an authenticated Airflow user who may read DAGs, task instances, assets.
+
+Airflow does not protect a plugin's FastAPI app, so every route of the Lineage app depends on
+:func:`require_lineage_reader`. The user is resolved exactly as Airflow's own API resolves it, through the
+configured auth manager:
+
+* an ``Authorization: Bearer <jwt>`` header wins (API clients);
+* else the user already built by Airflow's ``JWTRefreshMiddleware`` from the UI's ``_token`` cookie;
+* else the ``_token`` cookie itself (the UI sends it on same-origin requests, the view runs in an iframe
+  of the same origin).
+
+No token, an expired, forged or otherwise unreadable token: **401**. A valid user the auth manager does
+not allow to read DAGs (all of them), their task instances and assets: **403**. Lineage crosses DAG
+boundaries (a dataset links jobs of many DAGs, its schema and SQL come from all of them), so the view asks
+for read access to DAGs as a whole rather than to one DAG. Neither answer carries any lineage data.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from fastapi import HTTPException, Request, status
+
+log = logging.getLogger(__name__)
+
+TOKEN_COOKIE = "_token"
+
+
+def _bearer_token(request: Request) -> str | None:
+    header = request.headers.get("authorization", "")
+    scheme, _, credentials = header.partition(" ")
+    if scheme.lower() == "bearer" and credentials.strip():
+        return credentials.strip()
+    return None
+
+
+def _user_from_trusted_middleware(request: Request) -> Any | None:
+    """The user ``JWTRefreshMiddleware`` built from the cookie, only when Airflow marked it as trusted."""
+    try:
+        from airflow.api_fastapi.core_api.security import USER_INJECTED_BY_TRUSTED_MIDDLEWARE
+    except ImportError:  # Airflow before 3.3 has no trust marker: validate the cookie ourselves.
+        return None
+    user = getattr(request.state, "user", None)
+    if user is not None and getattr(request.state, "user_authenticated_via", None) is (
+        USER_INJECTED_BY_TRUSTED_MIDDLEWARE
+    ):
+        return user
+    return None
+
+
+async def _user_from_token(token: str) -> Any:
+    from airflow.api_fastapi.app import get_auth_manager
+    from jwt import InvalidTokenError
+
+    try:
+        return await get_auth_manager().get_user_from_token(token)
+    except InvalidTokenError as error:  # expired, bad signature, wrong audience, revoked...: all mean "who?"
+        log.info("Lineage view: rejected a token (%s)", type(error).__name__)
+    except (
+        Exception
+    ):  # the auth manager could not check it (its database, say): fail closed, say why in the log
+        log.warning("Lineage view: could not validate a token; refusing the request", exc_info=True)
+    raise HTTPException(status.HTTP_401_UNAUTHORIZED, "Not authenticated")
+
+
+def may_read_lineage(user: Any) -> bool:
+    """Whether the auth manager lets ``user`` read DAGs, task instances and assets (what lineage shows)."""
+    from airflow.api_fastapi.app import get_auth_manager
+    from airflow.api_fastapi.auth.managers.models.resource_details import DagAccessEntity
+
+    manager = get_auth_manager()
+    return bool(
+        manager.is_authorized_dag(method="GET", user=user)
+        and manager.is_authorized_dag(method="GET", access_entity=DagAccessEntity.TASK_INSTANCE, user=user)
+        and manager.is_authorized_asset(method="GET", user=user)
+    )
+
+
+async def require_lineage_reader(request: Request) -> Any:
+    """FastAPI dependency of every Lineage route: the user, or 401/403 with no data."""
+    token = _bearer_token(request)
+    if token is not None:
+        user = await _user_from_token(token)
+    else:
+        user = _user_from_trusted_middleware(request)
+        if user is None:
+            cookie = request.cookies.get(TOKEN_COOKIE)
+            if not cookie:
+                raise HTTPException(status.HTTP_401_UNAUTHORIZED, "Not authenticated")
+            user = await _user_from_token(cookie)
+    try:
+        allowed = may_read_lineage(user)
+    except Exception:
+        log.exception("Lineage view: the auth manager failed to authorise a request; denying it")
+        allowed = False
+    if not allowed:
+        raise HTTPException(status.HTTP_403_FORBIDDEN, "Forbidden")
+    return user

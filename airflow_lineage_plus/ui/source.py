@@ -1,0 +1,113 @@
+"""The one lineage query layer a Lineage app reads through: the same ``LineageQueries`` the CLI uses.
+
+It is opened on first use from ``[lineage_plus]`` configuration (the event log or Marquez) and kept for
+the life of the app. Before each request the event-log source picks up appended events (an incremental,
+cheap read); the graph layer does the rest. Queries are serialised by a lock: the graph layer's indexes
+are shared, and one answer takes milliseconds.
+
+Opening a large event log takes a while (tens of seconds for a million events). It happens in a background
+thread: a request that comes while it loads waits a little, then gets ``SourceUnavailable`` ("still
+loading", answered 503) instead of holding a server thread for minutes; the page retries.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+from airflow_lineage_plus import conf
+
+T = TypeVar("T")
+
+#: How long a request waits for the source to open before answering "still loading".
+OPEN_WAIT_SECONDS = 3.0
+
+
+def open_configured_queries() -> Any:
+    """A ``LineageQueries`` over the source ``[lineage_plus] graph_source`` names."""
+    from airflow_lineage_plus.graph import LineageQueries, SourceUnavailable, open_source
+
+    if conf.graph_source() == "marquez":
+        url = conf.marquez_url()
+        if not url:
+            raise SourceUnavailable("[lineage_plus] graph_source is 'marquez' but marquez_url is empty")
+        source = open_source(
+            marquez=url, api_key=conf.marquez_api_key() or None, timeout=conf.marquez_timeout()
+        )
+    else:
+        path = conf.event_log_path()
+        if not path.exists():
+            raise SourceUnavailable(
+                f"No lineage recorded yet: the event log {path} does not exist. "
+                "Run a DAG with the OpenLineage provider writing to it ([lineage_plus] event_log_path)."
+            )
+        source = open_source(events=path)
+    return LineageQueries(source)
+
+
+class LineageReader:
+    """Lazily opened (in the background), shared, refreshed-per-request access to the query layer."""
+
+    def __init__(
+        self, opener: Callable[[], Any] = open_configured_queries, open_wait: float = OPEN_WAIT_SECONDS
+    ) -> None:
+        self._opener = opener
+        self._open_wait = open_wait
+        self._queries: Any | None = None
+        self._opening: threading.Thread | None = None
+        self._opened_since = 0.0
+        self._open_error: BaseException | None = None
+        self._lock = threading.Lock()  # guards the queries
+        self._state = threading.Lock()  # guards the opening fields
+
+    def _open(self) -> None:
+        try:
+            queries = self._opener()
+        except BaseException as error:
+            with self._state:
+                self._open_error = error
+                self._opening = None
+            return
+        with self._state:
+            self._queries = queries
+            self._opening = None
+
+    def _opened(self) -> Any:
+        """The queries once open; starts or waits for the opening; raises what opening raised."""
+        from airflow_lineage_plus.graph import SourceUnavailable
+
+        with self._state:
+            if self._queries is not None:
+                return self._queries
+            if self._open_error is not None:  # report it once, then try again on the next request
+                error, self._open_error = self._open_error, None
+                raise error
+            if self._opening is None:
+                self._opened_since = time.monotonic()
+                self._opening = threading.Thread(target=self._open, name="lineage-plus-open", daemon=True)
+                self._opening.start()
+            opening = self._opening
+        opening.join(self._open_wait)
+        with self._state:
+            if self._queries is not None:
+                return self._queries
+            if self._open_error is not None:
+                error, self._open_error = self._open_error, None
+                raise error
+            waited = time.monotonic() - self._opened_since
+        raise SourceUnavailable(f"Still loading the lineage ({waited:.0f} s so far); try again in a moment.")
+
+    @staticmethod
+    def _refresh(queries: Any) -> None:
+        refresh = getattr(getattr(queries, "source", None), "refresh", None)
+        if callable(refresh):
+            refresh()
+
+    def run(self, query: Callable[[Any], T]) -> T:
+        """Run ``query(queries)`` on fresh data; ``SourceUnavailable`` while it cannot be read."""
+        queries = self._opened()
+        with self._lock:
+            self._refresh(queries)
+            return query(queries)

@@ -1,0 +1,503 @@
+"""The Lineage view's routes, mounted in the real Airflow API server app exactly as in production.
+
+The app is Airflow's own ``create_app()`` with plugins loaded from the installed entry point; users come
+from Airflow's SimpleAuthManager and log in through its real ``/auth/token`` endpoint. Lineage comes
+from a real run of ``tests/ui/dags/ui_orders.py`` (one good run, then one that fails a stage).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import jwt
+import pytest
+from fastapi.testclient import TestClient
+from ui_pipeline import (
+    DAG_ID,
+    HOSTILE_ID,
+    HOSTILE_NAME,
+    JOB_IDS,
+    MART_ID,
+    RAW_ID,
+    STG_ID,
+    record_pipeline,
+)
+
+pytestmark = pytest.mark.airflow
+
+PASSWORDS = {"admin": "admin-pw", "viewer": "viewer-pw", "nobody": "nobody-pw"}
+PROTECTED = [
+    "/lineage-plus/",
+    "/lineage-plus/static/lineage.js",
+    "/lineage-plus/static/lineage.css",
+    "/lineage-plus/api/config",
+    "/lineage-plus/api/search?q=orders",
+    f"/lineage-plus/api/lineage?node={MART_ID}&depth=3",
+    f"/lineage-plus/api/node?node={MART_ID}",
+    f"/lineage-plus/api/dag?dag_id={DAG_ID}",
+    f"/lineage-plus/api/task-instance?dag_id={DAG_ID}&task_id=load_stg_orders",
+]
+
+
+@pytest.fixture(scope="module")
+def event_log(airflow_db: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    log, good, failed = record_pipeline(tmp_path_factory.getbasetemp() / "ui-pipeline")
+    assert good.returncode == 0, good.output[-3000:]
+    assert failed.returncode != 0, "the second run must fail its staging load"
+    return log
+
+
+@pytest.fixture(scope="module")
+def client(event_log: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[TestClient]:
+    passwords = tmp_path_factory.mktemp("auth") / "passwords.json"
+    passwords.write_text(json.dumps(PASSWORDS))
+    patch = pytest.MonkeyPatch()
+    patch.setenv("AIRFLOW__LINEAGE_PLUS__EVENT_LOG_PATH", str(event_log))
+    patch.setenv(
+        "AIRFLOW__CORE__AUTH_MANAGER",
+        "airflow.api_fastapi.auth.managers.simple.simple_auth_manager.SimpleAuthManager",
+    )
+    patch.setenv("AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_USERS", "admin:admin,viewer:viewer,nobody:")
+    patch.setenv("AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_PASSWORDS_FILE", str(passwords))
+    patch.setenv("AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_ALL_ADMINS", "False")
+    patch.setenv("AIRFLOW__API_AUTH__JWT_SECRET", "lineage-plus-ui-tests-" + "s" * 64)
+    from airflow.api_fastapi.app import create_app
+
+    with TestClient(create_app(), base_url="http://localhost") as test_client:
+        yield test_client
+    patch.undo()
+
+
+def login(client: TestClient, user: str) -> str:
+    response = client.post("/auth/token", json={"username": user, "password": PASSWORDS[user]})
+    assert response.status_code == 201, response.text
+    token: str = response.json()["access_token"]
+    return token
+
+
+@pytest.fixture(scope="module")
+def viewer(client: TestClient) -> dict[str, str]:
+    return {"Authorization": f"Bearer {login(client, 'viewer')}"}
+
+
+def assert_no_lineage(body: str) -> None:
+    for leak in ("fct_daily_orders", "stg_orders", "ui_orders", "acme-raw", "onerror", "<script"):
+        assert leak not in body
+
+
+# -- authentication -------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("path", PROTECTED)
+def test_anonymous_request_is_refused_with_401_and_no_data(client: TestClient, path: str) -> None:
+    response = client.get(path)
+    assert response.status_code == 401
+    assert response.headers["content-type"].startswith("application/json")
+    assert_no_lineage(response.text)
+
+
+@pytest.mark.parametrize(
+    "credentials",
+    [
+        {"headers": {"Authorization": "Bearer not-a-jwt"}},
+        {"headers": {"Authorization": "Bearer "}},
+        {"cookies": {"_token": "not-a-jwt"}},
+    ],
+    ids=["garbage-bearer", "empty-bearer", "garbage-cookie"],
+)
+def test_unreadable_token_is_refused_with_401(client: TestClient, credentials: dict[str, Any]) -> None:
+    client.cookies.clear()
+    response = client.get(f"/lineage-plus/api/lineage?node={MART_ID}", **credentials)
+    client.cookies.clear()
+    assert response.status_code == 401
+    assert_no_lineage(response.text)
+
+
+def test_token_signed_with_another_key_is_refused_with_401(client: TestClient) -> None:
+    forged = jwt.encode(
+        {
+            "sub": "admin",
+            "role": "ADMIN",
+            "iat": int(time.time()),
+            "nbf": int(time.time()),
+            "exp": int(time.time()) + 600,
+        },
+        "someone-elses-secret-" + "x" * 64,
+        algorithm="HS512",
+    )
+    response = client.get(
+        f"/lineage-plus/api/node?node={MART_ID}", headers={"Authorization": f"Bearer {forged}"}
+    )
+    assert response.status_code == 401
+    assert_no_lineage(response.text)
+
+
+def test_expired_token_is_refused_with_401(client: TestClient) -> None:
+    from airflow.api_fastapi.app import get_auth_manager
+    from airflow.api_fastapi.auth.managers.simple.user import SimpleAuthManagerUser
+
+    expired = get_auth_manager().generate_jwt(
+        SimpleAuthManagerUser(username="admin", role="ADMIN"), expiration_time_in_seconds=-120
+    )
+    response = client.get("/lineage-plus/api/search?q=orders", headers={"Authorization": f"Bearer {expired}"})
+    assert response.status_code == 401
+    assert_no_lineage(response.text)
+
+
+@pytest.mark.parametrize("path", PROTECTED)
+def test_user_the_auth_manager_gives_no_read_access_gets_403_and_no_data(
+    client: TestClient, path: str
+) -> None:
+    token = login(client, "nobody")  # a real user with no role: SimpleAuthManager authorises nothing
+    response = client.get(path, headers={"Authorization": f"Bearer {token}"})
+    assert response.status_code == 403
+    assert_no_lineage(response.text)
+
+
+def test_viewer_reads_the_page_with_the_bearer_token(client: TestClient, viewer: dict[str, str]) -> None:
+    response = client.get("/lineage-plus/", headers=viewer)
+    assert response.status_code == 200
+    assert response.headers["content-type"].startswith("text/html")
+    assert "default-src 'none'" in response.headers["content-security-policy"]
+    assert response.headers["x-content-type-options"] == "nosniff"
+
+
+def test_the_ui_session_cookie_is_accepted(client: TestClient) -> None:
+    token = login(client, "admin")
+    client.cookies.set("_token", token)
+    try:
+        response = client.get("/lineage-plus/api/search", params={"q": "fct_daily"})
+    finally:
+        client.cookies.clear()
+    assert response.status_code == 200
+    assert MART_ID in [node["id"] for node in response.json()["results"]]
+
+
+# -- what the page reads --------------------------------------------------------------------------------
+
+
+def test_search_finds_the_mart_table_by_part_of_its_name(client: TestClient, viewer: dict[str, str]) -> None:
+    response = client.get("/lineage-plus/api/search", params={"q": "MARTS.FCT"}, headers=viewer)
+    assert response.status_code == 200
+    results = response.json()["results"]
+    assert [(node["id"], node["type"]) for node in results] == [(MART_ID, "DATASET")]
+
+
+def test_mart_lineage_has_three_hops_upstream_and_names_the_failed_stage(
+    client: TestClient, viewer: dict[str, str]
+) -> None:
+    response = client.get(
+        "/lineage-plus/api/lineage",
+        params={"node": MART_ID, "depth": 6, "direction": "upstream"},
+        headers=viewer,
+    )
+    assert response.status_code == 200
+    graph = response.json()
+    ids = {node["id"] for node in graph["nodes"]}
+    assert ids == {RAW_ID, STG_ID, *JOB_IDS.values()}
+    edges = {(edge["origin"], edge["destination"]) for edge in graph["edges"]}
+    assert edges == {
+        (JOB_IDS["ingest_orders_to_s3"], RAW_ID),
+        (RAW_ID, JOB_IDS["load_stg_orders"]),
+        (JOB_IDS["load_stg_orders"], STG_ID),
+        (STG_ID, JOB_IDS["fct_daily_orders"]),
+        (JOB_IDS["fct_daily_orders"], MART_ID),
+    }
+    states = {node["id"]: node["latestRun"]["state"] for node in graph["nodes"] if node["type"] == "JOB"}
+    assert states[JOB_IDS["load_stg_orders"]] == "FAILED"
+    assert states[JOB_IDS["ingest_orders_to_s3"]] == "COMPLETED"
+    # fct_daily_orders did not run in the failed DAG run: it must not look like a success
+    assert states[JOB_IDS["fct_daily_orders"]] != "COMPLETED"
+    assert JOB_IDS["load_stg_orders"] in {node["id"] for node in graph["failedUpstream"]}
+
+
+def test_depth_limits_the_neighbourhood(client: TestClient, viewer: dict[str, str]) -> None:
+    response = client.get("/lineage-plus/api/lineage", params={"node": MART_ID, "depth": 2}, headers=viewer)
+    assert response.status_code == 200
+    assert {node["id"] for node in response.json()["nodes"]} == {JOB_IDS["fct_daily_orders"], STG_ID}
+
+
+def test_failed_job_details_carry_the_error_recent_runs_and_airflow_ids(
+    client: TestClient, viewer: dict[str, str]
+) -> None:
+    response = client.get(
+        "/lineage-plus/api/node", params={"node": JOB_IDS["load_stg_orders"]}, headers=viewer
+    )
+    assert response.status_code == 200
+    details = response.json()
+    assert details["latestRun"]["state"] == "FAILED"
+    assert "3 malformed order rows" in details["latestRun"]["errorMessage"]
+    assert [run["state"] for run in details["runs"]] == ["FAILED", "COMPLETED"]
+    airflow_ids = [run["airflow"] for run in details["runs"]]
+    assert {ids["dag_id"] for ids in airflow_ids} == {DAG_ID}
+    assert {ids["task_id"] for ids in airflow_ids} == {"load_stg_orders"}
+    assert len({ids["run_id"] for ids in airflow_ids}) == 2
+
+
+def test_dataset_details_show_its_schema(client: TestClient, viewer: dict[str, str]) -> None:
+    response = client.get("/lineage-plus/api/node", params={"node": MART_ID}, headers=viewer)
+    assert response.status_code == 200
+    assert [field["name"] for field in response.json()["fields"]] == ["order_date", "orders", "revenue"]
+
+
+def test_task_instance_tab_opens_on_that_runs_try_with_inputs_outputs_and_facets(
+    client: TestClient, viewer: dict[str, str]
+) -> None:
+    details = client.get(
+        "/lineage-plus/api/node", params={"node": JOB_IDS["load_stg_orders"]}, headers=viewer
+    ).json()
+    failed_run = next(run for run in details["runs"] if run["state"] == "FAILED")
+    airflow_run_id = failed_run["airflow"]["run_id"]
+    response = client.get(
+        "/lineage-plus/api/task-instance",
+        params={"dag_id": DAG_ID, "task_id": "load_stg_orders", "run_id": airflow_run_id, "map_index": -1},
+        headers=viewer,
+    )
+    assert response.status_code == 200
+    body = response.json()
+    assert body["job"]["id"] == JOB_IDS["load_stg_orders"]
+    run = body["run"]
+    assert run["runId"] == failed_run["runId"]
+    assert run["state"] == "FAILED"
+    assert run["tryNumber"] == 1
+    assert [(d["namespace"], d["name"]) for d in run["inputs"]] == [
+        ("s3://acme-raw", "orders/2024-01-01.json")
+    ]
+    assert [d["name"] for d in run["outputs"]] == ["analytics.staging.stg_orders"]
+    assert "errorMessage" in run["facets"] and "airflow" in run["facets"]
+    assert [t["runId"] for t in body["tries"]] == [failed_run["runId"]]
+
+
+def test_dag_tab_merges_the_lineage_of_all_its_tasks(client: TestClient, viewer: dict[str, str]) -> None:
+    response = client.get("/lineage-plus/api/dag", params={"dag_id": DAG_ID, "depth": 1}, headers=viewer)
+    assert response.status_code == 200
+    graph = response.json()
+    assert set(graph["dagJobs"]) == {*JOB_IDS.values(), f"job:test-airflow:{DAG_ID}.export_audit"}
+    assert {RAW_ID, STG_ID, MART_ID, HOSTILE_ID} <= {node["id"] for node in graph["nodes"]}
+
+
+# -- hostile input --------------------------------------------------------------------------------------
+
+
+def test_hostile_dataset_name_travels_as_json_data_only(client: TestClient, viewer: dict[str, str]) -> None:
+    response = client.get("/lineage-plus/api/search", params={"q": "<img"}, headers=viewer)
+    assert response.status_code == 200
+    assert response.headers["content-type"] == "application/json"
+    assert response.headers["x-content-type-options"] == "nosniff"
+    assert [node["name"] for node in response.json()["results"]] == [HOSTILE_NAME]
+    details = client.get("/lineage-plus/api/node", params={"node": HOSTILE_ID}, headers=viewer)
+    assert details.status_code == 200 and details.json()["name"] == HOSTILE_NAME
+
+
+def test_page_script_never_renders_data_as_html(client: TestClient, viewer: dict[str, str]) -> None:
+    script = client.get("/lineage-plus/static/lineage.js", headers=viewer)
+    assert script.status_code == 200
+    assert script.headers["content-type"].startswith("text/javascript")
+    for sink in ("innerHTML", "outerHTML", "insertAdjacentHTML", "document.write", "eval(", "new Function"):
+        assert sink not in script.text
+    page = client.get("/lineage-plus/", headers=viewer).text
+    assert not re.search(r"\{\{|\{%|\$\{", page), "the page is a fixed file, not a template"
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/lineage-plus/static/../app.py",
+        "/lineage-plus/static/..%2Fapp.py",
+        "/lineage-plus/static/%2e%2e%2f%2e%2e%2fconf.py",
+        "/lineage-plus/static/..%2F..%2F..%2F..%2Fetc%2Fpasswd",
+        "/lineage-plus/static/index.html%00.js",
+        "/lineage-plus/static/",
+    ],
+)
+def test_static_files_cannot_escape_the_static_folder(
+    client: TestClient, viewer: dict[str, str], path: str
+) -> None:
+    response = client.get(path, headers=viewer)
+    assert response.status_code == 404
+    assert "import" not in response.text and "root:" not in response.text
+
+
+@pytest.mark.parametrize(
+    ("params", "expected"),
+    [
+        ({"node": MART_ID, "depth": 0}, 422),
+        ({"node": MART_ID, "depth": 13}, 422),
+        ({"node": MART_ID, "direction": "sideways"}, 422),
+        ({"node": "x" * 5000}, 422),
+        ({"node": "../../etc/passwd"}, 400),
+        ({"node": "dataset:postgres://warehouse:5432:no.such.table"}, 404),
+    ],
+)
+def test_bad_parameters_are_rejected(
+    client: TestClient, viewer: dict[str, str], params: dict[str, Any], expected: int
+) -> None:
+    response = client.get("/lineage-plus/api/lineage", params=params, headers=viewer)
+    assert response.status_code == expected
+
+
+# -- wiring -----------------------------------------------------------------------------------------------
+
+
+def test_plugin_registers_the_app_the_nav_entry_and_the_tabs(
+    client: TestClient, viewer: dict[str, str]
+) -> None:
+    response = client.get("/api/v2/plugins", headers=viewer)
+    assert response.status_code == 200
+    plugin = next(p for p in response.json()["plugins"] if p["name"] == "lineage_plus")
+    assert [app["url_prefix"] for app in plugin["fastapi_apps"]] == ["/lineage-plus"]
+    views = {view["destination"]: view for view in plugin["external_views"]}
+    assert set(views) == {"nav", "dag", "task", "task_instance"}
+    assert views["nav"]["href"] == "/lineage-plus/" and views["nav"]["nav_top_level"] is True
+    assert "{DAG_ID}" in views["dag"]["href"]
+    for placeholder in ("{DAG_ID}", "{RUN_ID}", "{TASK_ID}"):
+        assert placeholder in views["task_instance"]["href"]
+    assert os.environ.get("AIRFLOW__LINEAGE_PLUS__DISABLED", "False") == "False"
+
+
+# -- the query layer behind the routes ------------------------------------------------------------------
+
+
+def test_node_budget_cuts_the_graph_and_counts_what_was_left_out(
+    client: TestClient, viewer: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("AIRFLOW__LINEAGE_PLUS__UI_MAX_NODES", "2")
+    response = client.get("/lineage-plus/api/lineage", params={"node": MART_ID, "depth": 6}, headers=viewer)
+    assert response.status_code == 200
+    graph = response.json()
+    assert len(graph["nodes"]) == 2
+    drawn = {MART_ID, *(node["id"] for node in graph["nodes"])}
+    assert graph["truncated"] and set(graph["truncated"]) <= drawn
+    assert sum(graph["truncated"].values()) >= 1
+
+
+def test_reader_picks_up_events_appended_after_it_opened(event_log: Path, tmp_path: Path) -> None:
+    from airflow_lineage_plus.graph import LineageQueries, open_source
+    from airflow_lineage_plus.ui.source import LineageReader
+
+    lines = event_log.read_text().splitlines(keepends=True)
+    first_fail = next(
+        i for i, line in enumerate(lines) if '"eventType": "FAIL"' in line or '"eventType":"FAIL"' in line
+    )
+    log = tmp_path / "events.jsonl"
+    log.write_text("".join(lines[:first_fail]))
+    reader = LineageReader(opener=lambda: LineageQueries(open_source(events=log)))
+
+    def stage_state(queries: Any) -> str:
+        state: str = queries.node_details(JOB_IDS["load_stg_orders"])["latestRun"]["state"]
+        return state
+
+    assert reader.run(stage_state) == "RUNNING"  # the failed try has started, its end is not in the log yet
+    with log.open("a") as handle:
+        handle.write("".join(lines[first_fail:]))
+    assert reader.run(stage_state) == "FAILED"
+
+
+def test_reader_answers_still_loading_while_a_slow_source_opens(event_log: Path) -> None:
+    import threading
+
+    from airflow_lineage_plus.graph import LineageQueries, SourceUnavailable, open_source
+    from airflow_lineage_plus.ui.source import LineageReader
+
+    gate = threading.Event()
+
+    def slow_open() -> Any:
+        gate.wait(30)
+        return LineageQueries(open_source(events=event_log))
+
+    reader = LineageReader(opener=slow_open, open_wait=0.05)
+    with pytest.raises(SourceUnavailable, match="Still loading"):
+        reader.run(lambda queries: queries.search("fct", limit=5))
+    gate.set()
+    deadline = time.monotonic() + 30
+    while True:
+        try:
+            found = reader.run(lambda queries: queries.search("marts.fct", limit=5))
+            break
+        except SourceUnavailable:
+            assert time.monotonic() < deadline
+    assert [node["id"] for node in found] == [MART_ID]
+
+
+def test_reader_reports_an_unreadable_source_and_retries_later(tmp_path: Path) -> None:
+    from airflow_lineage_plus.graph import SourceUnavailable
+    from airflow_lineage_plus.ui.source import LineageReader, open_configured_queries
+
+    missing = tmp_path / "not-yet.jsonl"
+    patch = pytest.MonkeyPatch()
+    patch.setenv("AIRFLOW__LINEAGE_PLUS__EVENT_LOG_PATH", str(missing))
+    try:
+        reader = LineageReader(opener=open_configured_queries)
+        with pytest.raises(SourceUnavailable, match="does not exist"):
+            reader.run(lambda queries: queries.search("x"))
+        missing.write_text("")
+        assert reader.run(lambda queries: queries.search("x")) == []
+    finally:
+        patch.undo()
+
+
+def test_importing_the_plugin_does_not_import_fastapi() -> None:
+    """Task processes load plugins too; the view's app is only built on the API server's first request."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, airflow_lineage_plus.plugin as p; "
+        "assert p.LineagePlusPlugin.fastapi_apps; print('fastapi' in sys.modules)"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.strip().splitlines()[-1] == "False"
+
+
+def test_reader_reads_marquez_when_configured_and_sees_the_same_lineage(event_log: Path) -> None:
+    """graph_source = marquez: the view asks Marquez (the project's stand-in built from its OpenAPI spec)."""
+    import sys
+
+    import httpx
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "graph"))
+    from fake_marquez import FakeMarquez
+
+    from airflow_lineage_plus.graph import SourceUnavailable
+    from airflow_lineage_plus.ui.source import LineageReader, open_configured_queries
+
+    def upstream(queries: Any) -> tuple[set[str], dict[str, str]]:
+        graph = queries.upstream(MART_ID, 6)
+        states = {n["id"]: n["latestRun"]["state"] for n in graph["nodes"] if n["type"] == "JOB"}
+        return {n["id"] for n in graph["nodes"]}, states
+
+    with FakeMarquez(api_key="ui-key") as marquez:
+        for line in event_log.read_text().splitlines():
+            response = httpx.post(
+                f"{marquez.url}/api/v1/lineage",
+                content=line,
+                headers={"Authorization": "Bearer ui-key", "Content-Type": "application/json"},
+            )
+            assert response.status_code < 300, response.text
+        patch = pytest.MonkeyPatch()
+        patch.setenv("AIRFLOW__LINEAGE_PLUS__GRAPH_SOURCE", "marquez")
+        patch.setenv("AIRFLOW__LINEAGE_PLUS__MARQUEZ_URL", marquez.url)
+        patch.setenv("AIRFLOW__LINEAGE_PLUS__MARQUEZ_API_KEY", "ui-key")
+        try:
+            reader = LineageReader(opener=open_configured_queries)
+            deadline = time.monotonic() + 120
+            while True:  # opening may take longer than one request waits: "Still loading" meanwhile
+                try:
+                    from_marquez = reader.run(upstream)
+                    break
+                except SourceUnavailable as error:
+                    assert "Still loading" in str(error) and time.monotonic() < deadline, str(error)
+        finally:
+            patch.undo()
+    from airflow_lineage_plus.graph import LineageQueries, open_source
+
+    from_log = upstream(LineageQueries(open_source(events=event_log)))
+    assert from_marquez[0] == from_log[0] == {RAW_ID, STG_ID, *JOB_IDS.values()}
+    assert from_marquez[1][JOB_IDS["load_stg_orders"]] == "FAILED"

@@ -1,0 +1,243 @@
+"""A person logs into Airflow, clicks "Lineage", finds the mart table and sees which upstream job failed.
+
+A real ``airflow api-server`` runs with the plugin (installed entry point) over the events of the sample
+pipeline run for real (``dags/ecommerce_orders.py``: a good day, an empty day, a day whose staging load
+fails; see ``ui_pipeline.record_sample_pipeline``). Debian's Chromium, headless, is driven by Playwright
+through Airflow's own login page and navigation. The screenshot is saved to ``docs/images/lineage-view.png``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from ui_pipeline import HOSTILE_ID, HOSTILE_NAME, SamplePipeline, record_sample_pipeline
+
+pytestmark = [pytest.mark.airflow, pytest.mark.browser]
+
+REPO = Path(__file__).resolve().parents[2]
+SCREENSHOT = REPO / "docs" / "images" / "lineage-view.png"
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+USER, PASSWORD = "viewer", "viewer-password"
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+def wait_until_serving(url: str, proc: subprocess.Popen[bytes], timeout: float = 120.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"airflow api-server exited with {proc.returncode}")
+        try:
+            urllib.request.urlopen(url, timeout=2)
+            return
+        except urllib.error.HTTPError:
+            return  # it answers (401 for an anonymous request): it is up
+        except OSError:
+            time.sleep(0.5)
+    raise TimeoutError(f"airflow api-server did not answer {url} within {timeout}s")
+
+
+@pytest.fixture(scope="module")
+def sample(airflow_db: Path, tmp_path_factory: pytest.TempPathFactory) -> SamplePipeline:
+    pipeline = record_sample_pipeline(tmp_path_factory.getbasetemp() / "ui-sample-pipeline")
+    assert pipeline.failed_run.returncode != 0, "the sample's failing day must fail"
+    return pipeline
+
+
+@pytest.fixture(scope="module")
+def airflow_ui(sample: SamplePipeline, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """Base URL of a real ``airflow api-server`` (same metadata DB as the recorded DAG runs)."""
+    workdir = tmp_path_factory.mktemp("api-server")
+    passwords = workdir / "passwords.json"
+    passwords.write_text(json.dumps({USER: PASSWORD}))
+    port = free_port()
+    env = {
+        **os.environ,
+        "AIRFLOW__LINEAGE_PLUS__EVENT_LOG_PATH": str(sample.log),
+        "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_USERS": f"{USER}:viewer",
+        "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_PASSWORDS_FILE": str(passwords),
+        "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_ALL_ADMINS": "False",
+        "AIRFLOW__API_AUTH__JWT_SECRET": "lineage-plus-browser-test-" + "k" * 64,
+        "AIRFLOW__API__BASE_URL": f"http://127.0.0.1:{port}/",
+    }
+    airflow = str(Path(sys.executable).parent / "airflow")
+    log = (workdir / "api-server.log").open("wb")
+    proc = subprocess.Popen(
+        [airflow, "api-server", "--host", "127.0.0.1", "--port", str(port), "--workers", "1"],
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
+    base = f"http://127.0.0.1:{port}"
+    try:
+        wait_until_serving(f"{base}/lineage-plus/", proc)
+        yield base
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGTERM)
+            try:
+                proc.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait()
+        log.close()
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+        yield chromium
+        chromium.close()
+
+
+@pytest.fixture
+def logged_in_page(browser: Any, airflow_ui: str) -> Iterator[Any]:
+    """A page logged in through the simple auth manager's real login form; collects JS dialogs."""
+    context = browser.new_context(viewport={"width": 1920, "height": 960})
+    page = context.new_page()
+    page.dialogs = []  # type: ignore[attr-defined]
+    page.on("dialog", lambda dialog: (page.dialogs.append(dialog.message), dialog.dismiss()))
+    page.goto(f"{airflow_ui}/")
+    page.wait_for_selector("input[name=username]", timeout=60_000)
+    page.fill("input[name=username]", USER)
+    page.fill("input[name=password]", PASSWORD)
+    page.click("button[type=submit]")
+    page.wait_for_url(f"{airflow_ui}/", timeout=60_000)
+    yield page
+    context.close()
+
+
+def open_lineage_from_navigation(page: Any) -> Any:
+    page.get_by_role("link", name="Lineage").first.click()
+    page.wait_for_url("**/plugin/lineage", timeout=30_000)
+    frame = page.frame_locator("iframe[title=Lineage]")
+    frame.locator("body[data-ready=true]").wait_for(timeout=30_000)
+    return frame
+
+
+def search_and_open(frame: Any, text: str, node_id: str) -> None:
+    frame.locator("#search").fill(text)
+    frame.locator(f'#search-results li[data-node-id="{node_id}"]').click()
+    frame.locator(f'#viewport g.node.target[data-node-id="{node_id}"]').wait_for(timeout=30_000)
+
+
+def test_user_finds_the_mart_table_sees_three_hops_and_the_failed_job(
+    logged_in_page: Any, sample: SamplePipeline
+) -> None:
+    page = logged_in_page
+    frame = open_lineage_from_navigation(page)
+    search_and_open(frame, "fct_daily_orders", sample.mart_id)
+
+    nodes = frame.locator("#viewport g.node")
+    drawn = {nodes.nth(i).get_attribute("data-node-id") for i in range(nodes.count())}
+    assert set(sample.job_ids.values()) <= drawn, "the three hops of the orders pipeline are drawn"
+    edges = frame.locator("#viewport path.edge")
+    drawn_edges = {
+        (edges.nth(i).get_attribute("data-origin"), edges.nth(i).get_attribute("data-destination"))
+        for i in range(edges.count())
+    }
+    assert (sample.job_ids["fct_daily_orders"], sample.mart_id) in drawn_edges
+    stg = next(d for o, d in drawn_edges if o == sample.job_ids["load_stg_orders"])
+    assert (stg, sample.job_ids["fct_daily_orders"]) in drawn_edges
+    assert any(d == sample.job_ids["load_stg_orders"] for _, d in drawn_edges)
+    assert any(o == sample.job_ids["ingest_orders_to_s3"] for o, _ in drawn_edges)
+
+    failed = frame.locator(f'#viewport g.node[data-node-id="{sample.job_ids["load_stg_orders"]}"]')
+    assert failed.get_attribute("data-state") == "FAILED"
+    assert "failed-upstream" in (failed.get_attribute("class") or "")
+    assert failed.locator("text.pill-text").text_content() == "FAILED"
+    not_run = frame.locator(f'#viewport g.node[data-node-id="{sample.job_ids["fct_daily_orders"]}"]')
+    assert not_run.get_attribute("data-state") != "COMPLETED", "it did not run on the failing day"
+
+    banner = frame.locator("#banner")
+    assert banner.is_visible()
+    assert "ecommerce_orders.load_stg_orders" in banner.text_content()
+
+    failed.click()
+    details = frame.locator("#details")
+    details.get_by_text("failed on purpose").first.wait_for(timeout=30_000)
+    assert details.locator(".badge.state-FAILED").first.is_visible()
+    link = details.get_by_role("link", name="Open the task instance in Airflow")
+    href = link.get_attribute("href")
+    assert href is not None and href.startswith("/dags/ecommerce_orders/runs/")
+    assert href.endswith("/tasks/load_stg_orders")
+
+    SCREENSHOT.parent.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SCREENSHOT))
+    assert page.dialogs == []
+
+
+def test_hostile_dataset_name_is_shown_as_text_and_never_runs(logged_in_page: Any) -> None:
+    page = logged_in_page
+    frame = open_lineage_from_navigation(page)
+    search_and_open(frame, "<img", HOSTILE_ID)
+    node = frame.locator(f'#viewport g.node[data-node-id="{HOSTILE_ID}"]')
+    assert node.locator("text.name").text_content() == HOSTILE_NAME
+    frame.locator("#details h2").filter(has_text=HOSTILE_NAME).wait_for(timeout=30_000)
+    page.wait_for_timeout(500)
+    assert frame.locator("img[src=x]").count() == 0
+    assert page.dialogs == []
+
+
+def test_task_instance_tab_shows_that_try_inputs_and_outputs(
+    logged_in_page: Any, airflow_ui: str, sample: SamplePipeline
+) -> None:
+    page = logged_in_page
+    runs = page.request.get(f"{airflow_ui}/api/v2/dags/ecommerce_orders/dagRuns")
+    assert runs.ok, runs.text()
+    failed_run = next(run for run in runs.json()["dag_runs"] if run["state"] == "failed")
+    page.goto(
+        f"{airflow_ui}/dags/ecommerce_orders/runs/{failed_run['dag_run_id']}/tasks/load_stg_orders"
+        "/plugin/lineage-task-instance"
+    )
+    frame = page.frame_locator("iframe[title=Lineage]")
+    details = frame.locator("#details")
+    details.get_by_text("This run").wait_for(timeout=30_000)
+    assert details.locator(".badge.state-FAILED").first.is_visible()
+    assert details.get_by_role("button", name="analytics.staging.stg_orders").is_visible()
+    assert details.get_by_text("Inputs (1)").is_visible()
+    assert details.locator("summary", has_text="errorMessage").is_visible()
+    target = f'#viewport g.node.target[data-node-id="{sample.job_ids["load_stg_orders"]}"]'
+    frame.locator(target).wait_for(timeout=30_000)
+
+
+def test_anonymous_browser_gets_nothing(browser: Any, airflow_ui: str) -> None:
+    context = browser.new_context()
+    try:
+        for path in ("/lineage-plus/", "/lineage-plus/api/search?q=fct_daily_orders"):
+            response = context.request.get(f"{airflow_ui}{path}")
+            assert response.status == 401
+            assert "fct_daily_orders" not in response.text()
+    finally:
+        context.close()

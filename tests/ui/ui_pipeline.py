@@ -1,0 +1,114 @@
+"""The event logs the Lineage view tests read, from DAGs run for real; each recorded once per process.
+
+* ``record_pipeline``: ``tests/ui/dags/ui_orders.py`` run twice. The first run succeeds end to end; the
+  second (a later logical date) fails at ``load_stg_orders``, so the mart table's newest upstream state
+  is "a stage two hops up failed". It also writes a dataset named ``<img src=x onerror=alert(1)>``.
+* ``record_sample_pipeline``: the project's sample pipeline (``dags/ecommerce_orders.py`` and
+  ``dags/crm_contacts_ingestion.py``) in the samples' environment, the failing day included.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+
+from conftest import AirflowRunner, DagRunResult
+
+DAGS = Path(__file__).resolve().parent / "dags"
+DAG_FILE = DAGS / "ui_orders.py"
+DAG_ID = "ui_orders"
+NAMESPACE = "test-airflow"
+WAREHOUSE = "postgres://warehouse:5432"
+MART_ID = f"dataset:{WAREHOUSE}:analytics.marts.fct_daily_orders"
+STG_ID = f"dataset:{WAREHOUSE}:analytics.staging.stg_orders"
+RAW_ID = "dataset:s3://acme-raw:orders/2024-01-01.json"
+HOSTILE_NAME = "<img src=x onerror=alert(1)>"
+HOSTILE_ID = f"dataset:{WAREHOUSE}:{HOSTILE_NAME}"
+JOB_IDS = {
+    task: f"job:{NAMESPACE}:{DAG_ID}.{task}"
+    for task in ("ingest_orders_to_s3", "load_stg_orders", "fct_daily_orders")
+}
+
+
+@cache
+def record_pipeline(workdir: Path) -> tuple[Path, DagRunResult, DagRunResult]:
+    """(event log, good run, failed run). ``workdir`` must outlive the test process's use of the log."""
+    workdir.mkdir(parents=True, exist_ok=True)
+    runner = AirflowRunner(workdir)
+    good = runner.run(DAG_FILE, dag_id=DAG_ID, logical_date="2024-01-01T00:00:00+00:00")
+    failed = runner.run(
+        DAG_FILE, dag_id=DAG_ID, logical_date="2024-01-02T00:00:00+00:00", conf={"fail_stage": True}
+    )
+    log = workdir / f"events-{DAG_ID}.jsonl"
+    stable = workdir / "lineage-events.jsonl"
+    shutil.copy(log, stable)
+    return stable, good, failed
+
+
+@dataclass
+class SamplePipeline:
+    """The sample orders pipeline's events (plus the hostile name from ``ui_orders``), for the browser."""
+
+    log: Path
+    mart_id: str
+    job_ids: dict[str, str]  # stage task id -> job id
+    failed_run: DagRunResult
+
+
+@cache
+def record_sample_pipeline(workdir: Path) -> SamplePipeline:
+    """The samples' demo runs (CRM, a good day, a day without orders, a day whose staging load fails).
+
+    Uses the samples' own environment (moto S3 server, DuckDB warehouse) from ``tests/samples``.
+    """
+    samples = str(Path(__file__).resolve().parents[1] / "samples")
+    if samples not in sys.path:
+        sys.path.insert(0, samples)
+    from sample_world import BUCKET, CRM_DAG, ORDERS_DAG, LocalS3, make_world
+
+    workdir.mkdir(parents=True, exist_ok=True)
+    s3 = LocalS3()
+    s3.start()
+    try:
+        s3.create_bucket(BUCKET)
+        world = make_world(workdir / "world", s3)
+        runs = [
+            world.run("crm", CRM_DAG, "crm_contacts_ingestion", "2024-06-01", {}),
+            world.run("orders-ok", ORDERS_DAG, "ecommerce_orders", "2024-06-01", {"order_count": 40}),
+            world.run("orders-empty", ORDERS_DAG, "ecommerce_orders", "2024-06-02", {"order_count": 0}),
+            world.run(
+                "orders-failed",
+                ORDERS_DAG,
+                "ecommerce_orders",
+                "2024-06-03",
+                {"order_count": 25, "fail_stage": "load_stg_orders"},
+            ),
+        ]
+    finally:
+        s3.stop()
+    hostile_log, _, _ = record_pipeline(workdir / "ui-orders")
+    log = workdir / "sample-events.jsonl"
+    with log.open("w") as out:
+        for run in runs:
+            out.writelines(json.dumps(event) + "\n" for event in run.events)
+        out.write(hostile_log.read_text())
+    mart = next(
+        output
+        for event in runs[1].task_events("fct_daily_orders")
+        for output in event.get("outputs", [])
+        if output["name"].endswith("marts.fct_daily_orders")
+    )
+    namespace = runs[1].task_events("fct_daily_orders")[0]["job"]["namespace"]
+    return SamplePipeline(
+        log=log,
+        mart_id=f"dataset:{mart['namespace']}:{mart['name']}",
+        job_ids={stage: f"job:{namespace}:ecommerce_orders.{stage}" for stage in SAMPLE_STAGES},
+        failed_run=runs[3],
+    )
+
+
+SAMPLE_STAGES = ("ingest_orders_to_s3", "load_stg_orders", "fct_daily_orders")
