@@ -65,6 +65,10 @@ def _parser() -> argparse.ArgumentParser:
                 "--proposed",
                 help="proposed schema: a JSON file or inline JSON ([{name, type}] or {name: type})",
             )
+    # -- replay (owned by airflow_lineage_plus.replay; docs/reliability.md) --
+    from airflow_lineage_plus import replay
+
+    replay.add_arguments(sub.add_parser("replay", help="re-send to Marquez the events it missed"))
     return parser
 
 
@@ -136,6 +140,10 @@ def run(argv: Sequence[str] | None = None) -> tuple[int, str, str]:
         args = parser.parse_args(argv)
     except SystemExit as exc:
         return int(exc.code or 0), "", ""
+    if args.command == "replay":  # reads the event log and writes to Marquez: not a graph query
+        from airflow_lineage_plus import replay
+
+        return replay.command(args)
     try:
         target = None if args.command in ("lint-names", "report") else _target(args)
         source = _open(args)

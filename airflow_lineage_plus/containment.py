@@ -13,7 +13,7 @@ import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from functools import wraps
-from typing import ParamSpec, TypeVar
+from typing import Any, ParamSpec, TypeVar
 
 log = logging.getLogger("airflow_lineage_plus")
 
@@ -62,6 +62,32 @@ def contained(what: str) -> Iterator[None]:
         yield
     except Exception as exc:
         report(what, exc)
+
+
+def call_within(seconds: float, what: str, func: Callable[P, R], *args: P.args, **kwargs: P.kwargs) -> R:
+    """``func(*args, **kwargs)``, or :class:`TimeoutError` naming ``what`` if it takes over ``seconds``.
+
+    For lookups that can hang in the provider's forked emitter (a connection fetched through the
+    execution API): the call runs in a daemon thread, which is left behind when the time is up (the
+    emitter process exits right after, taking it along).
+    """
+    outcome: list[tuple[bool, Any]] = []
+
+    def run() -> None:
+        try:
+            outcome.append((True, func(*args, **kwargs)))
+        except BaseException as exc:  # re-raised in the caller's thread
+            outcome.append((False, exc))
+
+    thread = threading.Thread(target=run, name="lineage-plus-deadline", daemon=True)
+    thread.start()
+    thread.join(seconds)
+    if not outcome:
+        raise TimeoutError(f"{what} did not finish within {seconds:g} s")
+    ok, value = outcome[0]
+    if not ok:
+        raise value
+    return value  # type: ignore[no-any-return]
 
 
 def contain(what: str, default: Callable[[], R]) -> Callable[[Callable[P, R]], Callable[P, R]]:

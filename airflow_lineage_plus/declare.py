@@ -199,6 +199,16 @@ def _outputs(value: Iterable[Output | DatasetLike]) -> tuple[Output, ...]:
     return tuple(_as_output(v) for v in value)
 
 
+def failing_field(parts: Mapping[str, Any]) -> str | None:
+    """The first keyword of ``LineageSpec(**parts)`` whose value cannot be converted, for error messages."""
+    for name, value in parts.items():
+        try:
+            LineageSpec(**{name: value})
+        except (TypeError, ValueError):
+            return name
+    return None
+
+
 def _owner(name: str) -> tuple[str, str | None]:
     """``"team:analytics"`` -> (``"team:analytics"``, ``"team"``); a bare name has no type."""
     kind, sep, _ = name.partition(":")

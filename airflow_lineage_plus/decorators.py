@@ -20,7 +20,14 @@ from typing import TypeVar
 import attr
 from openlineage.client.facet_v2 import BaseFacet
 
-from airflow_lineage_plus.declare import DatasetLike, Input, LineageDeclarationError, LineageSpec, Output
+from airflow_lineage_plus.declare import (
+    DatasetLike,
+    Input,
+    LineageDeclarationError,
+    LineageSpec,
+    Output,
+    failing_field,
+)
 from airflow_lineage_plus.mixins import LineageMixin
 
 T = TypeVar("T")
@@ -81,8 +88,11 @@ def lineage(
                 facets=tuple(facets),
             )
         except (TypeError, ValueError) as exc:
+            parts = {"inputs": inputs, "outputs": outputs, "owners": owners, "tags": tags, "facets": facets}
+            field = failing_field({k: tuple(v) for k, v in parts.items()})
+            where = f"lineage field {field!r}: " if field else ""
             raise LineageDeclarationError(
-                f"{target.function.__code__.co_filename}: task {task_id!r}: {exc}"
+                f"{target.function.__code__.co_filename}: task {task_id!r}: {where}{exc}"
             ) from exc
         kwargs = {**target.kwargs, "lineage": spec}
         return attr.evolve(target, operator_class=with_mixin(target.operator_class), kwargs=kwargs)  # type: ignore[return-value]

@@ -47,7 +47,13 @@ def _spec_from_kwargs(kwargs: dict[str, Any]) -> LineageSpec | None:
     if spec is not None and parts:
         raise TypeError("pass either lineage=LineageSpec(...) or lineage_* keywords, not both")
     if spec is None and parts:
-        spec = LineageSpec(**parts)
+        try:
+            spec = LineageSpec(**parts)
+        except (TypeError, ValueError) as exc:
+            from airflow_lineage_plus.declare import failing_field
+
+            field = failing_field(parts)
+            raise type(exc)(f"lineage field {f'lineage_{field}'!r}: {exc}" if field else str(exc)) from exc
     if spec is not None and not isinstance(spec, LineageSpec):
         raise TypeError(f"lineage= takes a LineageSpec, got {type(spec).__name__}")
     return spec
@@ -61,6 +67,19 @@ def _with_assets(existing: Any, assets: list[Any]) -> list[Any]:
 
 def _dag_file(operator: Any) -> str | None:
     dag = getattr(operator, "dag", None) if getattr(operator, "has_dag", lambda: False)() else None
+    return getattr(dag, "fileloc", None)
+
+
+def _defining_dag_file(kwargs: dict[str, Any]) -> str | None:
+    """The file of the DAG an operator is being created in (``dag=`` or the ``with DAG`` context)."""
+    dag = kwargs.get("dag")
+    if dag is None:
+        try:
+            from airflow.sdk.definitions._internal.contextmanager import DagContext
+
+            dag = DagContext.get_current()
+        except Exception:
+            return None
     return getattr(dag, "fileloc", None)
 
 
@@ -98,7 +117,9 @@ class LineageMixin:
         except (TypeError, ValueError) as exc:
             from airflow_lineage_plus.declare import LineageDeclarationError
 
-            raise LineageDeclarationError(f"task {kwargs.get('task_id')!r}: {exc}") from exc
+            dag_file = _defining_dag_file(kwargs)
+            where = f"{dag_file}: " if dag_file else ""
+            raise LineageDeclarationError(f"{where}task {kwargs.get('task_id')!r}: {exc}") from exc
         if spec is not None:
             inlets, outlets = spec.assets()
             kwargs["inlets"] = _with_assets(kwargs.get("inlets"), inlets)

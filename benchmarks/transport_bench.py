@@ -1,0 +1,121 @@
+"""Event-log transport vs the client's ``file`` transport: latency, throughput, and concurrent safety.
+
+    .venv/bin/python benchmarks/transport_bench.py [--events 200] [--workers 4] [--per-worker 250]
+
+Part 1 (one process): per-event latency and throughput writing small (~3 KB) and large (~1 MB)
+events, ours (orjson, one locked ``write``) vs the client's ``file`` transport (``Serde.to_json``,
+buffered text ``write``). Part 2 (``--workers`` processes at once): mixed sizes up to 1 MB written
+to one log by each transport; counts lines that do not parse and events missing or duplicated.
+"""
+
+from __future__ import annotations
+
+import argparse
+import multiprocessing
+import statistics
+import sys
+import tempfile
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "reliability"))
+
+import orjson
+from openlineage.client.transport import get_default_factory
+from reliability_events import run_event
+from reliability_writers import write_events
+
+import airflow_lineage_plus.transport  # noqa: F401  (registers lineage_plus_event_log)
+from airflow_lineage_plus import conf
+
+
+def configs(path: Path, with_budget: bool = False) -> dict[str, dict[str, Any]]:
+    found: dict[str, dict[str, Any]] = {}
+    if with_budget:
+        found["ours + limits/redaction"] = {"type": "lineage_plus_event_log", "log_file_path": str(path)}
+    return found | {
+        "lineage_plus_event_log": {
+            "type": "lineage_plus_event_log",
+            "log_file_path": str(path),
+            "budget": False,
+        },
+        "client file (append)": {"type": "file", "log_file_path": str(path), "append": True},
+    }
+
+
+def latency(name: str, config: dict[str, Any], events: list[Any]) -> None:
+    transport = get_default_factory().create(dict(config))
+    timings = []
+    started = time.perf_counter()
+    for event in events:
+        t = time.perf_counter()
+        transport.emit(event)
+        timings.append(time.perf_counter() - t)
+    total = time.perf_counter() - started
+    size = Path(config["log_file_path"]).stat().st_size / len(events)
+    p95 = sorted(timings)[int(len(timings) * 0.95)]
+    print(
+        f"  {name:24s} {size / 1e3:9.1f} KB/event  median {statistics.median(timings) * 1e3:8.2f} ms"
+        f"  p95 {p95 * 1e3:8.2f} ms  {len(events) / total:8.0f} events/s"
+        f"  {size * len(events) / total / 1e6:7.1f} MB/s"
+    )
+
+
+def concurrent(name: str, config: dict[str, Any], workers: int, per_worker: int) -> None:
+    path = Path(config["log_file_path"])
+    started = time.perf_counter()
+    with multiprocessing.get_context("spawn").Pool(workers) as pool:
+        pool.starmap(write_events, [(config, w, per_worker, 1_000_000) for w in range(workers)])
+    elapsed = time.perf_counter() - started
+    bad, names = 0, Counter[str]()
+    for line in path.read_bytes().split(b"\n"):
+        if not line:
+            continue
+        try:
+            names[orjson.loads(line)["job"]["name"]] += 1
+        except orjson.JSONDecodeError:
+            bad += 1
+    expected = {f"writer_{w}.event_{i}" for w in range(workers) for i in range(per_worker)}
+    missing = len(expected - set(names))
+    duplicated = sum(1 for n in names.values() if n > 1)
+    megabytes = path.stat().st_size / 1e6
+    print(
+        f"  {name:24s} {workers} x {per_worker} events, {megabytes:7.1f} MB in {elapsed:5.1f} s:"
+        f" corrupt lines {bad}, missing events {missing}, duplicated {duplicated}"
+    )
+
+
+def main() -> None:
+    conf.sql_max_length()  # configure Airflow (and its logging) before timing
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--events", type=int, default=200, help="events per latency run (large: / 10)")
+    parser.add_argument("--workers", type=int, default=4)
+    parser.add_argument("--per-worker", type=int, default=250)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        work = Path(tmp)
+        for label, events in (
+            ("small events (3 columns)", [run_event(f"bench.small_{i}") for i in range(args.events)]),
+            (
+                "wide events (300 columns, ~250 KB)",
+                [run_event(f"bench.wide_{i}", columns=300) for i in range(max(args.events // 10, 5))],
+            ),
+            (
+                "large events (~1 MB of text)",
+                [run_event(f"bench.large_{i}", padding=990_000) for i in range(max(args.events // 10, 5))],
+            ),
+        ):
+            print(label)
+            for name, config in configs(work / f"{label[:5]}.jsonl", with_budget=True).items():
+                config["log_file_path"] = str(work / f"{label[:5]}-{name[:6]}.jsonl")
+                latency(name, config, events)
+        print(f"concurrent writers (mixed sizes up to 1 MB, {args.workers} processes)")
+        for name, config in configs(work / "x").items():
+            config["log_file_path"] = str(work / f"concurrent-{name[:6]}.jsonl")
+            concurrent(name, config, args.workers, args.per_worker)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,199 @@
+"""The event-log transport: same JSON as the client, concurrent writers lose nothing, faults contained."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import multiprocessing
+import os
+import subprocess
+import time
+from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+from openlineage.client.serde import Serde
+from openlineage.client.transport import get_default_factory
+from reliability_events import run_event
+from reliability_writers import sizes, write_events
+
+from airflow_lineage_plus import transport as tp
+from airflow_lineage_plus.transport import EventLogTransport
+
+WORKERS = 4
+EVENTS_PER_WORKER = 1000
+LARGEST = 1_000_000
+
+
+def _transport(path: Path, **extra: Any) -> EventLogTransport:
+    created = get_default_factory().create(
+        {"type": "airflow_lineage_plus.transport.EventLogTransport", "log_file_path": str(path), **extra}
+    )
+    assert isinstance(created, EventLogTransport)
+    return created
+
+
+def _lines(path: Path) -> list[bytes]:
+    return [line for line in path.read_bytes().split(b"\n") if line]
+
+
+def test_serialised_event_is_the_same_json_as_the_clients_serde() -> None:
+    event = run_event(padding=100, columns=20, sql="SELECT 1")
+    assert orjson.loads(tp.dumps(event)) == json.loads(Serde.to_json(event))
+
+
+def test_short_type_name_and_import_path_both_build_the_transport(tmp_path: Path) -> None:
+    by_kind = get_default_factory().create(
+        {"type": "lineage_plus_event_log", "log_file_path": str(tmp_path / "a")}
+    )
+    assert isinstance(by_kind, EventLogTransport)
+    assert isinstance(_transport(tmp_path / "b"), EventLogTransport)
+
+
+def test_default_path_is_the_configured_event_log(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("AIRFLOW__LINEAGE_PLUS__EVENT_LOG_PATH", str(tmp_path / "configured.jsonl"))
+    created = get_default_factory().create({"type": "lineage_plus_event_log"})
+    assert isinstance(created, EventLogTransport)
+    created.emit(run_event("dag.default_path"))
+    assert json.loads((tmp_path / "configured.jsonl").read_text())["job"]["name"] == "dag.default_path"
+
+
+@pytest.mark.timeout(600)
+def test_four_processes_writing_1000_mixed_events_of_up_to_1mb_lose_and_corrupt_nothing(
+    tmp_path: Path,
+) -> None:
+    log = tmp_path / "events.jsonl"
+    config = {"type": "lineage_plus_event_log", "log_file_path": str(log), "budget": False}
+    context = multiprocessing.get_context("spawn")
+    started = time.monotonic()
+    with context.Pool(WORKERS) as pool:
+        written = pool.starmap(
+            write_events, [(config, worker, EVENTS_PER_WORKER, LARGEST) for worker in range(WORKERS)]
+        )
+    elapsed = time.monotonic() - started
+    assert written == [EVENTS_PER_WORKER] * WORKERS
+    lines = _lines(log)
+    events = [orjson.loads(line) for line in lines]  # any corrupt or interleaved line fails here
+    seen = Counter(e["job"]["name"] for e in events)
+    expected = {f"writer_{w}.event_{i}" for w in range(WORKERS) for i in range(EVENTS_PER_WORKER)}
+    assert set(seen) == expected
+    assert max(seen.values()) == 1
+    largest = max(len(line) for line in lines)
+    for worker in range(WORKERS):  # every payload arrived whole
+        wanted = sizes(worker, EVENTS_PER_WORKER, LARGEST)
+        for event in events:
+            name = event["job"]["name"]
+            if name.startswith(f"writer_{worker}."):
+                got = len(event["job"]["facets"].get("documentation", {}).get("description", ""))
+                assert got == wanted[int(name.rsplit("_", 1)[1])]
+    print(
+        f"\n{WORKERS} processes x {EVENTS_PER_WORKER} events: {len(lines)} lines, "
+        f"{log.stat().st_size / 1e6:.1f} MB, largest line {largest} bytes, {elapsed:.1f} s"
+    )
+    assert largest > LARGEST * 0.85
+
+
+def test_disk_full_loses_the_event_with_one_warning_and_never_raises(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    transport = _transport(Path("/dev/full"))
+    before = tp.lost_events()
+    with caplog.at_level(logging.WARNING, logger="airflow_lineage_plus"):
+        for i in range(3):
+            transport.emit(run_event(f"dag.disk_full_{i}"))
+    assert tp.lost_events() - before == 3
+    warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert len(warnings) == 1, warnings
+    assert "dag.disk_full_0" in warnings[0] and "No space left on device" in warnings[0]
+    assert "event log /dev/full" in warnings[0]
+
+
+@pytest.fixture
+def tiny_filesystem(tmp_path: Path) -> Iterator[Path]:
+    """A 64 KiB tmpfs (root only: this machine runs the tests as root; else the test fails loudly)."""
+    mount = tmp_path / "tiny"
+    mount.mkdir()
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(mount)], check=True)
+    try:
+        yield mount
+    finally:
+        subprocess.run(["umount", str(mount)], check=True)
+
+
+def test_filling_the_disk_mid_line_leaves_only_whole_lines(tiny_filesystem: Path) -> None:
+    log = tiny_filesystem / "events.jsonl"
+    transport = _transport(log, budget=False)
+    before = tp.lost_events()
+    for i in range(6):
+        transport.emit(run_event(f"dag.fill_{i}", padding=15_000))
+    lost = tp.lost_events() - before
+    lines = _lines(log)
+    assert 0 < lost < 6
+    assert len(lines) == 6 - lost
+    assert [orjson.loads(line)["job"]["name"] for line in lines] == [
+        f"dag.fill_{i}" for i in range(len(lines))
+    ]
+    assert log.read_bytes().endswith(b"\n")
+
+
+@pytest.fixture
+def read_only_dir(tmp_path: Path) -> Iterator[Path]:
+    """A directory nobody can write, root included: a read-only tmpfs (chmod when not root)."""
+    target = tmp_path / "ro"
+    target.mkdir()
+    if os.geteuid() == 0:
+        subprocess.run(["mount", "-t", "tmpfs", "-o", "ro,size=64k", "tmpfs", str(target)], check=True)
+        try:
+            yield target
+        finally:
+            subprocess.run(["umount", str(target)], check=True)
+    else:
+        target.chmod(0o500)
+        yield target
+        target.chmod(0o700)
+
+
+def test_not_writable_event_log_loses_the_event_with_one_warning(
+    read_only_dir: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    transport = _transport(read_only_dir / "events.jsonl")
+    with caplog.at_level(logging.WARNING, logger="airflow_lineage_plus"):
+        transport.emit(run_event("dag.read_only"))
+        transport.emit(run_event("dag.read_only_again"))
+    warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert len(warnings) == 1, warnings
+    assert "dag.read_only" in warnings[0] and ("Read-only" in warnings[0] or "Permission" in warnings[0])
+    assert not (read_only_dir / "events.jsonl").exists()
+
+
+def _fill_then_free(log: Path, config: dict[str, Any]) -> list[bytes]:
+    """Write until the disk is full, free space, write again; return the log's lines."""
+    transport = get_default_factory().create({**config, "log_file_path": str(log)})
+    filler = log.parent / "filler"
+    filler.write_bytes(b"f" * 40_000)
+    for i in range(4):
+        with contextlib.suppress(RuntimeError):  # the client's file transport raises; ours never does
+            transport.emit(run_event(f"dag.before_{i}", padding=9_000))
+    filler.unlink()
+    transport.emit(run_event("dag.after_space_freed"))
+    return _lines(log)
+
+
+def test_a_write_cut_short_by_a_full_disk_never_corrupts_the_next_line(tiny_filesystem: Path) -> None:
+    ours_config = {"type": "lineage_plus_event_log", "budget": False}
+    ours = _fill_then_free(tiny_filesystem / "ours.jsonl", ours_config)
+    names = [orjson.loads(line)["job"]["name"] for line in ours]  # every line parses
+    assert names[-1] == "dag.after_space_freed" and len(names) < 5
+    (tiny_filesystem / "ours.jsonl").unlink()
+    theirs = _fill_then_free(tiny_filesystem / "client.jsonl", {"type": "file", "append": True})
+    torn = 0
+    for line in theirs:
+        try:
+            orjson.loads(line)
+        except orjson.JSONDecodeError:
+            torn += 1
+    print(f"\nclient file transport after a full disk: {len(theirs)} lines, {torn} unreadable")
