@@ -323,11 +323,32 @@ class LineageSpec:
 
     # -- run time -----------------------------------------------------------------------------------
 
-    def to_operator_lineage(self, facts: TaskFacts | None = None, *, final: bool = False) -> OperatorLineage:
-        """The provider's ``OperatorLineage`` for this declaration, with runtime ``facts`` when ``final``."""
+    def connection_refs(self) -> set[datasets.ConnectionTableRef]:
+        """Every declared dataset whose identity comes from an Airflow connection."""
+        refs = [d.dataset for d in (*self.inputs, *self.outputs)]
+        refs += [
+            src.dataset
+            for out in self.outputs
+            for srcs in (out.column_lineage or {}).values()
+            for src in srcs
+        ]
+        return {ref for ref in refs if isinstance(ref, datasets.ConnectionTableRef)}
+
+    def to_operator_lineage(
+        self,
+        facts: TaskFacts | None = None,
+        *,
+        final: bool = False,
+        resolved_refs: Mapping[Any, datasets.DatasetRef] | None = None,
+    ) -> OperatorLineage:
+        """The provider's ``OperatorLineage`` for this declaration, with runtime ``facts`` when ``final``.
+
+        ``resolved_refs`` are connection-derived identities resolved beforehand in the task process
+        (see ``LineageMixin.render_template_fields``); others are resolved here, within a time bound.
+        """
         from airflow.providers.openlineage.extractors import OperatorLineage
 
-        resolved: dict[Any, datasets.DatasetRef] = {}
+        resolved: dict[Any, datasets.DatasetRef] = dict(resolved_refs or {})
 
         def resolve(ref: datasets.DatasetRef | datasets.ConnectionTableRef) -> datasets.DatasetRef:
             if ref not in resolved:

@@ -22,7 +22,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from airflow_lineage_plus import runtime
-from airflow_lineage_plus.containment import report
+from airflow_lineage_plus.containment import contained, report
 from airflow_lineage_plus.declare import Input, LineageSpec, Output
 
 _START = "get_openlineage_facets_on_start"
@@ -34,6 +34,7 @@ _FAILURE = "get_openlineage_facets_on_failure"
 _EXTRACTOR_TASK_TYPES = frozenset({"PythonOperator", "BashOperator"})
 
 SPEC_ATTRIBUTE = "_lineage_plus_spec"
+RESOLVED_ATTRIBUTE = "_lineage_plus_resolved"
 _DOC_FIELDS = ("doc", "doc_md", "doc_rst", "doc_json", "doc_yaml")
 
 
@@ -135,6 +136,23 @@ class LineageMixin:
             spec = _finish(self, spec)
         self._lineage_plus_spec = spec
 
+    def render_template_fields(self, context: Any, jinja_env: Any = None) -> None:
+        """Render as usual, then resolve connection-derived dataset names in the task process.
+
+        Airflow renders templates before the ``running`` listeners fire, in the task's own process;
+        the provider builds events later in a forked emitter, where a connection lookup may block.
+        Resolving here means the emitter only reads the result.
+        """
+        super().render_template_fields(context, jinja_env)  # type: ignore[misc]
+        spec = getattr(self, SPEC_ATTRIBUTE, None)
+        if spec is None:
+            return
+        resolved: dict[Any, Any] = {}
+        for ref in spec.connection_refs():
+            with contained(f"the identity of {ref} (connection {ref.conn_id!r})"):
+                resolved[ref] = ref.resolve()
+        object.__setattr__(self, RESOLVED_ATTRIBUTE, resolved)
+
     def get_openlineage_facets_on_start(self) -> Any:
         own = _own(self, super(), (_START,))
         return _lineage(self, own, None)
@@ -187,7 +205,11 @@ def _lineage(operator: Any, own: Any, task_instance: Any) -> Any:
         return own
     try:
         facts = runtime.facts_for(task_instance) if task_instance is not None else None
-        declared = spec.to_operator_lineage(facts, final=task_instance is not None)
+        declared = spec.to_operator_lineage(
+            facts,
+            final=task_instance is not None,
+            resolved_refs=getattr(operator, RESOLVED_ATTRIBUTE, None),
+        )
     except Exception as exc:
         report(f"declared lineage of task {getattr(operator, 'task_id', '?')!r}", exc)
         return own

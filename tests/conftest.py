@@ -1,136 +1,18 @@
-"""Test harness: an isolated AIRFLOW_HOME with SQLite, the real OpenLineage provider writing to an event log.
+"""Fixtures of the test harness; the harness itself (environment, runner) lives in ``harness.py``.
 
-The environment is set at import time, before anything imports Airflow, so every test (and every
-``airflow`` subprocess it starts) sees the same isolated installation. Each pytest-xdist worker gets
-its own AIRFLOW_HOME and metadata database.
+``harness`` is imported first: it sets the isolated Airflow environment before anything imports Airflow.
 """
 
 from __future__ import annotations
 
-import json
 import os
-import shutil
 import subprocess
 import sys
-import tempfile
-import time
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import pytest
-
-REPO = Path(__file__).resolve().parents[1]
-TESTS = Path(__file__).resolve().parent
-_worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
-_HOME = Path(tempfile.mkdtemp(prefix=f"alp-airflow-home-{_worker}-"))
-_SESSION_LOG = _HOME / "events.jsonl"
-_BASE_DAGS = _HOME / "dags"
-_BASE_DAGS.mkdir()
-
-BASE_ENV: dict[str, str] = {
-    "AIRFLOW_HOME": str(_HOME),
-    "AIRFLOW__CORE__LOAD_EXAMPLES": "False",
-    "AIRFLOW__CORE__DAGS_FOLDER": str(_BASE_DAGS),
-    "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN": f"sqlite:///{_HOME / 'airflow.db'}",
-    "AIRFLOW__CORE__EXECUTION_API_SERVER_URL": "http://localhost:8080/execution/",
-    "AIRFLOW__LOGGING__LOGGING_LEVEL": "INFO",
-    "AIRFLOW__OPENLINEAGE__NAMESPACE": "test-airflow",
-    "AIRFLOW__OPENLINEAGE__TRANSPORT": json.dumps(
-        {"type": "file", "log_file_path": str(_SESSION_LOG), "append": True}
-    ),
-    "AIRFLOW__LINEAGE_PLUS__EVENT_LOG_PATH": str(_SESSION_LOG),
-    # the one configuration line the README asks for: skip-state facets on the provider's own events
-    "AIRFLOW__OPENLINEAGE__CUSTOM_RUN_FACETS": "airflow_lineage_plus.skip.run_facets",
-    "OPENLINEAGE_CLIENT_LOGGING": "WARNING",
-}
-os.environ.update(BASE_ENV)
-
-
-def read_events(path: Path) -> list[dict[str, Any]]:
-    if not path.exists():
-        return []
-    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
-
-
-@dataclass
-class DagRunResult:
-    """What one real ``airflow dags test`` run left behind."""
-
-    dag_id: str
-    returncode: int
-    output: str
-    events: list[dict[str, Any]] = field(default_factory=list)
-
-    def task_events(self, task_id: str | None = None) -> list[dict[str, Any]]:
-        prefix = f"{self.dag_id}."
-        return [
-            e
-            for e in self.events
-            if e.get("job", {}).get("name", "").startswith(prefix)
-            and (task_id is None or e["job"]["name"] == prefix + task_id)
-        ]
-
-    def dag_events(self) -> list[dict[str, Any]]:
-        return [e for e in self.events if e.get("job", {}).get("name") == self.dag_id]
-
-    def runs_by_job(self) -> dict[str, set[str]]:
-        runs: dict[str, set[str]] = {}
-        for event in self.task_events():
-            runs.setdefault(event["job"]["name"], set()).add(event["run"]["runId"])
-        return runs
-
-
-class AirflowRunner:
-    """Runs DAG files for real with ``airflow dags test`` in a subprocess and returns their events."""
-
-    def __init__(self, workdir: Path) -> None:
-        self.workdir = workdir
-
-    def run(
-        self,
-        *dag_files: Path | str,
-        dag_id: str,
-        conf: dict[str, Any] | None = None,
-        env: dict[str, str] | None = None,
-        logical_date: str | None = None,
-        wait_for_dag_event: float = 60.0,
-        timeout: float = 300.0,
-    ) -> DagRunResult:
-        dags = self.workdir / f"dags-{dag_id}"
-        dags.mkdir(parents=True, exist_ok=True)
-        for dag_file in dag_files:
-            shutil.copy(Path(dag_file), dags / Path(dag_file).name)
-        log = self.workdir / f"events-{dag_id}.jsonl"
-        run_env = {
-            **os.environ,
-            "AIRFLOW__CORE__DAGS_FOLDER": str(dags),
-            "AIRFLOW__OPENLINEAGE__TRANSPORT": json.dumps(
-                {"type": "file", "log_file_path": str(log), "append": True}
-            ),
-            "AIRFLOW__LINEAGE_PLUS__EVENT_LOG_PATH": str(log),
-            **(env or {}),
-        }
-        cmd = [str(Path(sys.executable).parent / "airflow"), "dags", "test", dag_id]
-        if logical_date:
-            cmd.append(logical_date)
-        if conf is not None:
-            cmd += ["-c", json.dumps(conf)]
-        proc = subprocess.run(
-            cmd, env=run_env, capture_output=True, text=True, timeout=timeout, cwd=self.workdir
-        )
-        output = proc.stdout + proc.stderr
-        deadline = time.monotonic() + wait_for_dag_event
-        events = read_events(log)
-        # DAG-run events are emitted from the provider's process pool: wait until the terminal one lands.
-        while time.monotonic() < deadline and not any(
-            e.get("job", {}).get("name") == dag_id and e.get("eventType") in {"COMPLETE", "FAIL"}
-            for e in events
-        ):
-            time.sleep(0.2)
-            events = read_events(log)
-        return DagRunResult(dag_id=dag_id, returncode=proc.returncode, output=output, events=events)
+from harness import _HOME, TESTS, AirflowRunner
 
 
 @pytest.fixture(scope="session")

@@ -9,10 +9,13 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import itertools
 import logging
 import mmap
+import multiprocessing
 import os
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +34,15 @@ MAX_EVENT_BYTES = 64 * 1024 * 1024
 WINDOW_BYTES = 256 * 1024 * 1024  # a multiple of mmap.ALLOCATIONGRANULARITY
 _LENGTH_BITS = 32
 _RECENT_RUNS = 20
+PARALLEL_MIN_BYTES = 64 * 1024 * 1024  # below this a second process costs more than it saves
+# A worker also exports its part (~10 % of folding it) before this process merges it, so it gets a
+# smaller part than this process: both then finish at about the same time.
+WORKER_SHARE = 0.85
+# By default a worker is forked only when two CPUs are idle (give or take half a CPU). Measured on a shared
+# 2-CPU machine with one CPU idle at the start: the two processes together got about one CPU (probably
+# the scheduler's fair share between sessions), and the merge's extra CPU made the load slower (21.7 s;
+# one process took 14.5-19.7 s in similar moments).
+IDLE_CPU_NEEDED = 1.5
 
 
 class EventLogSource(LineageSource):
@@ -41,10 +53,19 @@ class EventLogSource(LineageSource):
         max_event_bytes: int = MAX_EVENT_BYTES,
         missing_ok: bool = False,
         window_bytes: int = WINDOW_BYTES,
+        workers: int | None = None,
+        parallel_min_bytes: int = PARALLEL_MIN_BYTES,
     ) -> None:
         """``missing_ok``: a log that does not exist yet is an empty graph (read once it appears).
-        ``window_bytes``: how much of the file is mapped at a time (rounded to the mmap granularity)."""
+        ``window_bytes``: how much of the file is mapped at a time (rounded to the mmap granularity).
+        ``workers``: processes that fold a large read (at least ``parallel_min_bytes`` new bytes) in
+        parallel, each a part of the file. Default: 2 when the machine has 2 CPUs or more and two of them
+        are idle (:func:`idle_cpus`, see ``IDLE_CPU_NEEDED``), else 1; merging costs CPU, so on a busy
+        machine a second process would not make the load faster."""
         self.path = Path(path)
+        self.auto_workers = workers is None
+        self.workers = max(1, workers if workers is not None else min(2, os.cpu_count() or 1))
+        self.parallel_min_bytes = parallel_min_bytes
         granularity = mmap.ALLOCATIONGRANULARITY
         self.window_bytes = max(granularity, window_bytes - window_bytes % granularity)
         self.missing_ok = missing_ok
@@ -53,6 +74,7 @@ class EventLogSource(LineageSource):
         self.problems: dict[str, int] = {}
         self.events = 0
         self.offset = 0
+        self.worker_parts = 0  # parts of the log folded by worker processes since the last (re)load
         self._identity: tuple[int, int, bytes] | None = None
         self._lock = threading.RLock()
         if not self.path.is_file() and not (missing_ok and not self.path.exists()):
@@ -65,6 +87,7 @@ class EventLogSource(LineageSource):
         self.problems = {}
         self.events = 0
         self.offset = 0
+        self.worker_parts = 0
         self._identity = None
 
     def guard(self) -> contextlib.AbstractContextManager[Any]:
@@ -103,14 +126,108 @@ class EventLogSource(LineageSource):
         enabled = gc.isenabled()
         gc.disable()
         try:
-            return self._read_events(start)
+            return self._read_parallel(start) if self._parallel_ok(start) else self._read_events(start)
         finally:
             if enabled:
                 gc.enable()
             gc.freeze()
 
-    def _read_events(self, start: int) -> int:
-        """Fold every complete line from ``start``.
+    def _parallel_ok(self, start: int) -> bool:
+        """Whether to fold from ``start`` in several processes: a big enough read, and ``fork`` is safe
+        (a forked child of a process running other threads could inherit a lock held forever)."""
+        if self.workers < 2 or "fork" not in multiprocessing.get_all_start_methods():
+            return False
+        if threading.active_count() > 1 or multiprocessing.current_process().daemon:
+            return False
+        try:
+            if os.stat(self.path).st_size - start < self.parallel_min_bytes:
+                return False
+        except OSError:
+            return False
+        # last, as it takes 0.1 s: a second process would only compete with others for the same CPUs
+        return not self.auto_workers or idle_cpus() >= IDLE_CPU_NEEDED
+
+    def _split_points(self, start: int, stop: int) -> list[int]:
+        """Offsets just after a newline that cut [start, stop) into ``workers`` parts: the first (read
+        here) weighs 1, the others (read by workers) ``WORKER_SHARE`` each."""
+        points = [start]
+        total = 1 + WORKER_SHARE * (self.workers - 1)
+        with open(self.path, "rb") as handle:
+            for part in range(1, self.workers):
+                cut = start + int((stop - start) * (1 + WORKER_SHARE * (part - 1)) / total)
+                newline = _find_newline(handle, cut, stop)
+                if newline >= 0 and newline + 1 > points[-1] and newline + 1 < stop:
+                    points.append(newline + 1)
+        return [*points, stop]
+
+    def _read_parallel(self, start: int) -> int:
+        """Fold the parts of the file in worker processes (the last parts) and here (the first part),
+        then merge them in log order. The graph is order-independent, so this gives the graph one
+        sequential fold gives; a worker that fails has its part read here instead."""
+        try:
+            stop = os.stat(self.path).st_size
+        except OSError as exc:
+            raise SourceUnavailable(f"cannot read event log {self.path}: {exc}") from exc
+        points = self._split_points(start, stop)
+        context = multiprocessing.get_context("fork")
+        workers: list[tuple[Any, Any, int, int]] = []
+        for begin, end in itertools.pairwise(points[1:]):
+            receiver, sender = context.Pipe(duplex=False)
+            process: Any = context.Process(target=self._fold_part, args=(begin, end, sender), daemon=True)
+            try:
+                process.start()
+            except OSError:
+                process = None
+            sender.close()
+            workers.append((process, receiver, begin, end))
+        try:
+            count = self._read_events(start, points[1])
+            for process, receiver, begin, end in workers:
+                part = None
+                if process is not None:
+                    try:  # the exported graph travels as raw bytes: no pickling, no second copy
+                        part = (receiver.recv_bytes(), *receiver.recv())
+                    except (EOFError, OSError):
+                        part = None
+                    process.join()
+                receiver.close()
+                where = (self.path, begin, end)
+                if part is None or self.offset != begin:
+                    log.warning("event log %s: bytes %d-%d not folded by a worker; reading them here", *where)
+                    count += self._read_events(self.offset, end)
+                    continue
+                exported, problems, events, offset = part
+                part = None
+                self.graph.absorb(exported)
+                del exported
+                for kind, number in problems.items():
+                    self.problems[kind] = self.problems.get(kind, 0) + number
+                self.events += events
+                self.offset = offset
+                self.worker_parts += 1
+                count += events
+        finally:  # after an error here, stop workers still folding (each is waiting to send at worst)
+            for process, receiver, _, _ in workers:
+                receiver.close()
+                if process is not None and process.is_alive():
+                    process.terminate()
+                    process.join()
+        return count
+
+    def _fold_part(self, start: int, stop: int, sender: Any) -> None:
+        """In a worker process: fold [start, stop) into a new graph and send it back exported."""
+        try:
+            self.graph, self.problems, self.events = LineageGraph(), {}, 0
+            self._read_events(start, stop)
+            sender.send_bytes(self.graph.export_state())
+            sender.send((self.problems, self.events, self.offset))
+        except Exception:  # no part sent: the parent folds [start, stop) itself
+            pass
+        finally:
+            sender.close()
+
+    def _read_events(self, start: int, stop: int | None = None) -> int:
+        """Fold every complete line from ``start`` (to ``stop``, an offset just after a newline).
 
         Lines are decoded in place from memory-mapped windows of the file (no copies); each window is
         unmapped once read, so the mapped file does not count against the process's memory.
@@ -119,7 +236,7 @@ class EventLogSource(LineageSource):
         position = start
         try:
             with open(self.path, "rb") as handle:
-                size = os.fstat(handle.fileno()).st_size
+                size = os.fstat(handle.fileno()).st_size if stop is None else stop
                 while position < size:
                     base = position - position % mmap.ALLOCATIONGRANULARITY
                     length = min(self.window_bytes, size - base)
@@ -128,7 +245,7 @@ class EventLogSource(LineageSource):
                     if read == position:  # no newline in the window after ``position``
                         if base + length >= size:
                             break  # a trailing line still being written: read it next time
-                        end = _find_newline(handle, base + length)
+                        end = _find_newline(handle, base + length, size)
                         if end < 0:
                             break
                         if end - position > self.max_event_bytes:
@@ -363,11 +480,32 @@ class EventLogSource(LineageSource):
         return {"dag_id": dag_id, "task_id": task_id, "run_id": run_id}
 
 
-def _find_newline(handle: Any, start: int) -> int:
-    """Offset of the first newline at or after ``start``; -1 when there is none yet."""
+def idle_cpus(sample_seconds: float = 0.1) -> float:
+    """How many CPUs are idle now: from two readings of /proc/stat ``sample_seconds`` apart (Linux);
+    elsewhere CPUs minus the 1-minute load average (which lags: it still counts a load just finished)."""
+    cpus = os.cpu_count() or 1
+    try:
+        before = _cpu_ticks()
+        time.sleep(sample_seconds)
+        after = _cpu_ticks()
+    except (OSError, ValueError, IndexError):
+        return cpus - os.getloadavg()[0]
+    total = after[0] - before[0]
+    return cpus * (after[1] - before[1]) / total if total > 0 else 0.0
+
+
+def _cpu_ticks() -> tuple[int, int]:
+    """(all, idle + iowait) CPU ticks since boot, summed over CPUs."""
+    with open("/proc/stat") as stat:
+        fields = [int(value) for value in stat.readline().split()[1:]]
+    return sum(fields[:8]), fields[3] + fields[4]
+
+
+def _find_newline(handle: Any, start: int, stop: int | None = None) -> int:
+    """Offset of the first newline at or after ``start`` (and before ``stop``); -1 when there is none."""
     handle.seek(start)
     scanned = start
-    while chunk := handle.read(8 * 1024 * 1024):
+    while chunk := handle.read(8 * 1024 * 1024 if stop is None else min(8 * 1024 * 1024, stop - scanned)):
         newline = chunk.find(b"\n")
         if newline >= 0:
             return scanned + newline

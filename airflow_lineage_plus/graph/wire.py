@@ -75,7 +75,7 @@ class DatasetFacets(msgspec.Struct):
 class Dataset(msgspec.Struct):
     namespace: str
     name: str
-    facets: DatasetFacets | None = None
+    facets: msgspec.Raw = NO_RAW  # DatasetFacets, decoded by decode_dataset_facets when they changed
 
 
 class JobFacets(msgspec.Struct):
@@ -150,6 +150,16 @@ _any_decoder = msgspec.json.Decoder()
 _schema_decoder = msgspec.json.Decoder(Schema)
 _ownership_decoder = msgspec.json.Decoder(Ownership)
 _column_lineage_decoder = msgspec.json.Decoder(ColumnLineage)
+
+
+_dataset_facets_decoder = msgspec.json.Decoder(DatasetFacets)
+
+
+def decode_dataset_facets(raw: bytes) -> DatasetFacets | None:
+    try:
+        return _dataset_facets_decoder.decode(raw)
+    except msgspec.DecodeError:
+        return None
 
 
 def decode_schema(raw: bytes) -> Schema | None:
@@ -240,7 +250,7 @@ def _salvage(line: bytes | memoryview) -> Event:
 _datasets_decoder = msgspec.json.Decoder(list[Dataset] | None)
 
 
-def decode_datasets(raw: bytes) -> tuple[list[Dataset], bool]:
+def decode_datasets(raw: bytes | msgspec.Raw) -> tuple[list[Dataset], bool]:
     """(datasets, salvaged) of an inputs/outputs list; entries that do not fit are trimmed or dropped."""
     try:
         return _datasets_decoder.decode(raw) or [], False

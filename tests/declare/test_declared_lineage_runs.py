@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import AirflowRunner, DagRunResult
+from harness import AirflowRunner, DagRunResult
 from openlineage_spec import validate_events
 
 pytestmark = pytest.mark.airflow

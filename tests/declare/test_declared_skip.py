@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import AirflowRunner
+from harness import AirflowRunner
 from openlineage_spec import validate_events
 
 pytestmark = pytest.mark.airflow

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import AirflowRunner
+from harness import AirflowRunner
 from openlineage_spec import validate_events
 
 pytestmark = pytest.mark.airflow

@@ -1,14 +1,3 @@
-from __future__ import annotations
+"""Fixtures for tests/graph; shared helpers live in ``marquez_fixture.py``."""
 
-from collections.abc import Iterator
-
-import pytest
-from fake_marquez import FakeMarquez
-
-API_KEY = "test-key"
-
-
-@pytest.fixture
-def fake_marquez() -> Iterator[FakeMarquez]:
-    with FakeMarquez(api_key=API_KEY) as server:
-        yield server
+from marquez_fixture import fake_marquez  # noqa: F401

@@ -211,3 +211,31 @@ def orders_pipeline() -> list[dict[str, Any]]:
     )
     events += run_pair("orders.report", "report-1", 4, 5, inputs=[fct], outputs=[report], owners=["team:bi"])
     return events
+
+
+def varied_events() -> list[dict[str, Any]]:
+    """The orders pipeline plus a skipped run, a late RUNNING event with an execution mode and an ABORT."""
+    events = orders_pipeline()
+    events += run_pair(
+        "orders.report",
+        "report-2",
+        14,
+        15,
+        skipped="upstream failed",
+        inputs=[ds("fct_daily_orders")],
+        outputs=[ds("orders_report")],
+    )
+    events.append(
+        event(
+            "RUNNING",
+            "orders.build_fct",
+            "fct-2",
+            12.5,
+            outputs=[ds("fct_daily_orders")],
+            run_facets={"lineagePlus_executionMode": facet(mode="cached")},
+        )
+    )
+    events += run_pair(
+        "orders.load_orders", "load-3", 30, 31, "ABORT", inputs=[ds("raw_orders")], outputs=[ds("stg_orders")]
+    )
+    return events

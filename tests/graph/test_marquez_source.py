@@ -10,7 +10,6 @@ from typing import Any
 
 import httpx
 import pytest
-from conftest import API_KEY
 from fake_marquez import FakeMarquez
 from graph_builders import (
     dataset_node,
@@ -24,6 +23,7 @@ from graph_builders import (
     write_log,
 )
 from marquez_contract import validate, validate_response
+from marquez_fixture import API_KEY
 
 from airflow_lineage_plus.graph import LineageQueries, NodeNotFound, SourceUnavailable, open_source
 

@@ -7,41 +7,13 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from graph_builders import dataset_node, ds, event, facet, job_node, orders_pipeline, run_pair
+from graph_builders import dataset_node, job_node, varied_events
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from airflow_lineage_plus.graph import LineageQueries, open_source
 
-
-def _events() -> list[dict[str, Any]]:
-    events = orders_pipeline()
-    events += run_pair(
-        "orders.report",
-        "report-2",
-        14,
-        15,
-        skipped="upstream failed",
-        inputs=[ds("fct_daily_orders")],
-        outputs=[ds("orders_report")],
-    )
-    events.append(
-        event(
-            "RUNNING",
-            "orders.build_fct",
-            "fct-2",
-            12.5,
-            outputs=[ds("fct_daily_orders")],
-            run_facets={"lineagePlus_executionMode": facet(mode="cached")},
-        )
-    )
-    events += run_pair(
-        "orders.load_orders", "load-3", 30, 31, "ABORT", inputs=[ds("raw_orders")], outputs=[ds("stg_orders")]
-    )
-    return events
-
-
-BASE = _events()
+BASE = varied_events()
 
 
 def _answers(events: list[dict[str, Any]]) -> dict[str, Any]:

@@ -12,7 +12,9 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 import pytest
-from conftest import (
+from fake_marquez import FakeMarquez
+from openlineage_spec import validate_events
+from reliability_support import (
     EXECUTION_TIMEOUT,
     FORWARD_TIMEOUT,
     WAREHOUSE_PASSWORD,
@@ -21,8 +23,6 @@ from conftest import (
     event_log_transport,
     forward_to,
 )
-from fake_marquez import FakeMarquez
-from openlineage_spec import validate_events
 
 from airflow_lineage_plus.declare import CONNECTION_LOOKUP_SECONDS
 from airflow_lineage_plus.replay import Marquez, replay

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import REPO, AirflowRunner, DagRunResult
+from harness import REPO, AirflowRunner, DagRunResult
 
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))

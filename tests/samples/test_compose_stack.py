@@ -17,7 +17,7 @@ from typing import Any
 import jsonschema
 import pytest
 import yaml
-from conftest import REPO
+from harness import REPO
 
 COMPOSE = REPO / "docker-compose.yml"
 DOCKERFILE = REPO / "docker" / "Dockerfile"

@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import REPO
+from harness import REPO
 
 pytestmark = pytest.mark.airflow
 

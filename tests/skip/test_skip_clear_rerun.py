@@ -6,8 +6,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from conftest import DAGS, SKIP_ENV, LiveAirflow, skip_facet, skip_records, task_name
 from openlineage_spec import validate_events
+from skip_support import DAGS, SKIP_ENV, LiveAirflow, skip_facet, skip_records, task_name
 
 pytestmark = pytest.mark.airflow
 

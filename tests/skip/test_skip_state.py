@@ -8,8 +8,8 @@ from collections import Counter
 from typing import Any
 
 import pytest
-from conftest import DAGS, MODE_KEY, SKIP_ENV, LiveAirflow, skip_facet, skip_records, task_name
 from openlineage_spec import validate_events
+from skip_support import DAGS, MODE_KEY, SKIP_ENV, LiveAirflow, skip_facet, skip_records, task_name
 
 pytestmark = pytest.mark.airflow
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
-from conftest import AirflowRunner, DagRunResult
+from harness import AirflowRunner, DagRunResult
 
 DAGS = Path(__file__).resolve().parent / "dags"
 DAG_FILE = DAGS / "ui_orders.py"

@@ -1,0 +1,252 @@
+"""A log folded in parts (in worker processes) and merged gives the graph one sequential fold gives."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import multiprocessing
+import os
+import sys
+import threading
+from pathlib import Path
+from typing import Any
+
+import pytest
+from graph_builders import dataset_node, ds, event, facet, job_node, run_id, varied_events
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from airflow_lineage_plus.graph import LineageQueries, SourceUnavailable
+from airflow_lineage_plus.graph import wire as w
+from airflow_lineage_plus.graph.eventlog import EventLogSource, idle_cpus
+from airflow_lineage_plus.graph.model import _RUN_STATE, LineageGraph
+
+REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO / "benchmarks"))
+
+from generate_events import generate  # noqa: E402
+
+
+def _tricky_events() -> list[dict[str, Any]]:
+    """Facts that only tie-breaking rules decide: equal event times with different content, a DAG run
+    whose tasksState changes, parent facets, a run whose events carry different skip reasons."""
+    parent = {"namespace": "pipeline", "name": "orders"}
+    dag_run = {"parent": facet(run={"runId": run_id("dag-1")}, job=parent)}
+    tie_a = ds("tie_ds", fields=[("a", "INT")], owners=["team:a"])
+    tie_b = ds("tie_ds", fields=[("a", "BIGINT")], owners=["team:b"])
+    skip = {"lineagePlus_skipState": facet(skipped=True, reason="r-b")}
+    skip_other = {"lineagePlus_skipState": facet(skipped=True, reason="r-a")}
+    return [
+        event("START", "orders", "dag-1", 0),
+        event("START", "orders.load_orders", "load-1", 0.5, run_facets=dag_run),
+        event("COMPLETE", "orders.tie_job", "tie-1", 40, outputs=[tie_a]),
+        event("COMPLETE", "orders.tie_job", "tie-2", 40, outputs=[tie_b]),
+        event("COMPLETE", "orders.skippy", "skip-1", 41, run_facets=skip),
+        event("COMPLETE", "orders.skippy", "skip-1", 41, run_facets=skip_other),
+        event("COMPLETE", "orders.skippy", "skip-1", 41),
+        event("FAIL", "orders.erring", "err-1", 42, run_facets={"errorMessage": facet(message="b")}),
+        event("FAIL", "orders.erring", "err-1", 42, run_facets={"errorMessage": facet(message="a")}),
+        event(
+            "RUNNING",
+            "orders",
+            "dag-1",
+            50,
+            run_facets={"airflowState": facet(dagRunState="running", tasksState={"report": "skipped"})},
+        ),
+        event(
+            "COMPLETE",
+            "orders",
+            "dag-1",
+            51,
+            run_facets={
+                "airflowState": facet(dagRunState="success", tasksState={"report": "success", "x": "skipped"})
+            },
+        ),
+    ]
+
+
+LINES = [json.dumps(e).encode() for e in varied_events() + _tricky_events()]
+
+
+def _fold(lines: list[bytes], indices: range) -> LineageGraph:
+    graph = LineageGraph()
+    for index in indices:
+        decoded, micros, _ = w.decode(lines[index])
+        graph.apply(decoded, micros, index)
+    return graph
+
+
+def _fingerprint(graph: LineageGraph) -> dict[str, Any]:
+    """Everything the graph knows (caches aside), in a form that compares equal for equal graphs."""
+
+    def sets(mapping: dict[Any, set[Any]]) -> dict[Any, list[Any]]:
+        return {key: sorted(value) for key, value in mapping.items() if value}
+
+    return {
+        "jobs": {
+            key: (
+                j.owners,
+                j.owners_key,
+                j.ref,
+                j.ref_time,
+                sorted(j.sources),
+                sorted(j.targets),
+                [r.run_id for r in j.runs],
+            )
+            for key, j in graph.jobs.items()
+        },
+        "runs": {key: tuple(getattr(r, name) for name in _RUN_STATE) for key, r in graph.runs.items()},
+        "datasets": {
+            key: (
+                sorted(d.schemas.items()),
+                d.fields,
+                d.fields_key,
+                d.owners,
+                d.owners_key,
+                d.columns,
+                d.columns_key,
+                (d.ref, d.ref_time, d.write_ref, d.write_time),
+            )
+            for key, d in graph.datasets.items()
+        },
+        "succ": sets(graph.succ),
+        "pred": sets(graph.pred),
+        "children": sets(graph.children),
+        "skips": {key: (s.key, s.job_ids) for key, s in graph.dag_run_skips.items()},
+        "skipped_by": sets(graph.skipped_by),
+        "column_readers": sets(graph.column_readers),
+        "version": graph.version,
+    }
+
+
+def test_the_tricky_events_exercise_the_tie_rules() -> None:
+    graph = _fold(LINES, range(len(LINES)))
+    skippy = graph.runs[run_id("skip-1")]
+    assert skippy.state == "SKIPPED" and skippy.skip_reason == "r-a"
+    assert graph.runs[run_id("err-1")].error == "b"
+    assert graph.datasets[dataset_node("tie_ds")].fields == (("a", "INT", None),)
+    assert graph.dag_run_skips[run_id("dag-1")].job_ids == (job_node("orders.x"),)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    order=st.permutations(range(len(LINES))),
+    repeats=st.lists(st.integers(min_value=0, max_value=len(LINES) - 1), max_size=6),
+    cuts=st.lists(st.integers(min_value=0, max_value=len(LINES) + 6), min_size=1, max_size=3),
+)
+def test_folding_parts_and_merging_them_equals_one_fold(
+    order: list[int], repeats: list[int], cuts: list[int]
+) -> None:
+    lines = [LINES[i] for i in order] + [LINES[i] for i in repeats]
+    points = [0, *sorted(min(c, len(lines)) for c in cuts), len(lines)]
+    parts = [_fold(lines, range(begin, end)) for begin, end in itertools.pairwise(points)]
+    merged = parts[0]
+    for part in parts[1:]:
+        merged.absorb(part.export_state())
+    assert _fingerprint(merged) == _fingerprint(_fold(lines, range(len(lines))))
+
+
+def _generated_log(path: Path) -> Path:
+    generate(path, events=4000, datasets=800, jobs=160, seed=5)
+    with open(path, "ab") as handle:  # bad lines in the last part, and a line still being written
+        handle.write(b"not json\n" + b'{"eventTime": "2026-01-01T00:00:00Z"}\n' + b'{"eventType": "STA')
+    return path
+
+
+@pytest.fixture
+def single_threaded() -> None:
+    """Worker processes are forked only from a process running one thread (see ``_parallel_ok``):
+    wait for threads other tests left behind (e.g. the stand-in Marquez's request handlers) to end."""
+    for thread in threading.enumerate():
+        if thread is not threading.main_thread():
+            thread.join(timeout=30)
+    assert threading.active_count() == 1, threading.enumerate()
+
+
+@pytest.mark.usefixtures("single_threaded")
+def test_a_log_folded_by_worker_processes_equals_the_sequential_load(tmp_path: Path) -> None:
+    log = _generated_log(tmp_path / "events.jsonl")
+    sequential = EventLogSource(log, workers=1)
+    for workers in (2, 3):
+        parallel = EventLogSource(log, workers=workers, parallel_min_bytes=0)
+        assert parallel.worker_parts == workers - 1
+        assert _fingerprint(parallel.graph) == _fingerprint(sequential.graph)
+        assert (parallel.events, parallel.problems, parallel.offset) == (
+            sequential.events,
+            sequential.problems,
+            sequential.offset,
+        )
+        assert parallel.problems == {"malformed": 1, "invalid": 1}
+        target = sorted(sequential.graph.datasets)[7]
+        for query in ("upstream", "downstream", "impact", "failed_upstream"):
+            assert getattr(LineageQueries(parallel), query)(target, 10) == getattr(
+                LineageQueries(sequential), query
+            )(target, 10)
+
+
+class _WorkerThatDies(EventLogSource):
+    def _fold_part(self, start: int, stop: int, sender: Any) -> None:
+        sender.close()  # exits without sending its part
+
+
+@pytest.mark.usefixtures("single_threaded")
+def test_a_part_whose_worker_fails_is_read_by_the_parent(tmp_path: Path) -> None:
+    log = _generated_log(tmp_path / "events.jsonl")
+    sequential = EventLogSource(log, workers=1)
+    parallel = _WorkerThatDies(log, workers=2, parallel_min_bytes=0)
+    assert parallel.worker_parts == 0 and parallel.workers == 2
+    assert _fingerprint(parallel.graph) == _fingerprint(sequential.graph)
+    assert (parallel.events, parallel.problems, parallel.offset) == (
+        sequential.events,
+        sequential.problems,
+        sequential.offset,
+    )
+
+
+@pytest.mark.usefixtures("single_threaded")
+def test_small_reads_and_appends_stay_in_one_process(tmp_path: Path) -> None:
+    log = _generated_log(tmp_path / "events.jsonl")
+    size = log.stat().st_size
+    source = EventLogSource(log, workers=2, parallel_min_bytes=size + 1)
+    assert source.worker_parts == 0 and source.events > 4000
+    with open(log, "ab") as handle:
+        handle.write(b'RT"}\n' + log.read_bytes()[: size // 2].rsplit(b"\n", 1)[0] + b"\n")
+    source.parallel_min_bytes = size // 2 + 100  # the appended bytes are fewer
+    assert source.refresh() > 1000 and source.worker_parts == 0
+    assert source.problems == {"malformed": 1, "invalid": 2}
+
+
+def test_threads_running_keep_the_load_in_one_process(tmp_path: Path) -> None:
+    log = _generated_log(tmp_path / "events.jsonl")
+    stop = threading.Event()
+    other = threading.Thread(target=stop.wait)
+    other.start()
+    try:
+        source = EventLogSource(log, workers=2, parallel_min_bytes=0)
+    finally:
+        stop.set()
+        other.join()
+    assert source.worker_parts == 0 and source.events > 4000
+
+
+def test_idle_cpus_is_a_share_of_the_machines_cpus() -> None:
+    idle = idle_cpus(0.05)
+    assert 0.0 <= idle <= (os.cpu_count() or 1) + 1e-9
+
+
+class _ReaderThatFailsHere(EventLogSource):
+    def _read_events(self, start: int, stop: int | None = None) -> int:
+        if os.getpid() == PARENT_PID and start == 0:
+            raise SourceUnavailable("the disk went away")
+        return super()._read_events(start, stop)
+
+
+PARENT_PID = os.getpid()
+
+
+@pytest.mark.usefixtures("single_threaded")
+def test_an_error_while_folding_here_leaves_no_worker_behind(tmp_path: Path) -> None:
+    log = _generated_log(tmp_path / "events.jsonl")
+    with pytest.raises(SourceUnavailable, match="the disk went away"):
+        _ReaderThatFailsHere(log, workers=2, parallel_min_bytes=0)
+    assert multiprocessing.active_children() == []

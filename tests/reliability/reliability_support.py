@@ -1,0 +1,99 @@
+"""Fixtures of the reliability tests: timed real DAG runs and the graph tests' Marquez stand-in."""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+from harness import AirflowRunner
+
+from airflow_lineage_plus import conf as _conf
+
+_conf.sql_max_length()  # Airflow configures logging on first use: let it happen now, not inside a test
+
+HERE = Path(__file__).resolve().parent
+DAGS = HERE / "dags"
+FAULT_DAG = DAGS / "reliability_faults.py"
+# Reuse the Marquez stand-in the graph tests built from Marquez's openapi.yml.
+if str(HERE.parent / "graph") not in sys.path:
+    sys.path.insert(0, str(HERE.parent / "graph"))
+
+# The provider's emission limit, kept short so the tests are quick; our delivery deadline stays below it.
+EXECUTION_TIMEOUT = 6.0
+FORWARD_TIMEOUT = 1.5
+
+
+def event_log_transport(**extra: Any) -> str:
+    return json.dumps({"type": "airflow_lineage_plus.transport.EventLogTransport", **extra})
+
+
+def forward_to(url: str) -> str:
+    """Our transport: event log first, then live delivery over the client's http transport, no retries."""
+    return event_log_transport(
+        forward={"type": "http", "url": url, "retry": {"total": 0}},  # the client's 5 s timeout
+        forward_timeout=FORWARD_TIMEOUT,
+    )
+
+
+WAREHOUSE_PASSWORD = "s3cr3t-Pa55word"
+BASE_FAULT_ENV = {
+    "AIRFLOW_CONN_WAREHOUSE": f"postgres://etl_user:{WAREHOUSE_PASSWORD}@warehouse.internal:5432/analytics",
+    "AIRFLOW__OPENLINEAGE__EXECUTION_TIMEOUT": str(int(EXECUTION_TIMEOUT)),
+    "AIRFLOW__OPENLINEAGE__TRANSPORT": event_log_transport(),
+}
+
+
+@dataclass
+class TimedRun:
+    returncode: int
+    output: str
+    events: list[dict[str, Any]]
+    seconds: float
+    log: Path
+
+    def lines(self, *fragments: str) -> list[str]:
+        """Output lines containing every fragment."""
+        return [line for line in self.output.splitlines() if all(f in line for f in fragments)]
+
+
+TimedRunner = Callable[..., TimedRun]
+
+
+@pytest.fixture(scope="session")
+def timed(
+    request: pytest.FixtureRequest, airflow_db: Path, tmp_path_factory: pytest.TempPathFactory
+) -> TimedRunner:
+    """``timed(dag_id, env, wait=...)``: one real ``airflow dags test`` run, its wall time and events."""
+    runner_class = AirflowRunner
+
+    def run(dag_id: str, env: dict[str, str], wait: float = 30.0) -> TimedRun:
+        workdir = tmp_path_factory.mktemp(dag_id)
+        started = time.monotonic()
+        result = runner_class(workdir).run(
+            FAULT_DAG, dag_id=dag_id, env={**BASE_FAULT_ENV, **env}, wait_for_dag_event=0
+        )
+        seconds = time.monotonic() - started
+        (workdir / "output.txt").write_text(result.output)  # for a look after a failure
+        log = workdir / f"events-{dag_id}.jsonl"
+        events = result.events
+        deadline = time.monotonic() + wait
+        while time.monotonic() < deadline and not any(e["job"]["name"] == dag_id for e in events):
+            time.sleep(0.5)  # DAG-run events come from the provider's process pool
+            if log.exists():
+                events = [json.loads(line) for line in log.read_text().splitlines() if line.strip()]
+        return TimedRun(result.returncode, result.output, events, seconds, log)
+
+    return run
+
+
+@pytest.fixture(scope="session")
+def baseline(timed: TimedRunner) -> TimedRun:
+    run = timed("reliability_baseline", {})
+    assert run.returncode == 0, run.output[-3000:]
+    return run
