@@ -46,7 +46,7 @@ import os
 import posixpath
 import re
 import urllib.parse
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from functools import cache
 from typing import TYPE_CHECKING, Any, Literal, Union
 
@@ -321,16 +321,18 @@ AnyRef = Union[DatasetRef, ConnectionTableRef]  # noqa: UP007 - a runtime alias
 # ----------------------------------------------------------------------------------------------------
 
 
-def s3(bucket_or_uri: str, key: str | None = None) -> DatasetRef:
-    """An S3 dataset: ``s3("s3://bucket/prefix/")`` or ``s3("bucket", "prefix")``."""
+def _object_store(
+    helper: str, schemes: Iterable[str], scheme: str, bucket_or_uri: str, key: str | None
+) -> DatasetRef:
+    """The shared body of :func:`s3` and :func:`gcs`: a bucket URI, ``bucket/key`` or bucket plus key."""
     text = _strip(bucket_or_uri, "bucket")
     if "://" in text:
-        scheme = text.split("://", 1)[0].lower()
+        given = text.split("://", 1)[0].lower()
         if key is not None:  # a bucket URI plus a key
             text = text.rstrip("/") + "/" + key.lstrip("/")
-        if scheme not in _S3_SCHEMES:
+        if given not in schemes:
             raise DatasetNameError(
-                f"s3() got a {scheme}:// URI {text!r}: use dataset() or the matching helper"
+                f"{helper}() got a {given}:// URI {text!r}: use dataset() or the matching helper"
             )
         return DatasetRef.from_uri(text)
     if "/" in text:
@@ -339,28 +341,17 @@ def s3(bucket_or_uri: str, key: str | None = None) -> DatasetRef:
                 f"bucket {text!r} contains '/': pass the bucket alone and the key separately"
             )
         text, _, key = text.partition("/")
-    return _object_store_ref("s3", text, key or "")
+    return _object_store_ref(scheme, text, key or "")
+
+
+def s3(bucket_or_uri: str, key: str | None = None) -> DatasetRef:
+    """An S3 dataset: ``s3("s3://bucket/prefix/")`` or ``s3("bucket", "prefix")``."""
+    return _object_store("s3", _S3_SCHEMES, "s3", bucket_or_uri, key)
 
 
 def gcs(bucket_or_uri: str, key: str | None = None) -> DatasetRef:
     """A Google Cloud Storage dataset: ``gcs("gs://bucket/prefix")`` or ``gcs("bucket", "prefix")``."""
-    text = _strip(bucket_or_uri, "bucket")
-    if "://" in text:
-        scheme = text.split("://", 1)[0].lower()
-        if key is not None:  # a bucket URI plus a key
-            text = text.rstrip("/") + "/" + key.lstrip("/")
-        if scheme not in _GCS_SCHEMES:
-            raise DatasetNameError(
-                f"gcs() got a {scheme}:// URI {text!r}: use dataset() or the matching helper"
-            )
-        return DatasetRef.from_uri(text)
-    if "/" in text:
-        if key is not None:
-            raise DatasetNameError(
-                f"bucket {text!r} contains '/': pass the bucket alone and the key separately"
-            )
-        text, _, key = text.partition("/")
-    return _object_store_ref("gs", text, key or "")
+    return _object_store("gcs", _GCS_SCHEMES, "gs", bucket_or_uri, key)
 
 
 def local_file(path: str | os.PathLike[str]) -> DatasetRef:

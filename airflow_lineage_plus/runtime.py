@@ -66,30 +66,11 @@ class DatasetFacts:
             metrics[name] = {k: v for k, v in entry.items() if v is not None}
         return metrics
 
-    def input_facets(self) -> dict[str, Any]:
+    def _quality_facets(self, metrics_class: Any, with_metrics: bool) -> dict[str, Any]:
         facets: dict[str, Any] = {}
-        if self.profile is not None or self.bytes is not None:
-            facets["dataQualityMetrics"] = (
-                data_quality_metrics_input_dataset.DataQualityMetricsInputDatasetFacet(
-                    rowCount=self.profile.row_count if self.profile else None,
-                    bytes=self.bytes,
-                    fileCount=self.file_count,
-                    columnMetrics=self._column_metrics(),
-                )
-            )
-        if self.assertions:
-            facets["dataQualityAssertions"] = (
-                data_quality_assertions_dataset.DataQualityAssertionsDatasetFacet(
-                    assertions=list(self.assertions)
-                )
-            )
-        return facets
-
-    def dataset_facets(self) -> dict[str, Any]:
-        facets: dict[str, Any] = {}
-        if self.profile is not None:
-            facets["dataQualityMetrics"] = data_quality_metrics_dataset.DataQualityMetricsDatasetFacet(
-                rowCount=self.profile.row_count,
+        if with_metrics:
+            facets["dataQualityMetrics"] = metrics_class(
+                rowCount=self.profile.row_count if self.profile else None,
                 bytes=self.bytes,
                 fileCount=self.file_count,
                 columnMetrics=self._column_metrics(),
@@ -101,6 +82,19 @@ class DatasetFacts:
                 )
             )
         return facets
+
+    def input_facets(self) -> dict[str, Any]:
+        """Input-dataset facets of what was read: ``dataQualityMetrics`` and ``dataQualityAssertions``."""
+        return self._quality_facets(
+            data_quality_metrics_input_dataset.DataQualityMetricsInputDatasetFacet,
+            self.profile is not None or self.bytes is not None,
+        )
+
+    def dataset_facets(self) -> dict[str, Any]:
+        """Dataset facets of what was written: ``dataQualityMetrics`` and ``dataQualityAssertions``."""
+        return self._quality_facets(
+            data_quality_metrics_dataset.DataQualityMetricsDatasetFacet, self.profile is not None
+        )
 
     def output_facets(self) -> dict[str, Any]:
         if self.profile is None and self.bytes is None:
