@@ -382,13 +382,17 @@ def snapshot_dag_run(dag_id: str, run_id: str, session: Any) -> DagRunSnapshot:
             TaskInstance.state,
             TaskInstance.try_number,
             TaskInstance.end_date,
+            TaskInstance.hostname,
         ).where(TaskInstance.dag_id == dag_id, TaskInstance.run_id == run_id)
     ).all()
-    for task_id, map_index, state, try_number, end_date in rows:
+    ran_on_a_host: set[tuple[str, int, int]] = set()
+    for task_id, map_index, state, try_number, end_date, hostname in rows:
         ti = (str(task_id), int(map_index))
         snap.states[ti] = _state_name(state) or "none"
         snap.try_numbers[ti] = int(try_number or 0)
         snap.end_dates[ti] = end_date
+        if hostname:
+            ran_on_a_host.add((*ti, snap.try_numbers[ti]))
     if not any(state in NOT_RUN_STATES for state in snap.states.values()):
         return snap
     # Every try that started has an audit-log row written by the execution API when it went RUNNING;
@@ -399,6 +403,10 @@ def snapshot_dag_run(dag_id: str, run_id: str, session: Any) -> DagRunSnapshot:
         )
     ).all():
         snap.started.add((str(task_id), -1 if map_index is None else int(map_index), int(try_number or 0)))
+    if not snap.started:
+        # Airflow 3.1 writes no "running" audit rows under `airflow dags test`; there, a worker that
+        # started a try is known by the hostname it recorded on the task instance.
+        snap.started |= ran_on_a_host
     for task_id, map_index, value in session.execute(
         select(XComModel.task_id, XComModel.map_index, XComModel.value).where(
             XComModel.dag_id == dag_id, XComModel.run_id == run_id, XComModel.key == _SKIPMIXIN_KEY

@@ -8,7 +8,7 @@ DATASET = "DATASET"
 JOB = "JOB"
 
 # A namespace that is a URI keeps its own colons: scheme://authority[:port]
-_URI_NAMESPACE = re.compile(r"^([A-Za-z][A-Za-z0-9+.\-]*://[^/:]*(?::\d+)?):")
+_URI_NAMESPACE = re.compile(r"^([A-Za-z][A-Za-z0-9+.\-]*://[^/:]*(?::\d+)?(?:/[^:]*)?):")
 
 
 def dataset_id(namespace: str, name: str) -> str:
@@ -32,7 +32,8 @@ def split_node_id(node_id: str) -> tuple[str, str, str]:
     """(type, namespace, name) of a node id.
 
     Namespaces may contain colons (``postgres://host:5432``); a URI-shaped namespace is taken as
-    ``scheme://authority[:port]``, otherwise the namespace ends at the first colon.
+    ``scheme://authority[:port][/path]`` (embedded databases such as ``duckdb:///data/wh.duckdb`` keep
+    a path in the namespace), otherwise the namespace ends at the first colon.
     """
     kind = node_type(node_id)
     rest = node_id.split(":", 1)[1]

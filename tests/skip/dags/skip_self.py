@@ -7,7 +7,7 @@ from typing import Any
 
 from airflow.providers.standard.triggers.temporal import TimeDeltaTrigger
 from airflow.sdk import DAG, Asset, BaseOperator, task
-from airflow.sdk.exceptions import AirflowSkipException
+from airflow.exceptions import AirflowSkipException
 
 from airflow_lineage_plus import skip
 
