@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from airflow.sdk import DAG, Asset, task, task_group
 from airflow.exceptions import AirflowSkipException
+from airflow.sdk import DAG, Asset, task, task_group
 
 with DAG(dag_id="skip_mapped", start_date=datetime(2024, 1, 1), schedule=None, catchup=False):
 

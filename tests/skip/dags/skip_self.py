@@ -5,9 +5,9 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from typing import Any
 
+from airflow.exceptions import AirflowSkipException
 from airflow.providers.standard.triggers.temporal import TimeDeltaTrigger
 from airflow.sdk import DAG, Asset, BaseOperator, task
-from airflow.exceptions import AirflowSkipException
 
 from airflow_lineage_plus import skip
 
