@@ -21,7 +21,7 @@ import inspect
 from collections.abc import Iterable
 from typing import Any
 
-from airflow_lineage_plus import runtime
+from airflow_lineage_plus import conf, runtime
 from airflow_lineage_plus.containment import contained, report
 from airflow_lineage_plus.declare import Input, LineageSpec, Output
 
@@ -201,7 +201,7 @@ def _own(operator: Any, parent: Any, names: Iterable[str], *args: Any) -> Any:
 def _lineage(operator: Any, own: Any, task_instance: Any) -> Any:
     """The operator's own lineage merged with the declaration (and runtime facts once it has run)."""
     spec: LineageSpec | None = getattr(operator, SPEC_ATTRIBUTE, None)
-    if spec is None:
+    if spec is None or conf.is_disabled():
         return own
     try:
         facts = runtime.facts_for(task_instance) if task_instance is not None else None

@@ -245,6 +245,8 @@ def run_facets(task_instance: Any, ti_state: Any) -> dict[str, RunFacet]:
     SKIPPED on the provider's COMPLETE event.
     """
     facets: dict[str, RunFacet] = {}
+    if conf.is_disabled():
+        return facets
     if _state_name(ti_state) == "skipped":
         message = self_skip_message(task_instance)
         map_index = getattr(task_instance, "map_index", -1)
