@@ -324,14 +324,11 @@ class LineageSpec:
     # -- run time -----------------------------------------------------------------------------------
 
     def connection_refs(self) -> set[datasets.ConnectionTableRef]:
-        """Every declared dataset whose identity comes from an Airflow connection."""
-        refs = [d.dataset for d in (*self.inputs, *self.outputs)]
-        refs += [
-            src.dataset
-            for out in self.outputs
-            for srcs in (out.column_lineage or {}).values()
-            for src in srcs
-        ]
+        """Every declared dataset whose identity comes from an Airflow connection.
+
+        Column-lineage sources need no scan of their own: :meth:`validate` requires them to be inputs.
+        """
+        refs = (d.dataset for d in (*self.inputs, *self.outputs))
         return {ref for ref in refs if isinstance(ref, datasets.ConnectionTableRef)}
 
     def to_operator_lineage(

@@ -221,14 +221,6 @@ def watch_for_self_skip(task_instance: Any) -> None:
         object.__setattr__(task, name, _watching(task, method))
 
 
-def forget(task_instance: Any) -> None:
-    """Drop what the registry holds for a task instance."""
-    key = task_key(task_instance)
-    with _lock:
-        _self_skip_messages.pop(key, None)
-        _modes.pop(key, None)
-
-
 def _no_facets() -> dict[str, RunFacet]:
     return {}
 
