@@ -32,15 +32,14 @@ import re
 import threading
 from collections import Counter
 from collections.abc import Callable
-from typing import Any, ClassVar
+from typing import Any
 
 import attr
-from openlineage.client.facet_v2 import RunFacet
 from openlineage.client.transport.transform.transform import EventTransformer
 
 from airflow_lineage_plus.containment import report
 from airflow_lineage_plus.declare import SQL_CUT_MARKER
-from airflow_lineage_plus.facets import schema_url
+from airflow_lineage_plus.facets import TrimmedRunFacet
 from airflow_lineage_plus.provider_info import OPTIONS
 
 log = logging.getLogger(__name__)
@@ -55,21 +54,6 @@ _CREDENTIALS = re.compile(r"(?P<head>[A-Za-z][A-Za-z0-9+.\-]*://[^\s:/@]*):(?P<s
 
 _cuts: Counter[str] = Counter()
 _cuts_lock = threading.Lock()
-
-
-@attr.define
-class TrimmedRunFacet(RunFacet):
-    """What airflow-lineage-plus cut from this event to keep it within limits, and how much."""
-
-    key: ClassVar[str] = "lineagePlus_trimmed"
-    cuts: list[dict[str, Any]]
-    budgetBytes: int | None = attr.field(default=None)
-    originalBytes: int | None = attr.field(default=None)
-    finalBytes: int | None = attr.field(default=None)
-
-    @staticmethod
-    def _get_schema() -> str:
-        return schema_url("TrimmedRunFacet")
 
 
 def cut_counts() -> dict[str, int]:

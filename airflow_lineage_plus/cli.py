@@ -17,9 +17,9 @@ from typing import Any
 
 from airflow_lineage_plus.graph import LineageQueries, NodeNotFound, SourceUnavailable, open_source
 from airflow_lineage_plus.graph import text_report as text
-from airflow_lineage_plus.graph.ids import dataset_id, job_id
 from airflow_lineage_plus.graph.queries import node_dict
 from airflow_lineage_plus.graph.source import LineageSource
+from airflow_lineage_plus.node_ids import dataset_id, job_id
 
 COMMANDS = (
     "upstream",

@@ -19,30 +19,15 @@ Configure it in one line (the client reads it both in the provider and in tasks)
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import Any
 
 import attr
 from openlineage.client.event_v2 import Job, Run, RunEvent, RunState
-from openlineage.client.facet_v2 import RunFacet, parent_run
+from openlineage.client.facet_v2 import parent_run
 from openlineage.client.transport.transform.transform import EventTransformer
 
 from airflow_lineage_plus.containment import contained
-from airflow_lineage_plus.facets import schema_url
-
-
-@attr.define
-class FoldedFromRunFacet(RunFacet):
-    """The job and run a folded event was originally emitted for."""
-
-    key: ClassVar[str] = "lineagePlus_foldedFrom"
-    jobNamespace: str
-    jobName: str
-    runId: str
-    eventType: str | None = attr.field(default=None)
-
-    @staticmethod
-    def _get_schema() -> str:
-        return schema_url("FoldedFromRunFacet")
+from airflow_lineage_plus.facets import FoldedFromRunFacet
 
 
 @attr.frozen

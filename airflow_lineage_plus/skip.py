@@ -40,29 +40,30 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from functools import wraps
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any
 
-import attr
 from openlineage.client.facet_v2 import RunFacet
 
 from airflow_lineage_plus import conf
 from airflow_lineage_plus.containment import contain, contained
-from airflow_lineage_plus.facets import schema_url
+from airflow_lineage_plus.facets import (
+    BRANCH_NOT_TAKEN,
+    EXECUTION_MODES,
+    MANUAL,
+    SELF_SKIP,
+    SHORT_CIRCUIT,
+    SKIP_REASONS,
+    TRIGGER_RULE,
+    UNKNOWN,
+    ExecutionModeRunFacet,
+    SkipStateRunFacet,
+)
 
 log = logging.getLogger(__name__)
 
-SKIP_STATE_KEY = "lineagePlus_skipState"
-EXECUTION_MODE_KEY = "lineagePlus_executionMode"
-
-SELF_SKIP = "SELF_SKIP"
-SHORT_CIRCUIT = "SHORT_CIRCUIT"
-BRANCH_NOT_TAKEN = "BRANCH_NOT_TAKEN"
-TRIGGER_RULE = "TRIGGER_RULE"
-MANUAL = "MANUAL"
-UNKNOWN = "UNKNOWN"
-REASONS = (SELF_SKIP, SHORT_CIRCUIT, BRANCH_NOT_TAKEN, TRIGGER_RULE, MANUAL, UNKNOWN)
-
-EXECUTION_MODES = ("RAN", "CACHED", "NO_OP")
+SKIP_STATE_KEY = SkipStateRunFacet.key
+EXECUTION_MODE_KEY = ExecutionModeRunFacet.key
+REASONS = SKIP_REASONS
 
 # Task-instance states of a task instance that ended without running in its current try.
 NOT_RUN_STATES = ("skipped", "upstream_failed")
@@ -74,51 +75,6 @@ _FOLLOWED = "followed"
 
 # Audit-log events of a person changing a task instance's state through the API or UI.
 _MANUAL_EVENTS = ("patch_task_instance", "patch_task_group_instances")
-
-
-@attr.define
-class SkipStateRunFacet(RunFacet):
-    """The task instance was skipped (did no work in this run), why, and what caused it.
-
-    Attributes:
-        skipped: True: the task instance did no work and wrote none of its outputs.
-        reason: one of :data:`REASONS`.
-        message: human-readable explanation; for ``SELF_SKIP`` the exception message.
-        causedBy: task_id of the task that caused it, where known.
-        triggerRule: the task's trigger rule, for ``TRIGGER_RULE``.
-        upstreamStates: state of each direct upstream task, for ``TRIGGER_RULE``.
-        state: the Airflow state (``skipped`` or ``upstream_failed``).
-        mapIndex: map index of the task instance (-1 when not mapped).
-        tryNumber: the Airflow try number the record belongs to.
-    """
-
-    key: ClassVar[str] = SKIP_STATE_KEY
-    skipped: bool
-    reason: str
-    message: str | None = attr.field(default=None)
-    causedBy: str | None = attr.field(default=None)
-    triggerRule: str | None = attr.field(default=None)
-    upstreamStates: dict[str, str] | None = attr.field(default=None)
-    state: str | None = attr.field(default=None)
-    mapIndex: int | None = attr.field(default=None)
-    tryNumber: int | None = attr.field(default=None)
-
-    @staticmethod
-    def _get_schema() -> str:
-        return schema_url("SkipStateRunFacet")
-
-
-@attr.define
-class ExecutionModeRunFacet(RunFacet):
-    """How a run that ran went: ``RAN``, ``CACHED`` (reused an earlier result) or ``NO_OP``."""
-
-    key: ClassVar[str] = EXECUTION_MODE_KEY
-    mode: str
-    reason: str | None = attr.field(default=None)
-
-    @staticmethod
-    def _get_schema() -> str:
-        return schema_url("ExecutionModeRunFacet")
 
 
 # --------------------------------------------------------------------------------------------------

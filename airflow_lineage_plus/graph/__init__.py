@@ -9,9 +9,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from airflow_lineage_plus.graph.ids import dataset_id, job_id, split_node_id
+from airflow_lineage_plus.exceptions import NodeNotFound, SourceUnavailable
 from airflow_lineage_plus.graph.queries import LineageQueries
-from airflow_lineage_plus.graph.source import LineageSource, NodeNotFound, SourceUnavailable
+from airflow_lineage_plus.graph.source import LineageSource
+from airflow_lineage_plus.node_ids import dataset_id, job_id, split_node_id
 
 __all__ = [
     "LineageQueries",

@@ -21,12 +21,13 @@ from typing import Any
 
 import orjson
 
-from airflow_lineage_plus.graph import facet_keys as fk
-from airflow_lineage_plus.graph import ids
+from airflow_lineage_plus import facet_keys as fk
+from airflow_lineage_plus import node_ids as ids
+from airflow_lineage_plus.exceptions import NodeNotFound, SourceUnavailable
 from airflow_lineage_plus.graph import wire as w
 from airflow_lineage_plus.graph.model import FAILED_STATES, Fields, LineageGraph, RunRecord, Transform
 from airflow_lineage_plus.graph.schema_diff import diff_fields
-from airflow_lineage_plus.graph.source import LineageSource, NodeNotFound, SourceUnavailable
+from airflow_lineage_plus.graph.source import LineageSource
 
 log = logging.getLogger(__name__)
 

@@ -12,8 +12,9 @@ from urllib.parse import quote
 
 import httpx
 
-from airflow_lineage_plus.graph import facet_keys as fk
-from airflow_lineage_plus.graph import ids
+from airflow_lineage_plus import facet_keys as fk
+from airflow_lineage_plus import node_ids as ids
+from airflow_lineage_plus.exceptions import NodeNotFound, SourceUnavailable
 from airflow_lineage_plus.graph import wire as w
 from airflow_lineage_plus.graph.eventlog import column_input
 from airflow_lineage_plus.graph.model import (
@@ -25,7 +26,7 @@ from airflow_lineage_plus.graph.model import (
     RunRecord,
 )
 from airflow_lineage_plus.graph.schema_diff import diff_fields
-from airflow_lineage_plus.graph.source import LineageSource, NodeNotFound, SourceUnavailable
+from airflow_lineage_plus.graph.source import LineageSource
 
 _RANK = {"COMPLETED": 1, "ABORTED": 2, "FAILED": 3}
 PAGE = 500

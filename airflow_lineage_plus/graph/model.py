@@ -17,7 +17,7 @@ from typing import Any, TypeVar
 
 import msgspec
 
-from airflow_lineage_plus.graph import ids
+from airflow_lineage_plus import node_ids as ids
 from airflow_lineage_plus.graph import wire as w
 
 _T = TypeVar("_T")

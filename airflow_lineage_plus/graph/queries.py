@@ -7,11 +7,12 @@ from collections import deque
 from collections.abc import Callable
 from typing import Any, Concatenate, ParamSpec, TypeVar
 
-from airflow_lineage_plus.graph import ids
+from airflow_lineage_plus import node_ids as ids
+from airflow_lineage_plus.exceptions import NodeNotFound
 from airflow_lineage_plus.graph.model import FAILED_STATES, LineageGraph
 from airflow_lineage_plus.graph.names import lint_names
 from airflow_lineage_plus.graph.schema_diff import diff_fields, parse_proposed
-from airflow_lineage_plus.graph.source import LineageSource, NodeNotFound
+from airflow_lineage_plus.graph.source import LineageSource
 
 _R = TypeVar("_R")
 _P = ParamSpec("_P")

@@ -1,4 +1,4 @@
-"""What a lineage source provides to the queries, and the errors it raises."""
+"""What a lineage source provides to the queries (errors: :mod:`airflow_lineage_plus.exceptions`)."""
 
 from __future__ import annotations
 
@@ -7,14 +7,6 @@ import contextlib
 from typing import Any
 
 from airflow_lineage_plus.graph.model import Fields, LineageGraph
-
-
-class NodeNotFound(LookupError):  # noqa: N818 - the name callers use
-    """The dataset, job, column or run is not known to the source."""
-
-
-class SourceUnavailable(RuntimeError):  # noqa: N818 - the name callers use
-    """The source cannot be read (missing file, Marquez down, erroring or too slow)."""
 
 
 class LineageSource(abc.ABC):

@@ -12,7 +12,8 @@ from typing import Any
 
 import msgspec
 
-from airflow_lineage_plus.graph import facet_keys as fk
+from airflow_lineage_plus import facet_keys as fk
+from airflow_lineage_plus.exceptions import BadEventError
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 _MICRO = timedelta(microseconds=1)
@@ -181,14 +182,6 @@ def decode_column_lineage(raw: bytes) -> ColumnLineage | None:
         return _column_lineage_decoder.decode(raw)
     except msgspec.DecodeError:
         return None
-
-
-class BadEventError(ValueError):
-    """The bytes are not an event the graph can use; ``kind`` says why (malformed or invalid)."""
-
-    def __init__(self, kind: str, detail: str) -> None:
-        super().__init__(f"{kind}: {detail}")
-        self.kind = kind
 
 
 def to_micros(value: str) -> int:

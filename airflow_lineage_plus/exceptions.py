@@ -1,0 +1,63 @@
+"""Every error airflow-lineage-plus raises, in one hierarchy.
+
+Catch :class:`LineagePlusError` to catch any of them; each also derives from the built-in exception a
+caller would expect (a bad declaration is a ``ValueError``, an unknown node a ``LookupError``), so code
+written against those keeps working::
+
+    LineagePlusError
+    ├── LineageDeclarationError (ValueError)   an authoring mistake, raised at DAG parse time
+    │   └── DatasetNameError                   a dataset reference that cannot name a dataset
+    ├── EventLostError (OSError)               an event could not be logged or delivered (always contained)
+    ├── ReplayError (RuntimeError)             ``lineage-plus replay`` could not start
+    ├── NodeNotFound (LookupError)             the graph knows no such dataset, job, column or run
+    ├── SourceUnavailable (RuntimeError)       the graph's source cannot be read (file missing, Marquez down)
+    ├── BadEventError (ValueError)             bytes of the event log that are not a usable event
+    └── UsageError (ValueError)                bad command-line arguments
+
+Declaration-time errors name the field and the fix; run-time errors are contained by
+:mod:`airflow_lineage_plus.containment` and never reach a task. This module imports nothing, so the
+Airflow-free graph can use it.
+"""
+
+from __future__ import annotations
+
+
+class LineagePlusError(Exception):
+    """Base class of every error raised by airflow-lineage-plus."""
+
+
+class LineageDeclarationError(LineagePlusError, ValueError):
+    """An authoring mistake in a lineage declaration, raised at DAG parse time; the message names the fix."""
+
+
+class DatasetNameError(LineageDeclarationError):
+    """A dataset reference that cannot name a dataset; the message names the field and the fix."""
+
+
+class EventLostError(LineagePlusError, OSError):
+    """An event could not be appended to the event log or delivered; contained and counted, never raised
+    into a task."""
+
+
+class ReplayError(LineagePlusError, RuntimeError):
+    """Replay could not start: no event log, no Marquez URL, a bad time."""
+
+
+class NodeNotFound(LineagePlusError, LookupError):  # noqa: N818 - the name callers use
+    """The dataset, job, column or run is not known to the lineage source."""
+
+
+class SourceUnavailable(LineagePlusError, RuntimeError):  # noqa: N818 - the name callers use
+    """The lineage source cannot be read (missing file, Marquez down, erroring or too slow)."""
+
+
+class BadEventError(LineagePlusError, ValueError):
+    """The bytes are not an event the graph can use; ``kind`` says why (``malformed`` or ``invalid``)."""
+
+    def __init__(self, kind: str, detail: str) -> None:
+        super().__init__(f"{kind}: {detail}")
+        self.kind = kind
+
+
+class UsageError(LineagePlusError, ValueError):
+    """Bad command-line arguments (the CLI exits with status 2)."""
