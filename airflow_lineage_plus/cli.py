@@ -15,11 +15,14 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from airflow_lineage_plus.graph import LineageQueries, NodeNotFound, SourceUnavailable, open_source
+from airflow_lineage_plus.deliver import replay
+from airflow_lineage_plus.exceptions import NodeNotFound, SourceUnavailable, UsageError
+from airflow_lineage_plus.graph import LineageQueries
 from airflow_lineage_plus.graph import text_report as text
 from airflow_lineage_plus.graph.queries import node_dict
 from airflow_lineage_plus.graph.source import LineageSource
 from airflow_lineage_plus.node_ids import dataset_id, job_id
+from airflow_lineage_plus.sources import open_configured_source
 
 COMMANDS = (
     "upstream",
@@ -32,10 +35,6 @@ COMMANDS = (
     "report",
 )
 DATASET_ONLY = {"failed-upstream", "impact", "schema-diff", "columns"}
-
-
-class UsageError(ValueError):
-    """Bad command-line arguments (exit 2)."""
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -65,9 +64,7 @@ def _parser() -> argparse.ArgumentParser:
                 "--proposed",
                 help="proposed schema: a JSON file or inline JSON ([{name, type}] or {name: type})",
             )
-    # -- replay (owned by airflow_lineage_plus.replay; docs/reliability.md) --
-    from airflow_lineage_plus import replay
-
+    # -- replay (owned by airflow_lineage_plus.deliver.replay; docs/reliability.md) --
     replay.add_arguments(sub.add_parser("replay", help="re-send to Marquez the events it missed"))
     return parser
 
@@ -90,21 +87,13 @@ def _target(args: argparse.Namespace) -> str:
 
 
 def _open(args: argparse.Namespace) -> LineageSource:
-    if args.events or args.marquez:
-        timeout = args.timeout if args.timeout is not None else 5.0
-        return open_source(events=args.events, marquez=args.marquez, api_key=args.api_key, timeout=timeout)
     try:
-        from airflow_lineage_plus import conf
-    except ImportError as exc:
-        raise UsageError("give --events PATH or --marquez URL (Airflow is not importable here)") from exc
-    try:
-        if conf.graph_source() == "marquez":
-            return open_source(
-                marquez=conf.marquez_url(),
-                api_key=args.api_key or conf.marquez_api_key() or None,
-                timeout=args.timeout if args.timeout is not None else conf.marquez_timeout(),
-            )
-        return open_source(events=conf.event_log_path())
+        return open_configured_source(
+            events=args.events or None,
+            marquez=args.marquez or None,
+            api_key=args.api_key,
+            timeout=args.timeout,
+        )
     except ImportError as exc:
         raise UsageError("give --events PATH or --marquez URL (Airflow is not importable here)") from exc
 
@@ -141,8 +130,6 @@ def run(argv: Sequence[str] | None = None) -> tuple[int, str, str]:
     except SystemExit as exc:
         return int(exc.code or 0), "", ""
     if args.command == "replay":  # reads the event log and writes to Marquez: not a graph query
-        from airflow_lineage_plus import replay
-
         return replay.command(args)
     try:
         target = None if args.command in ("lint-names", "report") else _target(args)

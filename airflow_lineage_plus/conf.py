@@ -20,8 +20,15 @@ def _get(option: str) -> str:
     return str(value) if value is not None else str(OPTIONS[option]["default"])
 
 
+def parse_bool(value: object) -> bool:
+    """A configuration flag: ``True``/``"true"``/``"1"``/``"yes"``/``"on"`` (any case) are true."""
+    if isinstance(value, str):
+        return value.strip().lower() in {"1", "true", "t", "yes", "y", "on"}
+    return bool(value)
+
+
 def _get_bool(option: str) -> bool:
-    return _get(option).strip().lower() in {"1", "true", "t", "yes", "y", "on"}
+    return parse_bool(_get(option))
 
 
 def _get_int(option: str) -> int:

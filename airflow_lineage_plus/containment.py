@@ -67,9 +67,10 @@ def contained(what: str) -> Iterator[None]:
 def call_within(seconds: float, what: str, func: Callable[P, R], *args: P.args, **kwargs: P.kwargs) -> R:
     """``func(*args, **kwargs)``, or :class:`TimeoutError` naming ``what`` if it takes over ``seconds``.
 
-    For lookups that can hang in the provider's forked emitter (a connection fetched through the
-    execution API): the call runs in a daemon thread, which is left behind when the time is up (the
-    emitter process exits right after, taking it along).
+    The one deadline of the package, for calls that can hang in the provider's forked emitter (a
+    connection fetched through the execution API, a backend that does not answer): the call runs in a
+    daemon thread, which is left behind when the time is up (the emitter process exits right after,
+    taking it along). Whatever ``func`` raises is raised here.
     """
     outcome: list[tuple[bool, Any]] = []
 
@@ -83,7 +84,7 @@ def call_within(seconds: float, what: str, func: Callable[P, R], *args: P.args, 
     thread.start()
     thread.join(seconds)
     if not outcome:
-        raise TimeoutError(f"{what} did not finish within {seconds:g} s")
+        raise TimeoutError(f"{what}: no answer within {seconds:g} s")
     ok, value = outcome[0]
     if not ok:
         raise value

@@ -12,7 +12,7 @@ class LineagePlusPlugin(AirflowPlugin):
 
     name = "lineage_plus"
     if not conf.is_disabled():
-        from airflow_lineage_plus import listener
+        from airflow_lineage_plus.emit import listener
 
         listeners = [listener]
 

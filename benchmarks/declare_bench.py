@@ -24,8 +24,8 @@ def bench_event_cost(repeat: int) -> None:
     from openlineage.client.serde import Serde
 
     from airflow_lineage_plus import ColumnFrom, Field, Input, LineageSpec, Output, datasets
-    from airflow_lineage_plus.profiling import profile
-    from airflow_lineage_plus.runtime import DatasetFacts, TaskFacts
+    from airflow_lineage_plus.author.profiling import profile
+    from airflow_lineage_plus.author.runtime import DatasetFacts, TaskFacts
 
     columns = [f"col_{i:03d}" for i in range(200)]
     ins = [datasets.snowflake("acme-xy123", "raw", "sales", f"source_{i}") for i in range(3)]
@@ -91,7 +91,7 @@ def _p(values: list[float], percentile: int) -> float:
 def bench_profiling(rows: int) -> None:
     import pyarrow as pa
 
-    from airflow_lineage_plus.profiling import profile
+    from airflow_lineage_plus.author.profiling import profile
 
     names = [f"c{i}" for i in range(10)]
     records = [{n: (None if (r + i) % 17 == 0 else r * i) for i, n in enumerate(names)} for r in range(rows)]

@@ -14,6 +14,10 @@ from pathlib import Path
 import pytest
 from harness import _HOME, TESTS, AirflowRunner
 
+from airflow_lineage_plus import conf as _conf
+
+_conf.sql_max_length()  # Airflow configures logging on first use: let it happen now, not inside a test
+
 
 @pytest.fixture(scope="session")
 def airflow_db() -> Path:

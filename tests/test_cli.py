@@ -10,9 +10,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
-sys.path.insert(0, str(Path(__file__).resolve().parent / "graph"))
-
 from fake_marquez import FakeMarquez
 from graph_builders import orders_pipeline, run_pair, write_log
 

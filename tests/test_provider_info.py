@@ -83,7 +83,7 @@ def test_airflow_plugins_lists_the_plugin(airflow_db: Path) -> None:
     out = _airflow("plugins", "--output", "json")
     plugins = {p["name"]: p for p in json.loads(out)}
     assert "lineage_plus" in plugins
-    assert any("airflow_lineage_plus.listener" in str(x) for x in plugins["lineage_plus"]["listeners"])
+    assert any("airflow_lineage_plus.emit.listener" in str(x) for x in plugins["lineage_plus"]["listeners"])
 
 
 def test_plugin_manager_loads_the_plugin_with_its_listener() -> None:
@@ -91,7 +91,7 @@ def test_plugin_manager_loads_the_plugin_with_its_listener() -> None:
 
     plugins = {p["name"]: p for p in plugins_manager.get_plugin_info()}
     assert "lineage_plus" in plugins, sorted(plugins)
-    assert any("airflow_lineage_plus.listener" in str(x) for x in plugins["lineage_plus"]["listeners"])
+    assert any("airflow_lineage_plus.emit.listener" in str(x) for x in plugins["lineage_plus"]["listeners"])
     errors = (
         plugins_manager.get_import_errors()
         if hasattr(plugins_manager, "get_import_errors")

@@ -17,7 +17,9 @@ import time
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from airflow_lineage_plus import conf
+from airflow_lineage_plus.exceptions import SourceUnavailable
+from airflow_lineage_plus.graph import LineageQueries
+from airflow_lineage_plus.sources import open_configured_source
 
 T = TypeVar("T")
 
@@ -25,26 +27,9 @@ T = TypeVar("T")
 OPEN_WAIT_SECONDS = 3.0
 
 
-def open_configured_queries() -> Any:
+def open_configured_queries() -> LineageQueries:
     """A ``LineageQueries`` over the source ``[lineage_plus] graph_source`` names."""
-    from airflow_lineage_plus.graph import LineageQueries, SourceUnavailable, open_source
-
-    if conf.graph_source() == "marquez":
-        url = conf.marquez_url()
-        if not url:
-            raise SourceUnavailable("[lineage_plus] graph_source is 'marquez' but marquez_url is empty")
-        source = open_source(
-            marquez=url, api_key=conf.marquez_api_key() or None, timeout=conf.marquez_timeout()
-        )
-    else:
-        path = conf.event_log_path()
-        if not path.exists():
-            raise SourceUnavailable(
-                f"No lineage recorded yet: the event log {path} does not exist. "
-                "Run a DAG with the OpenLineage provider writing to it ([lineage_plus] event_log_path)."
-            )
-        source = open_source(events=path)
-    return LineageQueries(source)
+    return LineageQueries(open_configured_source(explain_missing_log=True))
 
 
 class LineageReader:
@@ -76,8 +61,6 @@ class LineageReader:
 
     def _opened(self) -> Any:
         """The queries once open; starts or waits for the opening; raises what opening raised."""
-        from airflow_lineage_plus.graph import SourceUnavailable
-
         with self._state:
             if self._queries is not None:
                 return self._queries

@@ -6,7 +6,7 @@ from pathlib import Path
 
 
 def claim_all(ledger_path: str, count: int) -> list[str]:
-    from airflow_lineage_plus.skip import Ledger
+    from airflow_lineage_plus.emit.ledger import Ledger
 
     rows = [(f"run-{i}", "dag", f"task_{i}", -1, 1, "dag-run") for i in range(count)]
     return sorted(Ledger(Path(ledger_path)).claim(rows))

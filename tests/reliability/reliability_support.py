@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -13,16 +12,9 @@ from typing import Any
 import pytest
 from harness import AirflowRunner
 
-from airflow_lineage_plus import conf as _conf
-
-_conf.sql_max_length()  # Airflow configures logging on first use: let it happen now, not inside a test
-
 HERE = Path(__file__).resolve().parent
 DAGS = HERE / "dags"
 FAULT_DAG = DAGS / "reliability_faults.py"
-# Reuse the Marquez stand-in the graph tests built from Marquez's openapi.yml.
-if str(HERE.parent / "graph") not in sys.path:
-    sys.path.insert(0, str(HERE.parent / "graph"))
 
 # The provider's emission limit, kept short so the tests are quick; our delivery deadline stays below it.
 EXECUTION_TIMEOUT = 6.0

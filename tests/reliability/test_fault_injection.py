@@ -24,8 +24,8 @@ from reliability_support import (
     forward_to,
 )
 
-from airflow_lineage_plus.declare import CONNECTION_LOOKUP_SECONDS
-from airflow_lineage_plus.replay import Marquez, replay
+from airflow_lineage_plus.author.build import CONNECTION_LOOKUP_SECONDS
+from airflow_lineage_plus.deliver.replay import Marquez, replay
 
 pytestmark = [pytest.mark.airflow, pytest.mark.timeout(600)]
 

@@ -458,11 +458,7 @@ def test_importing_the_plugin_does_not_import_fastapi() -> None:
 
 def test_reader_reads_marquez_when_configured_and_sees_the_same_lineage(event_log: Path) -> None:
     """graph_source = marquez: the view asks Marquez (the project's stand-in built from its OpenAPI spec)."""
-    import sys
-
     import httpx
-
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "graph"))
     from fake_marquez import FakeMarquez
 
     from airflow_lineage_plus.graph import SourceUnavailable

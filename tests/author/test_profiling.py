@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from airflow_lineage_plus.profiling import profile
+from airflow_lineage_plus.author.profiling import profile
 
 ROWS = [
     {"id": 1, "email": "a@x.io", "revenue": 10.0},

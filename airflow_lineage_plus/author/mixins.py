@@ -21,13 +21,18 @@ import inspect
 from collections.abc import Iterable
 from typing import Any
 
-from airflow_lineage_plus import conf, runtime
-from airflow_lineage_plus.containment import contained, report
-from airflow_lineage_plus.declare import Input, LineageSpec, Output
+import attr
 
-_START = "get_openlineage_facets_on_start"
-_COMPLETE = "get_openlineage_facets_on_complete"
-_FAILURE = "get_openlineage_facets_on_failure"
+from airflow_lineage_plus import _compat, conf
+from airflow_lineage_plus.author import runtime
+from airflow_lineage_plus.author.spec import Input, LineageSpec, Output, failing_field
+from airflow_lineage_plus.containment import contained, report
+from airflow_lineage_plus.deliver.serialize import plain
+from airflow_lineage_plus.emit.self_skip import state_name
+from airflow_lineage_plus.exceptions import LineageDeclarationError
+
+# The provider's operator lineage contract: its DefaultExtractor calls on_start, on_complete, on_failure.
+_START, _COMPLETE, _FAILURE = 0, 1, 2
 
 # The provider's own extractors win over operator methods for these task types (PythonExtractor,
 # BashExtractor), so a declaration on them would be silently ignored.
@@ -51,8 +56,6 @@ def _spec_from_kwargs(kwargs: dict[str, Any]) -> LineageSpec | None:
         try:
             spec = LineageSpec(**parts)
         except (TypeError, ValueError) as exc:
-            from airflow_lineage_plus.declare import failing_field
-
             field = failing_field(parts)
             raise type(exc)(f"lineage field {f'lineage_{field}'!r}: {exc}" if field else str(exc)) from exc
     if spec is not None and not isinstance(spec, LineageSpec):
@@ -76,10 +79,8 @@ def _defining_dag_file(kwargs: dict[str, Any]) -> str | None:
     dag = kwargs.get("dag")
     if dag is None:
         try:
-            from airflow.sdk.definitions._internal.contextmanager import DagContext
-
-            dag = DagContext.get_current()
-        except Exception:
+            dag = _compat.current_dag()
+        except Exception:  # only for a better message: never fail the declaration because of it
             return None
     return getattr(dag, "fileloc", None)
 
@@ -116,8 +117,6 @@ class LineageMixin:
         try:
             spec = _spec_from_kwargs(kwargs)
         except (TypeError, ValueError) as exc:
-            from airflow_lineage_plus.declare import LineageDeclarationError
-
             dag_file = _defining_dag_file(kwargs)
             where = f"{dag_file}: " if dag_file else ""
             raise LineageDeclarationError(f"{where}task {kwargs.get('task_id')!r}: {exc}") from exc
@@ -170,8 +169,6 @@ def _finish(operator: Any, spec: LineageSpec) -> LineageSpec:
     """Validate ``spec`` for ``operator`` at parse time and fill in what only the operator knows."""
     task_type = getattr(operator, "task_type", type(operator).__name__)
     if task_type in _EXTRACTOR_TASK_TYPES and not isinstance(operator, LineageMixin):
-        from airflow_lineage_plus.declare import LineageDeclarationError
-
         raise LineageDeclarationError(
             f"{_dag_file(operator)}: task {operator.task_id!r}: lineage on a plain {task_type} would be "
             f"ignored (the provider's {task_type} extractor wins). Fix: use @lineage above @task, or "
@@ -179,19 +176,19 @@ def _finish(operator: Any, spec: LineageSpec) -> LineageSpec:
         )
     spec.validate(operator.task_id, _dag_file(operator))
     if spec.source_path is None:
-        import attr
-
         spec = attr.evolve(spec, source_path=_source_path(operator))
     return spec
 
 
-def _own(operator: Any, parent: Any, names: Iterable[str], *args: Any) -> Any:
+def _own(operator: Any, parent: Any, methods: Iterable[int], *args: Any) -> Any:
     """What the operator underneath reports, following the provider's fallback order."""
-    for name in names:
+    names = _compat.openlineage_method_names()  # the provider is loaded: it is the caller
+    for which in methods:
+        name = names[which]
         method = getattr(parent, name, None)
         if callable(method):
             try:
-                return method(*args) if name != _START else method()
+                return method(*args) if which != _START else method()
             except Exception as exc:  # the provider would have contained it the same way
                 report(f"lineage reported by {type(operator).__name__}.{name}", exc)
                 return None
@@ -218,21 +215,16 @@ def _lineage(operator: Any, own: Any, task_instance: Any) -> Any:
     if _skipped(task_instance):
         # A skipped run wrote nothing: listing outputs on its COMPLETE would make consumers such as
         # Marquez record a new version of each output, as if it had been refreshed.
-        import attr
-
         result = attr.evolve(result, outputs=[])
     return result
 
 
 def _skipped(task_instance: Any) -> bool:
-    state = getattr(task_instance, "state", None)
-    return str(getattr(state, "value", state)).lower() == "skipped"
+    return state_name(getattr(task_instance, "state", None)) == "skipped"
 
 
 def _drop_broken_facets(operator: Any, declared: Any) -> None:
     """Remove (and report) facets that fail to serialise, so one broken facet costs only itself."""
-    from airflow_lineage_plus.transport import plain
-
     groups = [declared.job_facets, declared.run_facets]
     for dataset in [*declared.inputs, *declared.outputs]:
         groups += [getattr(dataset, g, None) for g in ("facets", "inputFacets", "outputFacets")]
@@ -268,8 +260,6 @@ def merge(own: Any, declared: Any) -> Any:
 
 
 def _fill(mine: Any, other: Any) -> Any:
-    import attr
-
     changes: dict[str, Any] = {"facets": {**(other.facets or {}), **(mine.facets or {})}}
     for group in ("inputFacets", "outputFacets"):
         if hasattr(mine, group):

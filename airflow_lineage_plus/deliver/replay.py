@@ -29,14 +29,13 @@ from urllib.parse import quote
 
 import attr
 import orjson
-import requests
+
+from airflow_lineage_plus import conf
+from airflow_lineage_plus.exceptions import NodeNotFound, ReplayError, SourceUnavailable
+from airflow_lineage_plus.marquez_client import MarquezClient
 
 TERMINAL_EVENTS = frozenset({"COMPLETE", "FAIL", "ABORT"})
 FINISHED_RUNS = frozenset({"COMPLETED", "FAILED", "ABORTED"})
-
-
-class ReplayError(RuntimeError):
-    """Replay could not start: no event log, no Marquez URL, a bad time."""
 
 
 @attr.frozen
@@ -144,33 +143,23 @@ def read_log(path: Path, report: ReplayReport | None = None) -> Iterator[LoggedE
 
 
 class Marquez:
-    """The two Marquez calls replay needs."""
+    """The two Marquez calls replay needs, through the package's one Marquez client."""
 
     def __init__(self, url: str, api_key: str = "", timeout: float = 5.0) -> None:
         if not url:
             raise ReplayError("no Marquez URL: pass --marquez or set [lineage_plus] marquez_url")
-        self.url = url.rstrip("/")
-        self.timeout = timeout
-        self.session = requests.Session()
-        if api_key:
-            self.session.headers["Authorization"] = f"Bearer {api_key}"
+        self.client = MarquezClient(url, api_key=api_key or None, timeout=timeout)
 
     def run_state(self, run_id: str) -> str | None:
         """The run's state in Marquez, or None when Marquez does not know the run."""
-        response = self.session.get(f"{self.url}/api/v1/jobs/runs/{quote(run_id)}", timeout=self.timeout)
-        if response.status_code == 404:
+        try:
+            body = self.client.get(f"/jobs/runs/{quote(run_id, safe='')}", missing=run_id)
+        except NodeNotFound:
             return None
-        response.raise_for_status()
-        return str(response.json().get("state") or "NEW")
+        return str((body or {}).get("state") or "NEW")
 
     def send(self, raw: bytes) -> None:
-        response = self.session.post(
-            f"{self.url}/api/v1/lineage",
-            data=raw,
-            headers={"Content-Type": "application/json"},
-            timeout=self.timeout,
-        )
-        response.raise_for_status()
+        self.client.post_lineage(raw)
 
 
 def replay(
@@ -207,7 +196,7 @@ def replay(
         if event.run_id not in states:
             try:
                 states[event.run_id] = marquez.run_state(event.run_id)
-            except requests.RequestException as exc:
+            except SourceUnavailable as exc:
                 states[event.run_id] = exc
         state = states[event.run_id]
         if isinstance(state, Exception):
@@ -221,7 +210,7 @@ def replay(
         else:
             try:
                 marquez.send(event.raw)
-            except requests.RequestException as exc:
+            except SourceUnavailable as exc:
                 report.failed.append((event, str(exc)))
             else:
                 report.sent.append(event)
@@ -248,8 +237,6 @@ def command(args: argparse.Namespace) -> tuple[int, str, str]:
     Reads ``--marquez``/``--api-key``/``--timeout``/``--events`` when the caller's parser has them
     (``lineage-plus``), else the ``[lineage_plus]`` configuration.
     """
-    from airflow_lineage_plus import conf
-
     try:
         log = Path(args.event_log or getattr(args, "events", None) or conf.event_log_path())
         marquez = Marquez(

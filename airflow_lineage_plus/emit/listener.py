@@ -1,4 +1,4 @@
-"""Airflow listener of airflow-lineage-plus: skip state (see :mod:`airflow_lineage_plus.skip`).
+"""The Airflow listener of airflow-lineage-plus: skip state (see :mod:`.self_skip` and :mod:`.skip_records`).
 
 - On the worker, when a task instance starts running, it watches for an ``AirflowSkipException`` so the
   self-skip facet can carry the exception message.
@@ -15,27 +15,23 @@ from typing import Any
 from airflow.listeners import hookimpl
 
 from airflow_lineage_plus.containment import contained
+from airflow_lineage_plus.emit.self_skip import watch_for_self_skip
+from airflow_lineage_plus.emit.skip_records import emit_for_dag_run
 
 
 @hookimpl
 def on_task_instance_running(previous_state: Any, task_instance: Any) -> None:
     with contained("the self-skip message watch"):
-        from airflow_lineage_plus import skip
-
-        skip.watch_for_self_skip(task_instance)
+        watch_for_self_skip(task_instance)
 
 
 @hookimpl
 def on_dag_run_success(dag_run: Any, msg: str) -> None:
     with contained("the skip records of a DAG run"):
-        from airflow_lineage_plus import skip
-
-        skip.emit_for_dag_run(dag_run)
+        emit_for_dag_run(dag_run)
 
 
 @hookimpl
 def on_dag_run_failed(dag_run: Any, msg: str) -> None:
     with contained("the skip records of a DAG run"):
-        from airflow_lineage_plus import skip
-
-        skip.emit_for_dag_run(dag_run)
+        emit_for_dag_run(dag_run)

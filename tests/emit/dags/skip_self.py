@@ -9,7 +9,7 @@ from airflow.exceptions import AirflowSkipException
 from airflow.providers.standard.triggers.temporal import TimeDeltaTrigger
 from airflow.sdk import DAG, Asset, BaseOperator, task
 
-from airflow_lineage_plus import skip
+from airflow_lineage_plus import runtime
 
 
 class WaitThenSkip(BaseOperator):
@@ -37,7 +37,7 @@ with DAG(dag_id="skip_self", start_date=datetime(2024, 1, 1), schedule=None, cat
 
     @task
     def cached() -> int:
-        skip.set_execution_mode("CACHED", "output already up to date")
+        runtime.set_execution_mode("CACHED", "output already up to date")
         return 1
 
     @task

@@ -2,7 +2,7 @@
 
 Put it above ``@task`` (or ``@task.short_circuit``, ``@task.branch``, ...). The task keeps its
 operator class name, so Airflow's UI and the provider see the same task type; the class underneath
-gains :class:`~airflow_lineage_plus.mixins.LineageMixin`, and the declaration travels as an operator
+gains :class:`~airflow_lineage_plus.author.mixins.LineageMixin`, and the declaration travels as an operator
 argument, so it survives ``.override()``, ``.partial()`` and ``.expand()`` (mapped tasks).
 
 .. code-block:: python
@@ -15,20 +15,15 @@ argument, so it survives ``.override()``, ``.partial()`` and ``.expand()`` (mapp
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import attr
 from openlineage.client.facet_v2 import BaseFacet
 
-from airflow_lineage_plus.declare import (
-    DatasetLike,
-    Input,
-    LineageDeclarationError,
-    LineageSpec,
-    Output,
-    failing_field,
-)
-from airflow_lineage_plus.mixins import LineageMixin
+from airflow_lineage_plus import _compat
+from airflow_lineage_plus.author.mixins import LineageMixin
+from airflow_lineage_plus.author.spec import DatasetLike, Input, LineageSpec, Output, failing_field
+from airflow_lineage_plus.exceptions import LineageDeclarationError
 
 T = TypeVar("T")
 
@@ -65,16 +60,15 @@ def lineage(
     ``tags`` and ``facets`` (job or run facets, such as ``OwningTeam``) describe the task's job.
     """
 
-    def decorate(target: T) -> T:
-        from airflow.sdk.bases.decorator import _TaskDecorator
-
-        if not isinstance(target, _TaskDecorator):
-            name = getattr(target, "__name__", type(target).__name__)
+    def decorate(decorated: T) -> T:
+        if not isinstance(decorated, _compat.task_decorator_class()):
+            name = getattr(decorated, "__name__", type(decorated).__name__)
             raise LineageDeclarationError(
                 f"@lineage was applied to {name!r}, which is not a TaskFlow task. Fix: put @lineage above "
                 f"@task (@lineage(...) then @task then def {name}...), or use LineageMixin on an "
                 "operator class."
             )
+        target: Any = decorated
         task_id = target.kwargs.get("task_id") or target.function.__name__
         try:
             spec = LineageSpec(
@@ -95,6 +89,6 @@ def lineage(
                 f"{target.function.__code__.co_filename}: task {task_id!r}: {where}{exc}"
             ) from exc
         kwargs = {**target.kwargs, "lineage": spec}
-        return attr.evolve(target, operator_class=with_mixin(target.operator_class), kwargs=kwargs)  # type: ignore[return-value]
+        return attr.evolve(target, operator_class=with_mixin(target.operator_class), kwargs=kwargs)  # type: ignore[no-any-return]
 
     return decorate

@@ -14,8 +14,8 @@ from openlineage.client.transport import get_default_factory
 from openlineage_spec import validate_event
 from reliability_events import run_event
 
-from airflow_lineage_plus import budget
-from airflow_lineage_plus.transport import dumps, plain
+from airflow_lineage_plus.deliver import budget
+from airflow_lineage_plus.deliver.serialize import dumps, plain
 
 TRIMMED = "lineagePlus_trimmed"
 
@@ -70,7 +70,8 @@ def test_schema_wider_than_schema_max_columns_keeps_its_first_columns_and_says_h
 
 
 def test_declared_wide_schema_is_summarised_and_counted_at_declaration() -> None:
-    from airflow_lineage_plus.declare import Field, schema_facet
+    from airflow_lineage_plus.author.build import schema_facet
+    from airflow_lineage_plus.author.spec import Field
 
     before = budget.cut_counts().get("schema fields beyond schema_max_columns", 0)
     facet = plain(schema_facet([Field(f"c{i}", "INT") for i in range(510)]))
@@ -181,7 +182,7 @@ def test_column_metric_values_leave_only_when_enabled(monkeypatch: pytest.Monkey
 
 
 def test_runtime_record_carries_counts_only_by_default() -> None:
-    from airflow_lineage_plus import profiling
+    from airflow_lineage_plus.author import profiling
 
     profile = profiling.profile([{"a": 1, "b": "x"}, {"a": 5, "b": None}], distinct=True, min_max=False)
     for column in profile.columns.values():

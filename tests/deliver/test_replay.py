@@ -17,8 +17,8 @@ from openlineage.client.event_v2 import RunState
 from openlineage_spec import validate_events
 from reliability_events import run_event
 
-from airflow_lineage_plus.replay import Marquez, ReplayError, parse_time, replay
-from airflow_lineage_plus.transport import dumps
+from airflow_lineage_plus.deliver.replay import Marquez, ReplayError, parse_time, replay
+from airflow_lineage_plus.deliver.serialize import dumps
 
 T0 = datetime(2024, 5, 1, 10, 0, tzinfo=timezone.utc)
 RUN_A = "01a22674-e06b-7252-84d0-26850cfac2fa"  # finished before the outage
@@ -136,7 +136,7 @@ def test_command_line_prints_a_json_report_and_exits_0(log: Path, marquez: FakeM
         [
             sys.executable,
             "-m",
-            "airflow_lineage_plus.replay",
+            "airflow_lineage_plus.deliver.replay",
             "--marquez",
             marquez.url,
             "--event-log",

@@ -18,7 +18,7 @@ import jsonschema
 from referencing import Registry, Resource
 from referencing.exceptions import NoSuchResource
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 SPEC_DIR = REPO.parent / "shared" / "spec" / "openlineage"
 
 

@@ -1,9 +1,9 @@
 """Record lineage facts from inside a running task: figures, assertions, run-time schemas, extra outputs.
 
-Facts are kept in a process-local registry keyed by the task instance (dag, task, run, map index,
-try). The provider builds a task's COMPLETE or FAIL event after ``execute()`` in the same memory image
-(a forked child or a thread), so the declared operator methods read the facts from here and put them
-on that event: no extra event, no extra run.
+Facts are kept in the process-local task registry (:mod:`airflow_lineage_plus.emit.registry`), keyed
+by the task instance (dag, task, run, map index, try). The provider builds a task's COMPLETE or FAIL
+event after ``execute()`` in the same memory image (a forked child or a thread), so the declared
+operator methods read the facts from there and put them on that event: no extra event, no extra run.
 
 Every public function here is contained: misuse or a failure inside lineage code is logged once,
 saying what was lost, and never reaches the task.
@@ -19,7 +19,6 @@ saying what was lost, and never reaches the task.
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -31,10 +30,12 @@ from openlineage.client.facet_v2 import (
     output_statistics_output_dataset,
 )
 
-from airflow_lineage_plus import conf, datasets, profiling
-from airflow_lineage_plus.containment import contained
-from airflow_lineage_plus.declare import DatasetLike, Field, FieldLike, as_field, as_ref
-from airflow_lineage_plus.skip import TaskKey, set_execution_mode, task_key
+from airflow_lineage_plus import conf, datasets
+from airflow_lineage_plus.author import profiling
+from airflow_lineage_plus.author.spec import DatasetLike, Field, FieldLike, as_field, as_ref
+from airflow_lineage_plus.containment import contain, contained
+from airflow_lineage_plus.emit import registry
+from airflow_lineage_plus.facets import EXECUTION_MODES, ExecutionModeRunFacet
 
 RefLike = datasets.DatasetRef | datasets.ConnectionTableRef
 
@@ -136,22 +137,14 @@ class TaskFacts:
         return None
 
 
-_registry: dict[TaskKey, TaskFacts] = {}
-_lock = threading.Lock()
-
-
 def facts_for(task_instance: Any) -> TaskFacts | None:
     """What the running task instance recorded, if anything (read by the operator lineage methods)."""
-    with _lock:
-        return _registry.get(task_key(task_instance))
+    entry = registry.find(task_instance)
+    return entry.facts if entry is not None else None  # type: ignore[no-any-return]
 
 
 def _current() -> TaskFacts:
-    from airflow.sdk import get_current_context
-
-    key = task_key(get_current_context()["ti"])
-    with _lock:
-        return _registry.setdefault(key, TaskFacts())
+    return registry.facts(registry.current_task_key(), TaskFacts)
 
 
 def record(
@@ -236,6 +229,21 @@ def add_input(dataset: DatasetLike, schema: Iterable[FieldLike] | None = None) -
     """Add an input found at run time (not declared) to this task's COMPLETE/FAIL event."""
     with contained(f"run-time input {dataset!r}"):
         _current().extra_inputs[as_ref(dataset)] = None if schema is None else tuple(map(as_field, schema))
+
+
+@contain("the execution mode facet", default=lambda: None)
+def set_execution_mode(mode: str, reason: str | None = None) -> None:
+    """Say, from inside a running task, how this run went: ``RAN``, ``CACHED`` or ``NO_OP``.
+
+    The mode lands on the task's own COMPLETE (or FAIL) event as ``lineagePlus_executionMode``. A mode
+    outside :data:`~airflow_lineage_plus.facets.EXECUTION_MODES` is refused (logged once, the task goes on).
+    """
+    normalized = str(mode).strip().upper().replace("-", "_")
+    if normalized not in EXECUTION_MODES:
+        raise ValueError(f"execution mode {mode!r} is not one of {', '.join(EXECUTION_MODES)}")
+    registry.entry(registry.current_task_key()).execution_mode = ExecutionModeRunFacet(
+        mode=normalized, reason=reason
+    )
 
 
 __all__ = ["add_input", "add_output", "assertion", "facts_for", "record", "set_execution_mode", "set_schema"]

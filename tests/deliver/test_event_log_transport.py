@@ -21,8 +21,8 @@ from openlineage.client.transport import get_default_factory
 from reliability_events import run_event
 from reliability_writers import sizes, write_events
 
-from airflow_lineage_plus import transport as tp
-from airflow_lineage_plus.transport import EventLogTransport
+from airflow_lineage_plus.deliver import transport as tp
+from airflow_lineage_plus.deliver.transport import EventLogTransport
 
 WORKERS = 4
 EVENTS_PER_WORKER = 1000

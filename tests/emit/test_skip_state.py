@@ -171,7 +171,7 @@ def _call_listener_again(
 from sqlalchemy import select
 from airflow.models.dagrun import DagRun
 from airflow.utils.session import create_session
-from airflow_lineage_plus import listener
+from airflow_lineage_plus.emit import listener
 
 with create_session() as session:
     dag_run = session.scalars(

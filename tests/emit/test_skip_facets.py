@@ -12,7 +12,18 @@ from openlineage.client.serde import Serde
 from openlineage_spec import validate_event
 
 import airflow_lineage_plus
-from airflow_lineage_plus import skip
+from airflow_lineage_plus import facet_keys as keys
+from airflow_lineage_plus.author.runtime import set_execution_mode
+from airflow_lineage_plus.emit.ledger import Ledger
+from airflow_lineage_plus.emit.skip_causes import DagRunSnapshot, explain
+from airflow_lineage_plus.facets import (
+    BRANCH_NOT_TAKEN,
+    MANUAL,
+    TRIGGER_RULE,
+    UNKNOWN,
+    ExecutionModeRunFacet,
+    SkipStateRunFacet,
+)
 
 SCHEMAS = Path(airflow_lineage_plus.__file__).parent / "schemas"
 RUN_ID = "01a2265a-6aaa-7000-8000-000000000001"
@@ -32,8 +43,8 @@ def _event(**facets: Any) -> dict[str, Any]:
 @pytest.mark.parametrize(
     ("facet_class", "file_name"),
     [
-        (skip.SkipStateRunFacet, "SkipStateRunFacet.json"),
-        (skip.ExecutionModeRunFacet, "ExecutionModeRunFacet.json"),
+        (SkipStateRunFacet, "SkipStateRunFacet.json"),
+        (ExecutionModeRunFacet, "ExecutionModeRunFacet.json"),
     ],
 )
 def test_schema_url_names_the_shipped_schema_whose_id_it_is(facet_class: Any, file_name: str) -> None:
@@ -47,9 +58,9 @@ def test_schema_url_names_the_shipped_schema_whose_id_it_is(facet_class: Any, fi
 
 
 def test_skip_and_execution_mode_facets_validate_against_their_schemas() -> None:
-    facet = skip.SkipStateRunFacet(
+    facet = SkipStateRunFacet(
         skipped=True,
-        reason=skip.TRIGGER_RULE,
+        reason=TRIGGER_RULE,
         message="trigger rule all_success not met: upstream a=skipped",
         causedBy="a",
         triggerRule="all_success",
@@ -58,28 +69,28 @@ def test_skip_and_execution_mode_facets_validate_against_their_schemas() -> None
         mapIndex=-1,
         tryNumber=0,
     )
-    mode = skip.ExecutionModeRunFacet(mode="NO_OP", reason="nothing new")
-    validate_event(_event(**{skip.SKIP_STATE_KEY: facet, skip.EXECUTION_MODE_KEY: mode}))
+    mode = ExecutionModeRunFacet(mode="NO_OP", reason="nothing new")
+    validate_event(_event(**{keys.SKIP_STATE: facet, keys.EXECUTION_MODE: mode}))
 
 
 def test_a_reason_outside_the_enum_fails_schema_validation() -> None:
-    facet = skip.SkipStateRunFacet(skipped=True, reason="BECAUSE")
+    facet = SkipStateRunFacet(skipped=True, reason="BECAUSE")
     with pytest.raises(AssertionError, match="lineagePlus_skipState"):
-        validate_event(_event(**{skip.SKIP_STATE_KEY: facet}))
+        validate_event(_event(**{keys.SKIP_STATE: facet}))
 
 
 def test_ledger_claims_each_run_id_once_and_release_frees_it(tmp_path: Path) -> None:
-    ledger = skip.Ledger(tmp_path / "nested" / "ledger.sqlite")
+    ledger = Ledger(tmp_path / "nested" / "ledger.sqlite")
     rows = [(RUN_ID, "dag", "task", -1, 0, "dag-run"), ("other", "dag", "task2", 3, 1, "dag-run")]
     assert ledger.claim(rows) == {RUN_ID, "other"}
     assert ledger.claim(rows) == set()
-    assert skip.Ledger(tmp_path / "nested" / "ledger.sqlite").claimed("dag") == {RUN_ID, "other"}
+    assert Ledger(tmp_path / "nested" / "ledger.sqlite").claimed("dag") == {RUN_ID, "other"}
     ledger.release([RUN_ID])
     assert ledger.claim(rows) == {RUN_ID}
 
 
-def _snapshot(**states: str) -> skip.DagRunSnapshot:
-    snap = skip.DagRunSnapshot(dag_id="dag", run_id="run")
+def _snapshot(**states: str) -> DagRunSnapshot:
+    snap = DagRunSnapshot(dag_id="dag", run_id="run")
     for task_id, state in states.items():
         snap.states[(task_id, -1)] = state
     return snap
@@ -96,8 +107,8 @@ class _Task:
 def test_a_hand_marked_skip_is_manual_and_names_who() -> None:
     snap = _snapshot(a="success", b="skipped")
     snap.manual[("b", -1)] = "admin"
-    cause = skip.explain(snap, "b", -1, _Task({"a"}))
-    assert cause.reason == skip.MANUAL
+    cause = explain(snap, "b", -1, _Task({"a"}))
+    assert cause.reason == MANUAL
     assert "admin" in cause.message
 
 
@@ -107,21 +118,21 @@ def test_short_circuit_applies_to_every_task_it_listed_but_a_branch_only_to_dire
     )
     snap.skipmixin[("gate", -1)] = {"skipped": ["x", "y"]}
     snap.skipmixin[("pick", -1)] = {"followed": ["left"]}
-    assert skip.explain(snap, "y", -1, _Task({"x"})).caused_by == "gate"
-    branch = skip.explain(snap, "right", -1, _Task({"pick"}))
-    assert (branch.reason, branch.caused_by) == (skip.BRANCH_NOT_TAKEN, "pick")
+    assert explain(snap, "y", -1, _Task({"x"})).caused_by == "gate"
+    branch = explain(snap, "right", -1, _Task({"pick"}))
+    assert (branch.reason, branch.caused_by) == (BRANCH_NOT_TAKEN, "pick")
 
 
 def test_one_failed_rule_blames_the_upstream_that_succeeded() -> None:
     snap = _snapshot(a="success", b="skipped", alert="skipped")
-    cause = skip.explain(snap, "alert", -1, _Task({"a", "b"}, "one_failed"))
-    assert (cause.reason, cause.caused_by, cause.trigger_rule) == (skip.TRIGGER_RULE, "a", "one_failed")
+    cause = explain(snap, "alert", -1, _Task({"a", "b"}, "one_failed"))
+    assert (cause.reason, cause.caused_by, cause.trigger_rule) == (TRIGGER_RULE, "a", "one_failed")
     assert cause.upstream_states == {"a": "success", "b": "skipped"}
 
 
 def test_a_skip_with_no_upstream_and_no_known_cause_is_unknown() -> None:
-    cause = skip.explain(_snapshot(lonely="skipped"), "lonely", -1, _Task(set()))
-    assert cause.reason == skip.UNKNOWN
+    cause = explain(_snapshot(lonely="skipped"), "lonely", -1, _Task(set()))
+    assert cause.reason == UNKNOWN
 
 
 def test_not_run_leaves_out_task_instances_whose_current_try_started() -> None:
@@ -136,6 +147,6 @@ def test_set_execution_mode_never_raises_into_the_task() -> None:
 
     before = lost_counts().get("the execution mode facet", 0)
     # Outside a running task there is no context, and "FAST" is no mode: both are logged, not raised.
-    assert skip.set_execution_mode("CACHED") is None
-    assert skip.set_execution_mode("FAST") is None
+    assert set_execution_mode("CACHED") is None
+    assert set_execution_mode("FAST") is None
     assert lost_counts()["the execution mode facet"] == before + 2

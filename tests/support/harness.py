@@ -18,8 +18,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-REPO = Path(__file__).resolve().parents[1]
-TESTS = Path(__file__).resolve().parent
+REPO = Path(__file__).resolve().parents[2]
+TESTS = Path(__file__).resolve().parents[1]
 _worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
 _HOME = Path(tempfile.mkdtemp(prefix=f"alp-airflow-home-{_worker}-"))
 _SESSION_LOG = _HOME / "events.jsonl"

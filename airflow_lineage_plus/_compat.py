@@ -1,0 +1,174 @@
+"""Every use of Airflow's and the OpenLineage provider's internal APIs, in one module.
+
+The rest of the package calls the functions here instead of importing private or internal names
+(``_TaskDecorator``, ``DagContext``, the secrets masker, ORM models, the provider's ``utils.utils`` and
+its listener's process pool), so a new Airflow or provider release is adapted to in one place, the way the
+provider's own ``version_compat.py`` works. Public, documented APIs (``airflow.sdk``, the provider's
+``api`` module and macros) are imported where they are used. Everything is imported on first call:
+importing this module imports neither Airflow nor the provider.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import datetime
+from functools import cache
+from typing import Any
+
+
+def task_decorator_class() -> type:
+    """The class of what ``@task`` returns (``airflow.sdk.bases.decorator._TaskDecorator``)."""
+    from airflow.sdk.bases.decorator import _TaskDecorator
+
+    return _TaskDecorator
+
+
+def current_dag() -> Any | None:
+    """The DAG of the enclosing ``with DAG(...)`` block, if any."""
+    try:
+        from airflow.sdk.definitions._internal.contextmanager import DagContext
+    except ImportError:
+        return None
+    return DagContext.get_current()
+
+
+@cache
+def openlineage_method_names() -> tuple[str, str, str]:
+    """The provider's operator lineage contract: (on_start, on_complete, on_failure) method names."""
+    from airflow.providers.openlineage.extractors.base import (
+        OL_METHOD_NAME_COMPLETE,
+        OL_METHOD_NAME_FAIL,
+        OL_METHOD_NAME_START,
+    )
+
+    return OL_METHOD_NAME_START, OL_METHOD_NAME_COMPLETE, OL_METHOD_NAME_FAIL
+
+
+def secrets_redactor() -> Callable[[str], str] | None:
+    """Airflow's secrets masker as a string function, or None when nothing is registered to mask here."""
+    try:
+        from airflow.sdk._shared.secrets_masker import _secrets_masker, redact
+    except ImportError:
+        return None
+    masker = _secrets_masker()
+    if getattr(masker, "replacer", True) is None:
+        return None
+    return lambda text: str(redact(text))
+
+
+def skipmixin_xcom_keys() -> tuple[str, str, str]:
+    """(XCom key, "skipped" field, "followed" field) that SkipMixin (short circuit, branches) writes."""
+    try:
+        from airflow.sdk.bases.skipmixin import (
+            XCOM_SKIPMIXIN_FOLLOWED,
+            XCOM_SKIPMIXIN_KEY,
+            XCOM_SKIPMIXIN_SKIPPED,
+        )
+    except ImportError:  # the values every Airflow 3 release writes
+        return "skipmixin_key", "skipped", "followed"
+    return XCOM_SKIPMIXIN_KEY, XCOM_SKIPMIXIN_SKIPPED, XCOM_SKIPMIXIN_FOLLOWED
+
+
+def metadata_models() -> tuple[Any, Any, Any]:
+    """Airflow's ORM models (Log, TaskInstance, XComModel) the skip records read."""
+    from airflow.models.log import Log
+    from airflow.models.taskinstance import TaskInstance
+    from airflow.models.xcom import XComModel
+
+    return Log, TaskInstance, XComModel
+
+
+def metadata_engine() -> Any:
+    """The SQLAlchemy engine of Airflow's metadata database."""
+    from airflow import settings
+
+    return settings.engine
+
+
+def dag_for_run(dag_run: Any, session: Any) -> Any | None:
+    """The (serialized) DAG a DAG run ran, as the scheduler knows it."""
+    dag = getattr(dag_run, "dag", None)
+    if dag is not None:
+        return dag
+    from airflow.models.dagbag import DBDagBag
+
+    return DBDagBag().get_dag_for_run(dag_run=dag_run, session=session)
+
+
+def task_run_id(dag_id: str, task_id: str, try_number: int, logical_date: datetime, map_index: int) -> str:
+    """The runId the provider gives a task instance try (its deterministic UUIDv7)."""
+    from airflow.providers.openlineage.plugins.adapter import OpenLineageAdapter
+
+    return str(
+        OpenLineageAdapter.build_task_instance_run_id(
+            dag_id=dag_id,
+            task_id=task_id,
+            try_number=try_number,
+            logical_date=logical_date,
+            map_index=map_index,
+        )
+    )
+
+
+def dag_run_id(dag_id: str, logical_date: datetime, clear_number: int) -> str:
+    """The runId the provider gives a DAG run."""
+    from airflow.providers.openlineage.plugins.adapter import OpenLineageAdapter
+
+    return str(
+        OpenLineageAdapter.build_dag_run_id(
+            dag_id=dag_id, logical_date=logical_date, clear_number=clear_number
+        )
+    )
+
+
+def task_parent_run_facet(
+    parent_run_id: str, parent_job_name: str, dr_conf: dict[str, Any]
+) -> dict[str, Any]:
+    """The provider's ``parent`` facet of a task run (with ``root`` from the DAG run's conf)."""
+    from airflow.providers.openlineage.utils.utils import get_task_parent_run_facet
+
+    return dict(
+        get_task_parent_run_facet(
+            parent_run_id=parent_run_id, parent_job_name=parent_job_name, dr_conf=dr_conf
+        )
+    )
+
+
+def processing_engine_facet() -> dict[str, Any]:
+    """The provider's ``processing_engine`` run facet."""
+    from airflow.providers.openlineage.utils.utils import get_processing_engine_facet
+
+    return dict(get_processing_engine_facet())
+
+
+def translate_asset(asset: Any) -> Any | None:
+    """The OpenLineage dataset the provider makes of an Airflow Asset (None for schemes it cannot name)."""
+    from airflow.providers.openlineage.utils.utils import translate_airflow_asset
+
+    return translate_airflow_asset(asset, None)
+
+
+def task_events_allowed(task: Any, dag_id: str, task_id: str) -> bool:
+    """Whether the provider's emission policy lets task-level events out for this task."""
+    try:
+        from airflow.providers.openlineage.utils.emission_policy import resolve_task_emission_policy
+    except ImportError:  # providers before 2.19.0 have no emission policy
+        return True
+    controls = resolve_task_emission_policy(operator=task, dag_id=dag_id, task_id=task_id)
+    return bool(getattr(controls, "emit", True)) and bool(getattr(controls, "emit_task_events", True))
+
+
+def submit_to_openlineage_pool(func: Callable[..., Any], *args: Any) -> None:
+    """Run ``func(*args)`` in the provider's DAG-event process pool (raises when there is none)."""
+    from airflow.providers.openlineage.plugins.listener import get_openlineage_listener
+
+    get_openlineage_listener().submit_callable(func, *args)
+
+
+def trusted_middleware_marker() -> Any | None:
+    """The marker Airflow (3.3+) sets on ``request.state`` when its own middleware built the user."""
+    try:
+        from airflow.api_fastapi.core_api.security import USER_INJECTED_BY_TRUSTED_MIDDLEWARE
+    except ImportError:
+        return None
+    return USER_INJECTED_BY_TRUSTED_MIDDLEWARE

@@ -1,0 +1,314 @@
+"""Size limits and redaction applied to every event before it leaves the process.
+
+:func:`enforce` works on an event object (``openlineage.client`` attrs classes) or on its JSON-ready
+dict, in place, and is applied by :class:`~airflow_lineage_plus.deliver.transport.EventLogTransport` and by
+:class:`BudgetTransformer` (for the client's ``transform`` transport, in front of ``http`` or any
+other transport). In order:
+
+1. **Redaction** (:mod:`.redaction`): ``scheme://user:password@host`` in any string becomes
+   ``scheme://user:***@host``; every string goes through Airflow's secrets masker (connection
+   passwords and variables the process has seen are replaced by ``***``).
+2. **Values policy.** Unless ``[lineage_plus] quality_include_values`` is on, column metrics keep
+   counts only: ``min``, ``max`` and ``quantiles`` (values and value distributions) are removed.
+3. **Fixed limits** (:mod:`.limits`). SQL job facets longer than ``[lineage_plus] sql_max_length``
+   are cut with a marker; schemas wider than ``[lineage_plus] schema_max_columns`` keep their first
+   columns and say how many were left out (``lineagePlus_omittedFields`` on the schema facet).
+4. **Event budget.** While the event's JSON is larger than ``[lineage_plus] event_size_budget``
+   bytes, the following are removed, one step at a time, in :data:`TRIM_ORDER`:
+   column-lineage transformation descriptions; column metrics; column lineage; schema fields beyond
+   :data:`BUDGET_SCHEMA_COLUMNS`; SQL text beyond :data:`BUDGET_SQL_LENGTH` characters; then whole
+   facets, largest first (never ``parent``, ``nominalTime``, ``processing_engine``, ``jobType``). An
+   event still above budget after that is sent as it is, with a warning: an oversized event is
+   better than a lost one.
+
+Nothing is cut silently: each cut is counted (:func:`cut_counts`), logged as one warning per event,
+and recorded in the event itself, in the run facet ``lineagePlus_trimmed``.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import Any
+
+import attr
+from openlineage.client.transport.transform.transform import EventTransformer
+
+from airflow_lineage_plus import conf
+from airflow_lineage_plus.containment import report
+from airflow_lineage_plus.deliver import limits
+from airflow_lineage_plus.deliver.redaction import redact
+from airflow_lineage_plus.deliver.serialize import describe, dumps, plain
+from airflow_lineage_plus.facet_keys import KEPT_FACETS, OMITTED_FIELDS
+from airflow_lineage_plus.facets import TrimmedRunFacet
+from airflow_lineage_plus.provider_info import OPTIONS
+
+log = logging.getLogger(__name__)
+
+BUDGET_SCHEMA_COLUMNS = 100
+BUDGET_SQL_LENGTH = 1000
+VALUE_METRICS = ("min", "max", "quantiles")
+VALUES_CUT = "column metric values (min/max/quantiles; quality_include_values is off)"
+
+
+def cut_counts() -> dict[str, int]:
+    """How many items each kind of cut removed in this process (for tests and diagnostics)."""
+    return limits.cut_counts()
+
+
+# -- access to events as objects or dicts -------------------------------------------------------------
+
+
+def _get(obj: Any, name: str) -> Any:
+    return obj.get(name) if isinstance(obj, dict) else getattr(obj, name, None)
+
+
+def _set(obj: Any, name: str, value: Any) -> None:
+    if isinstance(obj, dict):
+        if value is None:
+            obj.pop(name, None)
+        else:
+            obj[name] = value
+    else:
+        object.__setattr__(obj, name, value)
+
+
+def _datasets(event: Any) -> list[Any]:
+    return list(_get(event, "inputs") or []) + list(_get(event, "outputs") or [])
+
+
+def _facet_maps(event: Any) -> list[tuple[str, dict[str, Any]]]:
+    """(where, facets) for every facet dict of the event."""
+    found: list[tuple[str, dict[str, Any]]] = []
+    for part in ("run", "job"):
+        facets = _get(_get(event, part), "facets")
+        if isinstance(facets, dict):
+            found.append((part, facets))
+    for dataset in _datasets(event):
+        label = f"{_get(dataset, 'namespace')}/{_get(dataset, 'name')}"
+        for group in ("facets", "inputFacets", "outputFacets"):
+            facets = _get(dataset, group)
+            if isinstance(facets, dict):
+                found.append((label, facets))
+    return found
+
+
+def _dataset_facets(event: Any, key: str) -> list[tuple[dict[str, Any], Any]]:
+    return [(facets, facets[key]) for _, facets in _facet_maps(event) if facets.get(key) is not None]
+
+
+def _size(event: Any) -> int:
+    return len(dumps(event))
+
+
+def _option(option: str) -> Any:
+    """``[lineage_plus] <option>`` through :mod:`airflow_lineage_plus.conf`; its default without Airflow."""
+    try:
+        return getattr(conf, option)()
+    except ImportError:  # the client used without Airflow
+        value = OPTIONS[option]["default"]
+        return conf.parse_bool(value) if OPTIONS[option]["type"] == "boolean" else int(value)
+
+
+# -- fixed limits -------------------------------------------------------------------------------------
+
+
+def _cut_sql(event: Any, limit: int) -> int:
+    facets = _get(_get(event, "job"), "facets")
+    sql = facets.get("sql") if isinstance(facets, dict) else None
+    query = _get(sql, "query") if sql is not None else None
+    if not isinstance(query, str):
+        return 0
+    cut, hidden = limits.cut_sql(query, limit)
+    if hidden:
+        _set(sql, "query", cut)
+    return hidden
+
+
+def _cut_schemas(event: Any, limit: int) -> int:
+    cut = 0
+    for facets, schema in _dataset_facets(event, "schema"):
+        fields = _get(schema, "fields")
+        if not isinstance(fields, list):
+            continue
+        kept, hidden = limits.cut_fields(fields, limit)
+        if not hidden:
+            continue
+        omitted = hidden + int(_get(schema, OMITTED_FIELDS) or 0)
+        cut += hidden
+        if isinstance(schema, dict):
+            schema["fields"] = kept
+            schema[OMITTED_FIELDS] = omitted
+        else:  # a new facet: the same schema object may be shared by several datasets of the event
+            facets["schema"] = attr.evolve(schema, fields=kept).with_additional_properties(
+                **{OMITTED_FIELDS: omitted}
+            )
+    return cut
+
+
+def _drop_value_metrics(event: Any) -> int:
+    cut = 0
+    for _, metrics in _dataset_facets(event, "dataQualityMetrics"):
+        columns = _get(metrics, "columnMetrics")
+        for column in (columns or {}).values():
+            for name in VALUE_METRICS:
+                if _get(column, name) is not None:
+                    _set(column, name, None)
+                    cut += 1
+    return cut
+
+
+# -- budget steps, in order -----------------------------------------------------------------------------
+
+
+def _drop_descriptions(event: Any) -> int:
+    cut = 0
+    for _, lineage in _dataset_facets(event, "columnLineage"):
+        for column in (_get(lineage, "fields") or {}).values():
+            for input_field in _get(column, "inputFields") or []:
+                for transformation in _get(input_field, "transformations") or []:
+                    if _get(transformation, "description") is not None:
+                        _set(transformation, "description", None)
+                        cut += 1
+    return cut
+
+
+def _drop_column_metrics(event: Any) -> int:
+    cut = 0
+    for _, metrics in _dataset_facets(event, "dataQualityMetrics"):
+        columns = _get(metrics, "columnMetrics")
+        if columns:
+            cut += len(columns)
+            _set(metrics, "columnMetrics", {})
+    return cut
+
+
+def _drop_column_lineage(event: Any) -> int:
+    cut = 0
+    for facets, lineage in _dataset_facets(event, "columnLineage"):
+        cut += max(1, len(_get(lineage, "fields") or {}))
+        del facets["columnLineage"]
+    return cut
+
+
+def _budget_schemas(event: Any) -> int:
+    return _cut_schemas(event, BUDGET_SCHEMA_COLUMNS)
+
+
+def _budget_sql(event: Any) -> int:
+    return _cut_sql(event, BUDGET_SQL_LENGTH)
+
+
+TRIM_ORDER: tuple[tuple[str, Callable[[Any], int]], ...] = (
+    ("column-lineage descriptions", _drop_descriptions),
+    ("column metrics (columns)", _drop_column_metrics),
+    ("column lineage (output columns)", _drop_column_lineage),
+    (f"schema fields beyond {BUDGET_SCHEMA_COLUMNS}", _budget_schemas),
+    (f"SQL characters beyond {BUDGET_SQL_LENGTH}", _budget_sql),
+)
+
+
+def _drop_largest_facets(event: Any, budget: int, size: int, cuts: dict[str, int]) -> int:
+    candidates = [
+        (len(dumps(plain(facet))), where, key, facets)
+        for where, facets in _facet_maps(event)
+        for key, facet in facets.items()
+        if key not in KEPT_FACETS
+    ]
+    for _size_of_facet, where, key, facets in sorted(candidates, key=lambda c: c[0], reverse=True):
+        if size <= budget:
+            break
+        facets.pop(key, None)
+        cuts[f"facet {key!r} of {where}"] = 1
+        size = _size(event)
+    return size
+
+
+# -- the whole pass -------------------------------------------------------------------------------------
+
+
+def enforce(event: Any) -> Any:
+    """``event`` (object or dict) redacted, within the configured limits and budget; changed in place."""
+    redacted = redact(event)
+    if redacted:
+        limits.count_cut("redacted strings", redacted)
+        log.info("airflow-lineage-plus: redacted %d string(s) in %s", redacted, describe(event))
+    cuts = _apply_fixed_limits(event)
+    budget = int(_option("event_size_budget"))
+    original = size = _size(event)
+    if size > budget:
+        size = _trim_to_budget(event, budget, size, cuts)
+    cuts = {what: n for what, n in cuts.items() if n}
+    if cuts:
+        _record_cuts(event, cuts, budget, original, size)
+    return event
+
+
+def _apply_fixed_limits(event: Any) -> dict[str, int]:
+    cuts: dict[str, int] = {}
+    if not _option("quality_include_values"):
+        cuts[VALUES_CUT] = _drop_value_metrics(event)
+    cuts[limits.SQL_CUT] = _cut_sql(event, _option("sql_max_length"))
+    cuts[limits.SCHEMA_CUT] = _cut_schemas(event, _option("schema_max_columns"))
+    return cuts
+
+
+def _trim_to_budget(event: Any, budget: int, size: int, cuts: dict[str, int]) -> int:
+    """Apply :data:`TRIM_ORDER`, then drop the largest facets, until ``event`` fits; returns its size."""
+    for what, step in TRIM_ORDER:
+        cut = step(event)
+        if cut:
+            cuts[what] = cuts.get(what, 0) + cut
+            size = _size(event)
+            if size <= budget:
+                return size
+    return _drop_largest_facets(event, budget, size, cuts)
+
+
+def _record_cuts(event: Any, cuts: dict[str, int], budget: int, original: int, size: int) -> None:
+    """Count the cuts, record them in the event (``lineagePlus_trimmed``) and log them once."""
+    for what, n in cuts.items():
+        limits.count_cut(what, n)
+    facet = TrimmedRunFacet(
+        cuts=[{"what": what, "count": n} for what, n in cuts.items()],
+        budgetBytes=budget,
+        originalBytes=original,
+        finalBytes=size,
+    )
+    run_facets = _get(_get(event, "run"), "facets")
+    if isinstance(run_facets, dict):
+        run_facets[TrimmedRunFacet.key] = plain(facet) if isinstance(event, dict) else facet
+    summary = ", ".join(f"{what} ({n})" for what, n in cuts.items())
+    # Removing values by policy is expected and routine (INFO); cutting content to fit a limit is not.
+    level = logging.WARNING if set(cuts) - {VALUES_CUT} else logging.INFO
+    log.log(
+        level,
+        "airflow-lineage-plus: trimmed %s to stay within limits: %s; %d -> %d bytes (budget %d)",
+        describe(event),
+        summary,
+        original,
+        size,
+        budget,
+    )
+    if size > budget:
+        log.warning(
+            "airflow-lineage-plus: %s is still %d bytes, above the budget of %d, after trimming; sent as is",
+            describe(event),
+            size,
+            budget,
+        )
+
+
+class BudgetTransformer(EventTransformer):
+    """:func:`enforce` as a transformer for the client's ``transform`` transport (any inner transport).
+
+    ``OPENLINEAGE__TRANSPORT='{"type": "transform", "transformer_class":
+    "airflow_lineage_plus.budget.BudgetTransformer", "transport": {"type": "http", "url": "..."}}'``
+    """
+
+    def transform(self, event: Any) -> Any:
+        try:
+            return enforce(event)
+        except Exception as exc:  # fail closed: an event not checked for secrets is not sent
+            report(f"{describe(event)}, which could not be checked for secrets and size (not sent)", exc)
+            return None

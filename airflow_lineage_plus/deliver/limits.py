@@ -1,0 +1,52 @@
+"""The fixed limits on what an event carries, and the count of everything cut to respect them.
+
+One cutter for SQL text and one for schema fields, used both when a declaration is turned into facets
+(:mod:`airflow_lineage_plus.author.build`) and when a whole event is checked before it leaves
+(:mod:`airflow_lineage_plus.deliver.budget`). Nothing is cut silently: each cut is counted here
+(:func:`cut_counts`) and reported by its caller.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import Counter
+from collections.abc import Sequence
+from typing import TypeVar
+
+T = TypeVar("T")
+
+#: Appended to SQL text that was cut; ``{hidden}`` is the number of characters left out.
+SQL_CUT_MARKER = "\n-- [cut by airflow-lineage-plus: {hidden} more characters]"
+SQL_CUT = "SQL characters beyond sql_max_length"
+SCHEMA_CUT = "schema fields beyond schema_max_columns"
+
+_cuts: Counter[str] = Counter()
+_cuts_lock = threading.Lock()
+
+
+def cut_sql(query: str, limit: int) -> tuple[str, int]:
+    """(``query`` cut to ``limit`` characters with :data:`SQL_CUT_MARKER`, characters left out)."""
+    if len(query) <= limit:
+        return query, 0
+    hidden = len(query) - limit
+    return query[:limit] + SQL_CUT_MARKER.format(hidden=hidden), hidden
+
+
+def cut_fields(fields: Sequence[T], limit: int) -> tuple[list[T], int]:
+    """(the first ``limit`` schema fields, how many were left out)."""
+    if len(fields) <= limit:
+        return list(fields), 0
+    return list(fields[:limit]), len(fields) - limit
+
+
+def count_cut(what: str, count: int) -> None:
+    """Count ``count`` items cut as ``what``."""
+    if count > 0:
+        with _cuts_lock:
+            _cuts[what] += count
+
+
+def cut_counts() -> dict[str, int]:
+    """How many items each kind of cut removed in this process (for tests and diagnostics)."""
+    with _cuts_lock:
+        return dict(_cuts)

@@ -1,0 +1,49 @@
+"""The lineage source the configuration names: the one way the CLI and the Lineage view open it.
+
+``[lineage_plus] graph_source`` says ``events`` (the event log at ``event_log_path``) or ``marquez``
+(``marquez_url``, ``marquez_api_key``, ``marquez_timeout``). Explicit arguments (the CLI's ``--events``,
+``--marquez``, ``--api-key``, ``--timeout``) win over the configuration.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from airflow_lineage_plus import conf
+from airflow_lineage_plus.exceptions import SourceUnavailable
+from airflow_lineage_plus.graph import LineageSource, open_source
+
+
+def open_configured_source(
+    *,
+    events: str | Path | None = None,
+    marquez: str | None = None,
+    api_key: str | None = None,
+    timeout: float | None = None,
+    explain_missing_log: bool = False,
+) -> LineageSource:
+    """The event log or Marquez: the arguments given, else ``[lineage_plus]`` (which needs Airflow).
+
+    With ``explain_missing_log`` a configured event log that does not exist yet is
+    :class:`SourceUnavailable` with a message saying how lineage gets there.
+    """
+    if events is not None or marquez is not None:
+        return open_source(
+            events=events, marquez=marquez, api_key=api_key, timeout=timeout if timeout is not None else 5.0
+        )
+    if conf.graph_source() == "marquez":
+        url = conf.marquez_url()
+        if not url:
+            raise SourceUnavailable("[lineage_plus] graph_source is 'marquez' but marquez_url is empty")
+        return open_source(
+            marquez=url,
+            api_key=api_key or conf.marquez_api_key() or None,
+            timeout=timeout if timeout is not None else conf.marquez_timeout(),
+        )
+    path = conf.event_log_path()
+    if explain_missing_log and not path.exists():
+        raise SourceUnavailable(
+            f"No lineage recorded yet: the event log {path} does not exist. "
+            "Run a DAG with the OpenLineage provider writing to it ([lineage_plus] event_log_path)."
+        )
+    return open_source(events=path)

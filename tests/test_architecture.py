@@ -1,0 +1,230 @@
+"""The package's layout rules, checked on its source: one way through the code (docs/architecture.md).
+
+- no import cycle between the package's modules (imports inside functions count; ``TYPE_CHECKING`` ones
+  do not);
+- dependencies point one way along the flow: author -> emit -> deliver, and view -> graph; the graph and
+  the dataset identity stand on their own;
+- no module over 600 lines, no function over 60;
+- the dotted paths users put in ``airflow.cfg`` and the README's public names keep working.
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parents[1] / "airflow_lineage_plus"
+ROOT = "airflow_lineage_plus"
+MAX_MODULE_LINES = 600
+MAX_FUNCTION_LINES = 60
+
+#: Modules every stage may use: configuration, errors, facets and their keys, containment, the private-API
+#: shim, dataset identity and node ids, the Marquez HTTP client.
+BASE = {
+    "__about__",
+    "provider_info",
+    "conf",
+    "exceptions",
+    "facet_keys",
+    "facets",
+    "containment",
+    "_compat",
+    "node_ids",
+    "marquez_client",
+    "datasets",
+}
+#: stage -> the stages (besides BASE and itself) its modules may import.
+ALLOWED = {
+    "base": set(),
+    "author": {"emit", "deliver"},
+    "emit": {"deliver"},
+    "deliver": set(),
+    "graph": set(),
+    "view": {"graph", "deliver"},
+    "wiring": {"author", "emit", "deliver", "graph", "view"},
+}
+#: What the Airflow-free graph may import from the rest of the package.
+GRAPH_MAY_IMPORT = {"node_ids", "facet_keys", "exceptions"}
+#: The dotted paths users type into airflow.cfg and the README (kept as re-exports).
+USER_PATHS = [
+    "airflow_lineage_plus.transport.EventLogTransport",
+    "airflow_lineage_plus.skip.run_facets",
+    "airflow_lineage_plus.budget.BudgetTransformer",
+    "airflow_lineage_plus.fold.FoldIntoTaskRun",
+]
+
+
+def _modules() -> dict[str, Path]:
+    found = {}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        parts = list(path.relative_to(PACKAGE.parent).with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts.pop()
+        found[".".join(parts)] = path
+    return found
+
+
+MODULES = _modules()
+
+
+def stage_of(module: str) -> str:
+    """The stage a module belongs to (see ``ALLOWED``)."""
+    parts = module.split(".")
+    first = parts[1] if len(parts) > 1 else ""
+    if first in {"author", "emit", "deliver", "graph"}:
+        return first
+    if first in BASE:
+        return "base"
+    if first in {"cli", "sources", "ui"}:
+        return "view"
+    return "wiring"  # the package __init__, the plugin, the user-path re-exports
+
+
+def _type_checking_block(node: ast.AST) -> bool:
+    test = getattr(node, "test", None)
+    return isinstance(node, ast.If) and (
+        (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING")
+        or (isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
+    )
+
+
+def _import_nodes(tree: ast.AST) -> Iterator[ast.Import | ast.ImportFrom]:
+    stack = [tree]
+    while stack:
+        node = stack.pop()
+        if _type_checking_block(node):
+            stack.extend(getattr(node, "orelse", []))
+            continue
+        if isinstance(node, ast.Import | ast.ImportFrom):
+            yield node
+        stack.extend(ast.iter_child_nodes(node))
+
+
+def _resolve(module: str, node: ast.ImportFrom) -> str | None:
+    if node.level:
+        package = module.split(".")
+        if MODULES[module].name != "__init__.py":
+            package = package[:-1]
+        base = ".".join(package[: len(package) - node.level + 1])
+        return f"{base}.{node.module}" if node.module else base
+    return node.module
+
+
+def imports_of(module: str) -> set[str]:
+    """Package modules ``module`` imports at run time (in functions too, not under TYPE_CHECKING)."""
+    tree = ast.parse(MODULES[module].read_text())
+    found: set[str] = set()
+    for node in _import_nodes(tree):
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        else:
+            target = _resolve(module, node)
+            if target is None:
+                continue
+            names = [f"{target}.{alias.name}" for alias in node.names]
+            names = [n if n in MODULES else target for n in names]
+        for name in names:
+            while name and name not in MODULES:
+                name = name.rpartition(".")[0]
+            if name.startswith(ROOT) and name != module:
+                found.add(name)
+    return found
+
+
+def _cycles() -> list[list[str]]:
+    graph = {module: imports_of(module) for module in MODULES}
+    cycles: list[list[str]] = []
+    state: dict[str, int] = {}
+    path: list[str] = []
+
+    def visit(node: str) -> None:
+        state[node] = 1
+        path.append(node)
+        for nxt in sorted(graph[node]):
+            if state.get(nxt) == 1:
+                cycles.append([*path[path.index(nxt) :], nxt])
+            elif nxt not in state:
+                visit(nxt)
+        path.pop()
+        state[node] = 2
+
+    for module in sorted(graph):
+        if module not in state:
+            visit(module)
+    return cycles
+
+
+def test_no_module_imports_back_into_a_module_that_imports_it() -> None:
+    assert _cycles() == []
+
+
+def test_dependencies_point_one_way_along_the_flow() -> None:
+    wrong = []
+    for module in MODULES:
+        stage = stage_of(module)
+        allowed = {stage, "base"} | ALLOWED[stage]
+        for imported in sorted(imports_of(module)):
+            if stage_of(imported) not in allowed:
+                wrong.append(f"{module} ({stage}) imports {imported} ({stage_of(imported)})")
+    assert wrong == []
+
+
+def test_the_graph_imports_nothing_of_the_package_but_ids_keys_and_errors() -> None:
+    wrong = []
+    for module in MODULES:
+        if stage_of(module) != "graph":
+            continue
+        for imported in imports_of(module):
+            if stage_of(imported) != "graph" and imported.split(".")[1] not in GRAPH_MAY_IMPORT:
+                wrong.append(f"{module} imports {imported}")
+    assert wrong == []
+
+
+def test_dataset_identity_stands_on_its_own() -> None:
+    wrong = [
+        f"{module} imports {imported}"
+        for module in MODULES
+        if module.startswith(f"{ROOT}.datasets")
+        for imported in imports_of(module)
+        if not imported.startswith(f"{ROOT}.datasets")
+        and imported.split(".")[1] not in {"exceptions", "node_ids"}
+    ]
+    assert wrong == []
+
+
+def test_no_module_is_longer_than_600_lines() -> None:
+    sources = [*MODULES.values(), *(PACKAGE / "ui" / "static").glob("*.js")]
+    long = {str(p.relative_to(PACKAGE)): n for p in sources if (n := len(p.read_text().splitlines())) > 600}
+    assert long == {}
+
+
+def test_no_function_is_longer_than_60_lines() -> None:
+    long = {}
+    for module, path in MODULES.items():
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                length = (node.end_lineno or node.lineno) - node.lineno + 1
+                if length > MAX_FUNCTION_LINES:
+                    long[f"{module}.{node.name}"] = length
+    assert long == {}
+
+
+@pytest.mark.parametrize("path", USER_PATHS)
+def test_dotted_paths_users_configure_still_import(path: str) -> None:
+    module, _, name = path.rpartition(".")
+    assert callable(getattr(importlib.import_module(module), name))
+
+
+def test_every_public_name_of_the_package_resolves() -> None:
+    import airflow_lineage_plus
+
+    missing = [
+        name for name in airflow_lineage_plus.__all__ if getattr(airflow_lineage_plus, name, None) is None
+    ]
+    assert missing == []
+    assert airflow_lineage_plus.runtime.record is not None
+    assert airflow_lineage_plus.datasets.s3("s3://lake/orders/").name == "orders"
