@@ -18,7 +18,21 @@ from airflow_lineage_plus.ui.source import LineageReader
 
 #: The only files the app serves besides the page, with their media types.
 STATIC_FILES = {
-    "lineage.js": "text/javascript; charset=utf-8",
+    "main.js": "text/javascript; charset=utf-8",
+    "actions.js": "text/javascript; charset=utf-8",
+    "api.js": "text/javascript; charset=utf-8",
+    "dom.js": "text/javascript; charset=utf-8",
+    "layout.js": "text/javascript; charset=utf-8",
+    "links.js": "text/javascript; charset=utf-8",
+    "panel.js": "text/javascript; charset=utf-8",
+    "panel-dataset.js": "text/javascript; charset=utf-8",
+    "panel-job.js": "text/javascript; charset=utf-8",
+    "panzoom.js": "text/javascript; charset=utf-8",
+    "render.js": "text/javascript; charset=utf-8",
+    "search.js": "text/javascript; charset=utf-8",
+    "state.js": "text/javascript; charset=utf-8",
+    "task-instance.js": "text/javascript; charset=utf-8",
+    "widgets.js": "text/javascript; charset=utf-8",
     "lineage.css": "text/css; charset=utf-8",
     "lineage.svg": "image/svg+xml",
 }

@@ -34,7 +34,7 @@ pytestmark = pytest.mark.airflow
 PASSWORDS = {"admin": "admin-pw", "viewer": "viewer-pw", "nobody": "nobody-pw"}
 PROTECTED = [
     "/lineage-plus/",
-    "/lineage-plus/static/lineage.js",
+    "/lineage-plus/static/main.js",
     "/lineage-plus/static/lineage.css",
     "/lineage-plus/api/config",
     "/lineage-plus/api/search?q=orders",
@@ -296,7 +296,7 @@ def test_hostile_dataset_name_travels_as_json_data_only(client: TestClient, view
 
 
 def test_page_script_never_renders_data_as_html(client: TestClient, viewer: dict[str, str]) -> None:
-    script = client.get("/lineage-plus/static/lineage.js", headers=viewer)
+    script = client.get("/lineage-plus/static/main.js", headers=viewer)
     assert script.status_code == 200
     assert script.headers["content-type"].startswith("text/javascript")
     for sink in ("innerHTML", "outerHTML", "insertAdjacentHTML", "document.write", "eval(", "new Function"):

@@ -1,0 +1,96 @@
+/* Lineage view: search, a left-to-right lineage graph in SVG, and a details panel.
+ *
+ * This module starts the page and wires it: the controls, what to load for the URL's parameters, and the
+ * two actions (open a node, select a node). Data is only ever put in the page as text: see dom.js.
+ */
+import { provideActions } from "./actions.js";
+import { api } from "./api.js";
+import { $, append, clear, el, setStatus } from "./dom.js";
+import { showDetails } from "./panel.js";
+import { setupPanZoom } from "./panzoom.js";
+import { markSelected, renderBanner, renderGraph } from "./render.js";
+import { runSearch, setupSearch } from "./search.js";
+import { clampDepth, state, updateUrl } from "./state.js";
+import { renderTaskInstance } from "./task-instance.js";
+
+// ---------------------------------------------------------------- navigation
+function openNode(nodeId) {
+  state.node = nodeId;
+  state.selected = nodeId;
+  updateUrl();
+  loadGraph();
+  showDetails(nodeId);
+}
+
+function selectNode(nodeId) {
+  state.selected = nodeId;
+  markSelected(nodeId);
+  showDetails(nodeId);
+}
+
+// The node's neighbourhood, or the DAG's graph; anything else has no graph.
+function loadGraph() {
+  var request;
+  setStatus("Loading lineage\u2026");
+  if (state.node) {
+    request = api("lineage", { node: state.node, depth: state.depth, direction: state.direction });
+  } else if (state.dagId && !state.taskId) {
+    request = api("dag", { dag_id: state.dagId, depth: state.depth });
+  } else {
+    return;
+  }
+  request.then(function (graph) {
+    state.graph = graph;
+    setStatus("");
+    renderBanner(graph);
+    renderGraph(graph);
+  }).catch(function (error) {
+    state.graph = null;
+    clear($("viewport"));
+    $("banner").hidden = true;
+    setStatus(error.message, true);
+  });
+}
+
+// ---------------------------------------------------------------- task-instance tab
+function loadTaskInstance() {
+  setStatus("Loading the task's lineage\u2026");
+  api("task-instance", { dag_id: state.dagId, task_id: state.taskId, run_id: state.runId }).then(function (body) {
+    var panel = $("details");
+    clear(panel);
+    renderTaskInstance(panel, body);
+    state.node = body.job.id;
+    state.selected = body.job.id;
+    loadGraph();
+  }).catch(function (error) {
+    setStatus(error.message, true);
+  });
+}
+
+// ---------------------------------------------------------------- start
+function setupControls() {
+  var depth = $("depth");
+  for (var i = 1; i <= state.maxDepth; i++) append(depth, el("option", { value: i, text: String(i) }));
+  depth.value = String(state.depth);
+  depth.addEventListener("change", function () { state.depth = clampDepth(depth.value, 3); updateUrl(); loadGraph(); });
+  var direction = $("direction");
+  direction.value = ["both", "upstream", "downstream"].indexOf(state.direction) >= 0 ? state.direction : "both";
+  state.direction = direction.value;
+  direction.addEventListener("change", function () { state.direction = direction.value; updateUrl(); loadGraph(); });
+}
+
+function start() {
+  provideActions(openNode, selectNode);
+  setupControls();
+  setupSearch();
+  setupPanZoom();
+  if (state.node) { state.selected = state.node; loadGraph(); showDetails(state.node); }
+  else if (state.dagId && state.taskId) loadTaskInstance();
+  else if (state.dagId) loadGraph();
+  else setStatus("Search a dataset or a job to see where its data comes from and where it goes.");
+  if ($("search").value) runSearch($("search").value);  // typed before the script was ready
+  document.body.setAttribute("data-ready", "true");
+}
+
+if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", start);
+else start();

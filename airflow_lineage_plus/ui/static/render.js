@@ -1,0 +1,150 @@
+/* The lineage graph drawn in SVG (edges, then nodes) and the banner naming failed upstream jobs. */
+import { openNode, selectNode } from "./actions.js";
+import { $, append, clear, el, fmtTime, setStatus, shorten, stateClass, stateLabel, svg } from "./dom.js";
+import { layout, nodeHeight, nodeWidth } from "./layout.js";
+import { fit } from "./panzoom.js";
+import { state } from "./state.js";
+
+// ---------------------------------------------------------------- banner (failed upstream jobs)
+export function renderBanner(graph) {
+  var banner = $("banner");
+  clear(banner);
+  var failed = graph.failedUpstream || [];
+  if (!graph.target || graph.target.type !== "DATASET" || !failed.length) { banner.hidden = true; return; }
+  append(banner, document.createTextNode(
+    failed.length === 1 ? "An upstream job of this dataset failed in its latest run:" :
+      failed.length + " upstream jobs of this dataset failed in their latest run:"));
+  var list = el("ul");
+  failed.forEach(function (job) {
+    var run = job.latestRun || {};
+    append(list, el("li", null,
+      el("button", { type: "button", "class": "linkish", text: job.name, onclick: function () { selectNode(job.id); } }),
+      run.startedAt ? " \u2014 started " + fmtTime(run.startedAt) : "",
+      run.errorMessage ? " \u2014 " + shorten(run.errorMessage, 160) : ""));
+  });
+  append(banner, list);
+  banner.hidden = false;
+}
+
+// ---------------------------------------------------------------- graph
+export function renderGraph(graph) {
+  var viewport = $("viewport");
+  clear(viewport);
+  if (!graph.target) return;
+  var L = layout(graph);
+  var failedIds = {};
+  (graph.failedUpstream || []).forEach(function (n) { failedIds[n.id] = true; });
+
+  var edgeLayer = svg("g", { "class": "edges" }), nodeLayer = svg("g", { "class": "nodes" });
+  append(viewport, [edgeLayer, nodeLayer]);
+  L.edges.forEach(function (e) { append(edgeLayer, drawEdge(L, e)); });
+  L.order.forEach(function (id) {
+    append(nodeLayer, drawNode(L.nodes[id], L.coords[id], {
+      target: id === graph.target.id || (graph.dagJobs || []).indexOf(id) >= 0,
+      failedUpstream: !!failedIds[id],
+      selected: id === state.selected,
+    }));
+  });
+  state.bounds = { x: -40, y: -40, w: Math.max(L.width, 1) + 80, h: Math.max(L.height, 1) + 80 };
+  fit();
+  var drawn = L.order.filter(function (id) { return L.nodes[id].type !== "MORE"; }).length;
+  $("graph").setAttribute("data-node-count", String(drawn));
+}
+
+// A curve from the right side of the origin to the left side of the destination.
+function drawEdge(L, e) {
+  var a = L.coords[e.origin], b = L.coords[e.destination];
+  var wa = nodeWidth(L.nodes[e.origin]), ha = nodeHeight(L.nodes[e.origin]), hb = nodeHeight(L.nodes[e.destination]);
+  var x1 = a.x + wa, y1 = a.y + ha / 2, x2 = b.x - 2, y2 = b.y + hb / 2;
+  var dx = Math.max(40, Math.abs(x2 - x1) / 2);
+  return svg("path", {
+    "class": e.more ? "edge more-edge" : "edge", "data-origin": e.origin, "data-destination": e.destination,
+    d: "M" + x1 + "," + y1 + " C" + (x1 + dx) + "," + y1 + " " + (x2 - dx) + "," + y2 + " " + x2 + "," + y2,
+    "marker-end": "url(#arrow)",
+  });
+}
+
+function drawNode(node, at, flags) {
+  var kind = node.type === "DATASET" ? "dataset" : node.type === "MORE" ? "more" : node.type === "DAG" ? "dag" : "job";
+  var run = node.latestRun || null;
+  var classes = ["node", kind];
+  if (run) classes.push(stateClass(run.state));
+  if (flags.target) classes.push("target");
+  if (flags.failedUpstream) classes.push("failed-upstream");
+  if (flags.selected) classes.push("selected");
+  var group = svg("g", {
+    "class": classes.join(" "), transform: "translate(" + at.x + "," + at.y + ")",
+    "data-node-id": node.id, "data-type": node.type, "data-state": run ? run.state : null,
+    tabindex: 0, role: "button",
+  });
+  append(group, svg("title", { text: node.type === "MORE"
+    ? node.name + " nodes not drawn: lower the depth or pick one direction to see them."
+    : node.id }));
+  if (kind === "dataset") drawDataset(group, node);
+  else if (kind === "more") drawMore(group, node);
+  else drawJob(group, node, kind, run);
+  listen(group, node, kind);
+  return group;
+}
+
+// A cylinder with the name and the namespace.
+function drawDataset(group, node) {
+  var w = nodeWidth(node), h = nodeHeight(node), ry = 7;
+  append(group, svg("path", {
+    "class": "shape",
+    d: "M0," + ry + " A" + w / 2 + "," + ry + " 0 0 1 " + w + "," + ry + " L" + w + "," + (h - ry) +
+      " A" + w / 2 + "," + ry + " 0 0 1 0," + (h - ry) + " Z",
+  }));
+  append(group, svg("ellipse", { "class": "shape-top", cx: w / 2, cy: ry, rx: w / 2, ry: ry }));
+  append(group, svg("text", { "class": "name", x: 14, y: 33, text: shorten(node.name, 32) }));
+  append(group, svg("text", { "class": "subtitle", x: 14, y: 50, text: shorten(node.namespace, 36) }));
+}
+
+// The "N more" placeholder.
+function drawMore(group, node) {
+  var w = nodeWidth(node), h = nodeHeight(node);
+  append(group, svg("rect", { "class": "shape", width: w, height: h, rx: 10 }));
+  append(group, svg("text", { x: w / 2, y: h / 2 + 4, "text-anchor": "middle", text: node.name }));
+}
+
+// A job (with its state as an accent bar) or a DAG, with a pill naming the latest run's state.
+function drawJob(group, node, kind, run) {
+  var w = nodeWidth(node), h = nodeHeight(node);
+  append(group, svg("rect", { "class": "shape", width: w, height: h, rx: 10 }));
+  if (kind === "job") {
+    append(group, svg("path", {
+      "class": "accent " + stateClass(run ? run.state : null),
+      d: "M10,0 H6 A6,6 0 0 0 0,6 V" + (h - 6) + " A6,6 0 0 0 6," + h + " H10 Z",
+    }));
+  }
+  append(group, svg("text", { "class": "kind-label", x: 18, y: 17, text: kind === "dag" ? "DAG" : "JOB" }));
+  append(group, svg("text", { "class": "name", x: 18, y: 36, text: shorten(node.name, 32) }));
+  append(group, svg("text", { "class": "subtitle", x: 18, y: 51, text: shorten(node.namespace, 34) }));
+  if (run && run.state) {
+    var label = stateLabel(run.state), pw = label.length * 6.2 + 14;
+    append(group, svg("rect", { "class": "pill " + stateClass(run.state), x: w - pw - 8, y: 7, width: pw, height: 16, rx: 8 }));
+    append(group, svg("text", { "class": "pill-text", x: w - pw / 2 - 8, y: 18.5, "text-anchor": "middle", text: label.toUpperCase() }));
+  }
+}
+
+// Click or Enter selects a job or dataset, double-click opens it; a placeholder explains itself.
+function listen(group, node, kind) {
+  if (kind === "job" || kind === "dataset") {
+    group.addEventListener("click", function () { selectNode(node.id); });
+    group.addEventListener("dblclick", function () { openNode(node.id); });
+    group.addEventListener("keydown", function (event) { if (event.key === "Enter") selectNode(node.id); });
+  } else if (kind === "more") {
+    group.addEventListener("click", function () {
+      setStatus(node.name + " nodes are not drawn: lower the depth or pick one direction.", false);
+    });
+  }
+}
+
+// Mark the node as selected in the drawn graph and highlight its edges.
+export function markSelected(nodeId) {
+  var groups = document.querySelectorAll("#viewport .node");
+  groups.forEach(function (g) { g.classList.toggle("selected", g.getAttribute("data-node-id") === nodeId); });
+  document.querySelectorAll("#viewport .edge").forEach(function (p) {
+    p.classList.toggle("highlight", p.getAttribute("data-origin") === nodeId || p.getAttribute("data-destination") === nodeId);
+  });
+}
