@@ -2,7 +2,8 @@
 
 Loaded once into a :class:`LineageGraph`; :meth:`EventLogSource.refresh` then reads only the bytes
 appended since (a truncated or replaced file is reloaded). Each event is remembered by its byte offset
-and length, so details are re-read from the file instead of being kept in memory.
+and length, so details are re-read from the file instead of being kept in memory
+(:mod:`.eventlog_details`).
 """
 
 from __future__ import annotations
@@ -21,12 +22,13 @@ from typing import Any
 
 import orjson
 
-from airflow_lineage_plus import facet_keys as fk
 from airflow_lineage_plus import node_ids as ids
 from airflow_lineage_plus.exceptions import NodeNotFound, SourceUnavailable
+from airflow_lineage_plus.graph import eventlog_details
 from airflow_lineage_plus.graph import wire as w
-from airflow_lineage_plus.graph.model import FAILED_STATES, Fields, LineageGraph, RunRecord, Transform
-from airflow_lineage_plus.graph.schema_diff import diff_fields
+from airflow_lineage_plus.graph.answers import failed_jobs, rank_search
+from airflow_lineage_plus.graph.model import LineageGraph
+from airflow_lineage_plus.graph.records import Fields
 from airflow_lineage_plus.graph.source import LineageSource
 
 log = logging.getLogger(__name__)
@@ -34,7 +36,6 @@ log = logging.getLogger(__name__)
 MAX_EVENT_BYTES = 64 * 1024 * 1024
 WINDOW_BYTES = 256 * 1024 * 1024  # a multiple of mmap.ALLOCATIONGRANULARITY
 _LENGTH_BITS = 32
-_RECENT_RUNS = 20
 PARALLEL_MIN_BYTES = 64 * 1024 * 1024  # below this a second process costs more than it saves
 # A worker also exports its part (~10 % of folding it) before this process merges it, so it gets a
 # smaller part than this process: both then finish at about the same time.
@@ -339,12 +340,7 @@ class EventLogSource(LineageSource):
 
     def summary(self) -> tuple[int, int, LineageGraph, list[str]]:
         graph = self.graph
-        failed = sorted(
-            job.id
-            for job in graph.jobs.values()
-            if (run := graph.latest_run(job)) is not None and run.state in FAILED_STATES
-        )
-        return len(graph.datasets), len(graph.jobs), graph, failed
+        return len(graph.datasets), len(graph.jobs), graph, failed_jobs(graph)
 
     def dataset_names(self) -> list[tuple[str, str]]:
         return [(d.namespace, d.name) for d in self.graph.datasets.values()]
@@ -360,125 +356,10 @@ class EventLogSource(LineageSource):
 
     def node_details(self, node_id: str) -> dict[str, Any]:
         self._require(node_id)
-        graph = self.graph
-        if node_id in graph.datasets:
-            record = graph.datasets[node_id]
-            facets = self._dataset_facets(record.ref, record.namespace, record.name)
-            versions = record.schema_versions()
-            quality, quality_run = self._quality(record.write_ref, record.namespace, record.name)
-            return {
-                "id": node_id,
-                "type": ids.DATASET,
-                "namespace": record.namespace,
-                "name": record.name,
-                "fields": [{"name": n, "type": t, "description": d} for n, t, d in record.fields],
-                "schemaVersions": [[{"name": n, "type": t} for n, t in v] for v in versions],
-                "lastSchemaChange": diff_fields(versions[1], versions[0]) if len(versions) > 1 else [],
-                "quality": quality,
-                "qualityRunId": quality_run,
-                "columnLineage": {
-                    column: [column_input(*item) for item in inputs]
-                    for column, inputs in sorted(record.columns.items())
-                },
-                "owners": list(record.owners),
-                "tags": _tag_names(facets.get(fk.TAGS)),
-                "documentation": (facets.get(fk.DOCUMENTATION) or {}).get("description"),
-                "producers": sorted(graph.pred.get(node_id, ())),
-                "consumers": sorted(graph.succ.get(node_id, ())),
-            }
-        job = graph.jobs[node_id]
-        event = self._read_ref(job.ref) if job.ref is not None else None
-        job_facets = ((event or {}).get("job") or {}).get("facets") or {}
-        runs = sorted(graph.all_runs(job), key=RunRecord.sort_key, reverse=True)
-        latest = runs[0] if runs else None
-        return {
-            "id": node_id,
-            "type": ids.JOB,
-            "namespace": job.namespace,
-            "name": job.name,
-            "latestRun": latest.summary() if latest else None,
-            "runs": [run_summary(run) for run in runs[:_RECENT_RUNS]],
-            "inputs": sorted(graph.pred.get(node_id, ())),
-            "outputs": sorted(graph.succ.get(node_id, ())),
-            "sql": (job_facets.get(fk.SQL) or {}).get("query"),
-            "owners": list(job.owners),
-            "documentation": (job_facets.get(fk.DOCUMENTATION) or {}).get("description"),
-            "sourceCodeLocation": job_facets.get(fk.SOURCE_CODE_LOCATION),
-            "airflow": self._airflow_ids(job.name, latest),
-        }
+        return eventlog_details.node_details(self.graph, node_id, self._read_ref)
 
     def run_details(self, run_id: str) -> dict[str, Any]:
-        run = self.graph.runs.get(run_id)
-        if run is None:
-            raise NodeNotFound(f"unknown run {run_id}")
-        events = [e for e in (self._read_ref(ref) for ref in run.refs) if e is not None]
-        events.sort(key=lambda e: _safe_micros(e.get("eventTime")))
-        facets: dict[str, Any] = {}
-        inputs: dict[str, dict[str, Any]] = {}
-        outputs: dict[str, dict[str, Any]] = {}
-        for event in events:
-            facets.update(((event.get("run") or {}).get("facets")) or {})
-            for key, target in (("inputs", inputs), ("outputs", outputs)):
-                for item in event.get(key) or ():
-                    if isinstance(item, dict) and "namespace" in item and "name" in item:
-                        entry = target.setdefault(
-                            ids.dataset_id(item["namespace"], item["name"]),
-                            {"namespace": item["namespace"], "name": item["name"], "facets": {}},
-                        )
-                        for facet_key in ("facets", "inputFacets", "outputFacets"):
-                            entry["facets"].update(item.get(facet_key) or {})
-        job = self.graph.jobs[run.job_id]
-        return {
-            **run_summary(run),
-            "job": {"id": job.id, "namespace": job.namespace, "name": job.name},
-            "facets": facets,
-            "inputs": [inputs[k] for k in sorted(inputs)],
-            "outputs": [outputs[k] for k in sorted(outputs)],
-        }
-
-    # -- details helpers ------------------------------------------------------------------------
-    def _dataset_entries(self, ref: int | None, namespace: str, name: str) -> list[dict[str, Any]]:
-        event = self._read_ref(ref) if ref is not None else None
-        if event is None:
-            return []
-        entries = [*(event.get("inputs") or ()), *(event.get("outputs") or ())]
-        if isinstance(event.get("dataset"), dict):
-            entries.append(event["dataset"])
-        return [
-            e
-            for e in entries
-            if isinstance(e, dict) and e.get("namespace") == namespace and e.get("name") == name
-        ]
-
-    def _dataset_facets(self, ref: int | None, namespace: str, name: str) -> dict[str, Any]:
-        facets: dict[str, Any] = {}
-        for entry in self._dataset_entries(ref, namespace, name):
-            facets.update(entry.get("facets") or {})
-        return facets
-
-    def _quality(self, ref: int | None, namespace: str, name: str) -> tuple[dict[str, Any], str | None]:
-        quality: dict[str, Any] = {}
-        for entry in self._dataset_entries(ref, namespace, name):
-            for facet_key in ("facets", "inputFacets", "outputFacets"):
-                for key, value in (entry.get(facet_key) or {}).items():
-                    if key in fk.QUALITY_FACETS:
-                        quality[key] = value
-        event = self._read_ref(ref) if ref is not None else None
-        run_id = ((event or {}).get("run") or {}).get("runId")
-        return quality, run_id
-
-    def _airflow_ids(self, job_name: str, run: RunRecord | None) -> dict[str, str | None]:
-        dag_id = task_id = run_id = None
-        for ref in reversed(run.refs if run is not None else []):
-            facets = ((self._read_ref(ref) or {}).get("run") or {}).get("facets") or {}
-            airflow = facets.get(fk.AIRFLOW_RUN) or {}
-            dag_id = dag_id or (airflow.get("dag") or {}).get("dag_id")
-            task_id = task_id or (airflow.get("task") or {}).get("task_id")
-            run_id = run_id or (airflow.get("dagRun") or {}).get("run_id")
-            parent_job = ((facets.get(fk.PARENT) or {}).get("job") or {}).get("name")
-            if dag_id is None and parent_job and job_name.startswith(parent_job + "."):
-                dag_id, task_id = parent_job, job_name[len(parent_job) + 1 :]
-        return {"dag_id": dag_id, "task_id": task_id, "run_id": run_id}
+        return eventlog_details.run_details(self.graph, run_id, self._read_ref)
 
 
 def idle_cpus(sample_seconds: float = 0.1) -> float:
@@ -512,42 +393,3 @@ def _find_newline(handle: Any, start: int, stop: int | None = None) -> int:
             return scanned + newline
         scanned += len(chunk)
     return -1
-
-
-def run_summary(run: RunRecord) -> dict[str, Any]:
-    return {**run.summary(), "skipReason": run.skip_reason, "executionMode": run.exec_mode}
-
-
-def column_input(namespace: str, name: str, field: str, transforms: tuple[Transform, ...]) -> dict[str, Any]:
-    return {
-        "namespace": namespace,
-        "name": name,
-        "column": field,
-        "transformations": transformation_list(transforms),
-    }
-
-
-def transformation_list(transforms: tuple[Transform, ...]) -> list[dict[str, Any]]:
-    return [{"type": t, "subtype": s, "description": d} for t, s, d in transforms]
-
-
-def rank_search(found: list[tuple[str, str, str]], needle: str) -> list[tuple[str, str, str]]:
-    def key(item: tuple[str, str, str]) -> tuple[int, int, str, str, str]:
-        name = item[2].lower()
-        rank = 0 if name == needle else 1 if name.startswith(needle) else 2 if needle in name else 3
-        return (rank, len(name), item[2], item[1], item[0])
-
-    return sorted(found, key=key)
-
-
-def _tag_names(facet: Any) -> list[str]:
-    if not isinstance(facet, dict):
-        return []
-    return sorted(str(t.get("key") or t.get("name")) for t in facet.get("tags") or () if isinstance(t, dict))
-
-
-def _safe_micros(value: Any) -> int:
-    try:
-        return w.to_micros(value)
-    except (TypeError, ValueError):
-        return 0

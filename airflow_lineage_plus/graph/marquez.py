@@ -16,15 +16,10 @@ from airflow_lineage_plus import facet_keys as fk
 from airflow_lineage_plus import node_ids as ids
 from airflow_lineage_plus.exceptions import NodeNotFound, SourceUnavailable
 from airflow_lineage_plus.graph import wire as w
-from airflow_lineage_plus.graph.eventlog import column_input
-from airflow_lineage_plus.graph.model import (
-    FAILED_STATES,
-    ColumnInput,
-    Fields,
-    JobRecord,
-    LineageGraph,
-    RunRecord,
-)
+from airflow_lineage_plus.graph.answers import column_input, failed_jobs, run_summary
+from airflow_lineage_plus.graph.model import LineageGraph
+from airflow_lineage_plus.graph.records import ColumnInput, Fields, JobRecord
+from airflow_lineage_plus.graph.runs import RunRecord
 from airflow_lineage_plus.graph.schema_diff import diff_fields
 from airflow_lineage_plus.graph.source import LineageSource
 
@@ -206,12 +201,7 @@ class MarquezSource(LineageSource):
             for item in self._paged(f"/namespaces/{quote(namespace, safe='')}/jobs", "jobs"):
                 jobs += 1
                 _add_job(graph, item)
-        failed = sorted(
-            job.id
-            for job in graph.jobs.values()
-            if (run := graph.latest_run(job)) is not None and run.state in FAILED_STATES
-        )
-        return datasets, jobs, graph, failed
+        return datasets, jobs, graph, failed_jobs(graph)
 
     def search(self, text: str, limit: int) -> list[tuple[str, str, str]]:
         body = self._get("/search", {"q": text, "limit": limit})
@@ -225,37 +215,44 @@ class MarquezSource(LineageSource):
         kind, namespace, name = ids.split_node_id(node_id)
         around = self.graph_for(node_id, 1)
         if kind == ids.DATASET:
-            data = self._get(self._dataset_path(namespace, name), missing=f"unknown node {node_id}")
-            versions = self.schema_versions(node_id)
-            facets = data.get("facets") or {}
-            body = self._get(
-                "/column-lineage", {"nodeId": node_id, "depth": 1}, missing=f"unknown node {node_id}"
-            )
-            columns = _column_nodes(LineageGraph(), body).get(node_id, {})
-            record = around.datasets[node_id]
-            return {
-                "id": node_id,
-                "type": ids.DATASET,
-                "namespace": namespace,
-                "name": name,
-                "fields": [
-                    {"name": f["name"], "type": f.get("type"), "description": f.get("description")}
-                    for f in data.get("fields") or []
-                ],
-                "schemaVersions": [[{"name": n, "type": t} for n, t in v] for v in versions],
-                "lastSchemaChange": diff_fields(versions[1], versions[0]) if len(versions) > 1 else [],
-                "quality": {k: v for k, v in facets.items() if k in fk.QUALITY_FACETS},
-                "qualityRunId": None,
-                "columnLineage": {
-                    column: [column_input(*item) for item in inputs]
-                    for column, inputs in sorted(columns.items())
-                },
-                "owners": list(record.owners),
-                "tags": sorted(data.get("tags") or []),
-                "documentation": data.get("description"),
-                "producers": sorted(around.pred.get(node_id, ())),
-                "consumers": sorted(around.succ.get(node_id, ())),
-            }
+            return self._dataset_details(around, node_id, namespace, name)
+        return self._job_details(around, node_id, namespace, name)
+
+    def _dataset_details(
+        self, around: LineageGraph, node_id: str, namespace: str, name: str
+    ) -> dict[str, Any]:
+        data = self._get(self._dataset_path(namespace, name), missing=f"unknown node {node_id}")
+        versions = self.schema_versions(node_id)
+        facets = data.get("facets") or {}
+        body = self._get(
+            "/column-lineage", {"nodeId": node_id, "depth": 1}, missing=f"unknown node {node_id}"
+        )
+        columns = _column_nodes(LineageGraph(), body).get(node_id, {})
+        record = around.datasets[node_id]
+        return {
+            "id": node_id,
+            "type": ids.DATASET,
+            "namespace": namespace,
+            "name": name,
+            "fields": [
+                {"name": f["name"], "type": f.get("type"), "description": f.get("description")}
+                for f in data.get("fields") or []
+            ],
+            "schemaVersions": [[{"name": n, "type": t} for n, t in v] for v in versions],
+            "lastSchemaChange": diff_fields(versions[1], versions[0]) if len(versions) > 1 else [],
+            "quality": {k: v for k, v in facets.items() if k in fk.QUALITY_FACETS},
+            "qualityRunId": None,
+            "columnLineage": {
+                column: [column_input(*item) for item in inputs] for column, inputs in sorted(columns.items())
+            },
+            "owners": list(record.owners),
+            "tags": sorted(data.get("tags") or []),
+            "documentation": data.get("description"),
+            "producers": sorted(around.pred.get(node_id, ())),
+            "consumers": sorted(around.succ.get(node_id, ())),
+        }
+
+    def _job_details(self, around: LineageGraph, node_id: str, namespace: str, name: str) -> dict[str, Any]:
         data = self._get(self._job_path(namespace, name), missing=f"unknown node {node_id}")
         job = around.jobs[node_id]
         runs_body = self._get(self._job_path(namespace, name) + "/runs", {"limit": 20})
@@ -270,9 +267,7 @@ class MarquezSource(LineageSource):
             "namespace": namespace,
             "name": name,
             "latestRun": latest.summary() if latest else None,
-            "runs": [
-                {**r.summary(), "skipReason": r.skip_reason, "executionMode": r.exec_mode} for r in records
-            ],
+            "runs": [run_summary(r) for r in records],
             "inputs": sorted(ids.dataset_id(d["namespace"], d["name"]) for d in data.get("inputs") or []),
             "outputs": sorted(ids.dataset_id(d["namespace"], d["name"]) for d in data.get("outputs") or []),
             "sql": (facets.get(fk.SQL) or {}).get("query"),
@@ -291,9 +286,7 @@ class MarquezSource(LineageSource):
         job_version = data.get("jobVersion") or {}
         record = _run(data, ids.job_id(job_version.get("namespace", ""), job_version.get("name", "")))
         return {
-            **record.summary(),
-            "skipReason": record.skip_reason,
-            "executionMode": record.exec_mode,
+            **run_summary(record),
             "job": {
                 "id": record.job_id,
                 "namespace": job_version.get("namespace"),

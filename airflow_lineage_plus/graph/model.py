@@ -2,15 +2,13 @@
 
 Everything here is order-independent: each fact carries the event time it came from and a later
 (by event time, not by arrival) fact wins, with ties broken by content. So a shuffled or repeated
-stream folds to the same graph as the ordered one.
+stream folds to the same graph as the ordered one. The records it holds are in :mod:`.runs` and
+:mod:`.records`; folding a log in parts (export and absorb) is in :mod:`.state`.
 """
 
 from __future__ import annotations
 
 import hashlib
-import marshal
-import operator
-import sys
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any, TypeVar
@@ -18,331 +16,41 @@ from typing import Any, TypeVar
 import msgspec
 
 from airflow_lineage_plus import node_ids as ids
+from airflow_lineage_plus.graph import state
 from airflow_lineage_plus.graph import wire as w
+from airflow_lineage_plus.graph.records import (
+    ColumnInput,
+    DatasetFacts,
+    DatasetRecord,
+    Fields,
+    FullFields,
+    JobRecord,
+    Transform,
+)
+from airflow_lineage_plus.graph.runs import (
+    _RUN_STATE,
+    _TERMINAL,
+    FAILED_STATES,
+    SCHEDULER_SKIP_REASON,
+    RunRecord,
+)
 
-_T = TypeVar("_T")
-
-# event type -> (run state, priority when two terminal events have the same time)
-_TERMINAL = {"COMPLETE": ("COMPLETED", 1), "ABORT": ("ABORTED", 2), "FAIL": ("FAILED", 3)}
-FAILED_STATES = frozenset({"FAILED", "ABORTED"})
-SCHEDULER_SKIP_REASON = "skipped by the scheduler (DAG run airflowState.tasksState)"
-
-Fields = tuple[tuple[str, str | None], ...]
-FullFields = tuple[tuple[str, str | None, str | None], ...]  # with descriptions
-Transform = tuple[str | None, str | None, str | None]
-ColumnInput = tuple[str, str, str, tuple[Transform, ...]]  # (namespace, name, field, transformations)
-# (schema, owners, column lineage and its tie-breaker, bad) of a dataset's facets
-_DatasetFacts = tuple[
-    tuple[Fields, FullFields] | None,
-    tuple[str, ...] | None,
-    tuple[dict[str, tuple[ColumnInput, ...]], str] | None,
-    bool,
+# the names this module held before runs, records and state were split out of it
+__all__ = [
+    "FAILED_STATES",
+    "SCHEDULER_SKIP_REASON",
+    "_RUN_STATE",
+    "ColumnInput",
+    "DatasetRecord",
+    "Fields",
+    "FullFields",
+    "JobRecord",
+    "LineageGraph",
+    "RunRecord",
+    "Transform",
 ]
 
-
-class RunRecord:
-    """One run, folded from all its events whatever their arrival order."""
-
-    __slots__ = (
-        "end",
-        "error",
-        "error_key",
-        "exec_mode",
-        "exec_mode_time",
-        "first_seen",
-        "job_id",
-        "parent_run_id",
-        "refs",
-        "run_id",
-        "skip_reason",
-        "skipped",
-        "start",
-        "terminal",
-    )
-
-    def __init__(self, run_id: str | None, job_id: str) -> None:
-        self.run_id = run_id
-        self.job_id = job_id
-        self.start: int | None = None  # time of the earliest START
-        self.first_seen: int | None = None
-        self.terminal: tuple[int, int] | None = None  # (time, priority) of the winning terminal event
-        self.end: int | None = None
-        self.error: str | None = None
-        self.error_key: tuple[int, str] | None = None
-        self.skipped = False
-        self.skip_reason: str | None = None
-        self.exec_mode: str | None = None
-        self.exec_mode_time = -1
-        self.parent_run_id: str | None = None
-        self.refs: list[int] = []
-
-    @property
-    def state(self) -> str:
-        if self.terminal is None:
-            return "RUNNING"
-        if self.skipped and self.terminal[1] != _TERMINAL["FAIL"][1]:
-            return "SKIPPED"
-        return {1: "COMPLETED", 2: "ABORTED", 3: "FAILED"}[self.terminal[1]]
-
-    @property
-    def started_at(self) -> int | None:
-        return self.start if self.start is not None else self.first_seen
-
-    def sort_key(self) -> tuple[int, str]:
-        started = self.started_at
-        return (started if started is not None else -(2**62), self.run_id or "")
-
-    def summary(self) -> dict[str, object]:
-        return {
-            "runId": self.run_id,
-            "state": self.state,
-            "startedAt": w.format_micros(self.started_at),
-            "endedAt": w.format_micros(self.end),
-            "errorMessage": self.error,
-        }
-
-    def observe(self, event_type: str | None, micros: int, facets: w.RunFacets | None) -> None:
-        if self.first_seen is None or micros < self.first_seen:
-            self.first_seen = micros
-        if event_type == "START" and (self.start is None or micros < self.start):
-            self.start = micros
-        terminal = _TERMINAL.get(event_type or "")
-        skip = facets.skipState if facets is not None else None
-        if terminal is not None:
-            key = (micros, terminal[1])
-            if self.terminal is None or key > self.terminal:
-                self.terminal = key
-                self.end = micros
-                self.skipped = bool(skip and skip.skipped)
-                self.skip_reason = skip.reason if skip and skip.skipped else None
-            elif key == self.terminal and skip is not None and skip.skipped:
-                self.skipped = True
-                if skip.reason is not None and (self.skip_reason is None or skip.reason < self.skip_reason):
-                    self.skip_reason = skip.reason
-        if facets is None:
-            return
-        if facets.errorMessage is not None and facets.errorMessage.message is not None:
-            error_key = (micros, facets.errorMessage.message)
-            if self.error_key is None or error_key > self.error_key:
-                self.error_key = error_key
-                self.error = facets.errorMessage.message
-        mode = facets.executionMode.mode if facets.executionMode is not None else None
-        if mode is not None and (
-            micros > self.exec_mode_time or (micros == self.exec_mode_time and mode < (self.exec_mode or ""))
-        ):
-            self.exec_mode = mode
-            self.exec_mode_time = micros
-        if facets.parent is not None and self.parent_run_id is None:
-            self.parent_run_id = sys.intern(facets.parent.run.runId)  # shared by the DAG run's tasks
-
-    @classmethod
-    def restore(cls, state: tuple[Any, ...]) -> RunRecord:
-        """A record from its exported ``_RUN_STATE`` values."""
-        run = cls.__new__(cls)
-        (
-            run.run_id,
-            run.job_id,
-            run.start,
-            run.first_seen,
-            run.terminal,
-            run.end,
-            run.error,
-            run.error_key,
-            run.skipped,
-            run.skip_reason,
-            run.exec_mode,
-            run.exec_mode_time,
-            run.parent_run_id,
-            run.refs,
-        ) = state
-        return run
-
-    def absorb(self, later: RunRecord) -> None:
-        """Fold in the same run as folded from events that come after this record's in the log.
-
-        Gives exactly the record one fold over both event sequences gives (each rule below is the
-        one :meth:`observe` applies event by event)."""
-        if later.first_seen is not None and (self.first_seen is None or later.first_seen < self.first_seen):
-            self.first_seen = later.first_seen
-        if later.start is not None and (self.start is None or later.start < self.start):
-            self.start = later.start
-        if later.terminal is not None:
-            if self.terminal is None or later.terminal > self.terminal:
-                self.terminal, self.end = later.terminal, later.end
-                self.skipped, self.skip_reason = later.skipped, later.skip_reason
-            elif later.terminal == self.terminal and later.skipped:
-                self.skipped = True
-                reasons = [r for r in (self.skip_reason, later.skip_reason) if r is not None]
-                self.skip_reason = min(reasons) if reasons else None
-        if later.error_key is not None and (self.error_key is None or later.error_key > self.error_key):
-            self.error_key, self.error = later.error_key, later.error
-        mode = later.exec_mode
-        if mode is not None and (
-            later.exec_mode_time > self.exec_mode_time
-            or (later.exec_mode_time == self.exec_mode_time and mode < (self.exec_mode or ""))
-        ):
-            self.exec_mode, self.exec_mode_time = mode, later.exec_mode_time
-        if self.parent_run_id is None:
-            self.parent_run_id = later.parent_run_id
-        self.refs.extend(later.refs)
-
-
-#: the fields of each record that a graph exported from a worker process carries (caches are left out)
-_RUN_STATE = (
-    "run_id",
-    "job_id",
-    "start",
-    "first_seen",
-    "terminal",
-    "end",
-    "error",
-    "error_key",
-    "skipped",
-    "skip_reason",
-    "exec_mode",
-    "exec_mode_time",
-    "parent_run_id",
-    "refs",
-)
-_JOB_STATE = ("namespace", "name", "owners", "owners_key", "ref", "ref_time")  # + edges, from ``succ``
-_DATASET_STATE = (
-    "namespace",
-    "name",
-    "schemas",
-    "fields",
-    "fields_key",
-    "owners",
-    "owners_key",
-    "columns",
-    "columns_key",
-    "ref",
-    "ref_time",
-    "write_ref",
-    "write_time",
-)
-
-
-class JobRecord:
-    __slots__ = (
-        "blob_cache",
-        "id",
-        "last_inputs",
-        "last_outputs",
-        "latest_cache",
-        "name",
-        "namespace",
-        "owners",
-        "owners_key",
-        "raw_cache",
-        "ref",
-        "ref_time",
-        "runs",
-        "sources",
-        "targets",
-    )
-
-    def __init__(self, namespace: str, name: str) -> None:
-        self.id = ids.job_id(namespace, name)
-        self.namespace = namespace
-        self.name = name
-        self.runs: list[RunRecord] = []
-        self.owners: tuple[str, ...] = ()
-        self.owners_key: tuple[int, tuple[str, ...]] | None = None
-        self.ref: int | None = None  # latest event of this job (for facets shown in details)
-        self.ref_time = -1
-        self.latest_cache: tuple[int, RunRecord | None] | None = None
-        self.raw_cache: dict[str, tuple[msgspec.Raw, Any]] = {}
-        self.blob_cache: dict[bytes, None] = {}  # bare inputs/outputs lists already folded
-        self.last_inputs: msgspec.Raw | None = None  # the last of them, per direction
-        self.last_outputs: msgspec.Raw | None = None
-        self.sources: set[str] = set()  # input dataset ids already linked
-        self.targets: set[str] = set()  # output dataset ids already linked
-
-
-class DatasetRecord:
-    __slots__ = (
-        "columns",
-        "columns_key",
-        "facets_raw",
-        "facts",
-        "fields",
-        "fields_key",
-        "id",
-        "name",
-        "namespace",
-        "owners",
-        "owners_key",
-        "raw_cache",
-        "ref",
-        "ref_time",
-        "schemas",
-        "write_ref",
-        "write_time",
-    )
-
-    def __init__(self, namespace: str, name: str) -> None:
-        self.id = ids.dataset_id(namespace, name)
-        self.namespace = namespace
-        self.name = name
-        self.schemas: dict[Fields, int] = {}  # distinct (name, type) schema -> last time seen
-        self.fields: tuple[tuple[str, str | None, str | None], ...] = ()  # latest schema, with descriptions
-        self.fields_key: tuple[int, Fields] | None = None
-        self.owners: tuple[str, ...] = ()
-        self.owners_key: tuple[int, tuple[str, ...]] | None = None
-        self.columns: dict[str, tuple[ColumnInput, ...]] = {}
-        self.columns_key: tuple[int, str] | None = None
-        self.ref: int | None = None
-        self.ref_time = -1
-        self.write_ref: int | None = None  # latest event that wrote it (quality figures)
-        self.write_time = -1
-        self.raw_cache: dict[str, tuple[msgspec.Raw, Any]] = {}  # facet -> (last raw bytes, decoded)
-        self.facets_raw: msgspec.Raw | None = None  # the last facets seen, and what was kept of them
-        self.facts: _DatasetFacts = (None, None, None, False)
-
-    @classmethod
-    def restore(cls, state: tuple[Any, ...]) -> DatasetRecord:
-        """A record from its exported ``_DATASET_STATE`` values, without its column lineage (which
-        :meth:`LineageGraph.set_columns` adds, indexing it)."""
-        record = cls(state[0], state[1])
-        (
-            record.schemas,
-            record.fields,
-            record.fields_key,
-            record.owners,
-            record.owners_key,
-            _,
-            _,
-            record.ref,
-            record.ref_time,
-            record.write_ref,
-            record.write_time,
-        ) = state[2:]
-        return record
-
-    def absorb_state(self, state: tuple[Any, ...]) -> None:
-        """Fold in the same dataset's exported state (``_DATASET_STATE``) as folded from later events
-        of the log; column lineage is left to :meth:`LineageGraph.set_columns`."""
-        later_schemas, fields, fields_key, owners, owners_key = state[2:7]
-        ref, ref_time, write_ref, write_time = state[9:]
-        schemas = self.schemas
-        for schema, seen in later_schemas.items():
-            mine = schemas.get(schema)
-            if mine is None or seen > mine:
-                schemas[schema] = seen
-        if fields_key is not None and (self.fields_key is None or fields_key > self.fields_key):
-            self.fields_key, self.fields = fields_key, fields
-        if owners_key is not None and (self.owners_key is None or owners_key > self.owners_key):
-            self.owners_key, self.owners = owners_key, owners
-        if ref is not None and ref_time >= self.ref_time:
-            self.ref, self.ref_time = ref, ref_time
-        if write_ref is not None and write_time >= self.write_time:
-            self.write_ref, self.write_time = write_ref, write_time
-
-    def schema_versions(self) -> list[Fields]:
-        """Distinct schemas, newest first (ordered by the last time each was seen)."""
-        return [
-            schema for schema, _ in sorted(self.schemas.items(), key=lambda kv: (kv[1], kv[0]), reverse=True)
-        ]
+_T = TypeVar("_T")
 
 
 @dataclass
@@ -576,13 +284,13 @@ class LineageGraph:
             self.set_columns(record, lineage[0], micros, lineage[1])
         return record
 
-    def _dataset_facts(self, record: DatasetRecord, raw: msgspec.Raw) -> _DatasetFacts:
+    def _dataset_facts(self, record: DatasetRecord, raw: msgspec.Raw) -> DatasetFacts:
         """What the graph keeps of a dataset's facets (each facet decoded only when it changed), cached
         with the bytes they came from. ``bad``: the facets are not a JSON object."""
         data = bytes(raw)
         facets = w.decode_dataset_facets(data)
         if facets is None:
-            facts: _DatasetFacts = (None, None, None, True)
+            facts: DatasetFacts = (None, None, None, True)
         else:
             cache = record.raw_cache
             facts = (
@@ -608,9 +316,9 @@ class LineageGraph:
                 if s == "skipped"
             )
         )
-        self._set_dag_run_skips(dag_run_id, (micros, skipped), skipped)
+        self.set_dag_run_skips(dag_run_id, (micros, skipped), skipped)
 
-    def _set_dag_run_skips(
+    def set_dag_run_skips(
         self, dag_run_id: str, key: tuple[int, tuple[str, ...]], skipped: tuple[str, ...]
     ) -> None:
         current = self.dag_run_skips.get(dag_run_id)
@@ -674,73 +382,17 @@ class LineageGraph:
     def has_node(self, node_id: str) -> bool:
         return node_id in self.jobs or node_id in self.datasets
 
-    # -- folding a log in parts -----------------------------------------------------------------
+    # -- folding a log in parts (:mod:`.state`) -------------------------------------------------
     def export_state(self) -> bytes:
-        """Everything the graph knows, as compact bytes for :meth:`absorb` in another process.
-
-        ``marshal`` of plain tuples: the graph holds only str/int/None/tuple/dict/set values, and
-        this is several times faster than pickling the slotted records."""
-        return marshal.dumps(
-            (
-                list(map(operator.attrgetter(*_JOB_STATE), self.jobs.values())),
-                list(map(operator.attrgetter(*_RUN_STATE), self.runs.values())),
-                list(map(operator.attrgetter(*_DATASET_STATE), self.datasets.values())),
-                self.succ,  # pred, and each job's sources and targets, are its mirror image
-                {dag_run: (skips.key, skips.job_ids) for dag_run, skips in self.dag_run_skips.items()},
-                self.version,
-                self.salvaged,
-            )
-        )
+        """Everything the graph knows, as compact bytes for :meth:`absorb` in another process
+        (:func:`.state.export_state`)."""
+        return state.export_state(self)
 
     def absorb(self, exported: bytes) -> None:
         """Merge in the :meth:`export_state` of a graph folded from the events that follow this graph's
-        in the log. The result is the graph one fold over both parts in log order gives: every fact is
-        "latest by event time, ties broken by content" (or, for event references, by log order), and
-        both parts are folded with the same rules (``tests/graph/test_split_load.py`` checks this)."""
-        jobs, runs, datasets, succ, skips, version, salvaged = marshal.loads(exported)
-        for namespace, name, owners, owners_key, ref, ref_time in jobs:
-            job = self.job(namespace, name)
-            if owners_key is not None and (job.owners_key is None or owners_key > job.owners_key):
-                job.owners_key, job.owners = owners_key, owners
-            if ref is not None and ref_time >= job.ref_time:
-                job.ref, job.ref_time = ref, ref_time
-        runs_by_id, children, restore = self.runs, self.children, RunRecord.restore
-        for values in runs:
-            later = restore(values)
-            run = runs_by_id.get(values[0])
-            if run is None:  # add_run, inlined: most runs are in one part only
-                self.jobs[later.job_id].runs.append(later)
-                runs_by_id[values[0]] = later
-                if later.parent_run_id is not None:
-                    children.setdefault(later.parent_run_id, set()).add(later.job_id)
-                continue
-            had_parent = run.parent_run_id
-            run.absorb(later)
-            if had_parent is None and run.parent_run_id is not None:
-                self.children.setdefault(run.parent_run_id, set()).add(run.job_id)
-        for values in datasets:
-            key = ids.dataset_id(values[0], values[1])
-            record = self.datasets.get(key)
-            if record is None:
-                record = self.datasets[key] = DatasetRecord.restore(values)
-            else:
-                record.absorb_state(values)
-            columns, columns_key = values[7], values[8]
-            if columns_key is not None:
-                self.set_columns(record, columns, columns_key[0], columns_key[1])
-        jobs_by_id, add_edge = self.jobs, self.add_edge
-        for origin, destinations in succ.items():
-            origin_job = jobs_by_id.get(origin)
-            for destination in destinations:
-                add_edge(origin, destination)
-                if origin_job is not None:
-                    origin_job.targets.add(destination)
-                else:
-                    jobs_by_id[destination].sources.add(origin)
-        for dag_run_id, (key, job_ids) in skips.items():
-            self._set_dag_run_skips(dag_run_id, key, job_ids)
-        self.version += version
-        self.salvaged += salvaged
+        in the log; the result is the graph one fold over both parts in log order gives
+        (:func:`.state.absorb`)."""
+        state.absorb(self, exported)
 
 
 def _cached(

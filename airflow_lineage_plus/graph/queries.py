@@ -9,8 +9,9 @@ from typing import Any, Concatenate, ParamSpec, TypeVar
 
 from airflow_lineage_plus import node_ids as ids
 from airflow_lineage_plus.exceptions import NodeNotFound
-from airflow_lineage_plus.graph.model import FAILED_STATES, LineageGraph
+from airflow_lineage_plus.graph.model import LineageGraph
 from airflow_lineage_plus.graph.names import lint_names
+from airflow_lineage_plus.graph.runs import FAILED_STATES
 from airflow_lineage_plus.graph.schema_diff import diff_fields, parse_proposed
 from airflow_lineage_plus.graph.source import LineageSource
 

@@ -6,7 +6,8 @@ import abc
 import contextlib
 from typing import Any
 
-from airflow_lineage_plus.graph.model import Fields, LineageGraph
+from airflow_lineage_plus.graph.model import LineageGraph
+from airflow_lineage_plus.graph.records import Fields
 
 
 class LineageSource(abc.ABC):

@@ -1,0 +1,47 @@
+"""Pieces of the JSON answers that every lineage source builds the same way (the event log's and
+Marquez's): run summaries, column-lineage inputs, search ranking, failed jobs."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from airflow_lineage_plus.graph.records import Transform
+from airflow_lineage_plus.graph.runs import FAILED_STATES, RunRecord
+
+if TYPE_CHECKING:
+    from airflow_lineage_plus.graph.model import LineageGraph
+
+
+def run_summary(run: RunRecord) -> dict[str, Any]:
+    return {**run.summary(), "skipReason": run.skip_reason, "executionMode": run.exec_mode}
+
+
+def column_input(namespace: str, name: str, field: str, transforms: tuple[Transform, ...]) -> dict[str, Any]:
+    return {
+        "namespace": namespace,
+        "name": name,
+        "column": field,
+        "transformations": transformation_list(transforms),
+    }
+
+
+def transformation_list(transforms: tuple[Transform, ...]) -> list[dict[str, Any]]:
+    return [{"type": t, "subtype": s, "description": d} for t, s, d in transforms]
+
+
+def rank_search(found: list[tuple[str, str, str]], needle: str) -> list[tuple[str, str, str]]:
+    def key(item: tuple[str, str, str]) -> tuple[int, int, str, str, str]:
+        name = item[2].lower()
+        rank = 0 if name == needle else 1 if name.startswith(needle) else 2 if needle in name else 3
+        return (rank, len(name), item[2], item[1], item[0])
+
+    return sorted(found, key=key)
+
+
+def failed_jobs(graph: LineageGraph) -> list[str]:
+    """Ids of the graph's jobs whose latest run FAILED or ABORTED, sorted."""
+    return sorted(
+        job.id
+        for job in graph.jobs.values()
+        if (run := graph.latest_run(job)) is not None and run.state in FAILED_STATES
+    )

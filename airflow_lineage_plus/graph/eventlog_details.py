@@ -1,0 +1,172 @@
+"""The details of nodes and runs of the embedded event log, built by re-reading the events they came
+from: the graph keeps only each event's place in the file (its byte offset and length, a *ref*), so
+facets shown in details are read back from the log when asked for (see :mod:`.eventlog`)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from airflow_lineage_plus import facet_keys as fk
+from airflow_lineage_plus import node_ids as ids
+from airflow_lineage_plus.exceptions import NodeNotFound
+from airflow_lineage_plus.graph import wire as w
+from airflow_lineage_plus.graph.answers import column_input, run_summary
+from airflow_lineage_plus.graph.model import LineageGraph
+from airflow_lineage_plus.graph.runs import RunRecord
+from airflow_lineage_plus.graph.schema_diff import diff_fields
+
+_RECENT_RUNS = 20
+
+#: the event a ref locates, as a JSON object (None when it cannot be read)
+ReadRef = Callable[[int], dict[str, Any] | None]
+
+
+def node_details(graph: LineageGraph, node_id: str, read_ref: ReadRef) -> dict[str, Any]:
+    """Everything known about a node of ``graph`` (docs/graph.md); ``read_ref`` reads an event back."""
+    if node_id in graph.datasets:
+        return dataset_details(graph, node_id, read_ref)
+    return job_details(graph, node_id, read_ref)
+
+
+def dataset_details(graph: LineageGraph, node_id: str, read_ref: ReadRef) -> dict[str, Any]:
+    record = graph.datasets[node_id]
+    facets = _dataset_facets(read_ref, record.ref, record.namespace, record.name)
+    versions = record.schema_versions()
+    quality, quality_run = _quality(read_ref, record.write_ref, record.namespace, record.name)
+    return {
+        "id": node_id,
+        "type": ids.DATASET,
+        "namespace": record.namespace,
+        "name": record.name,
+        "fields": [{"name": n, "type": t, "description": d} for n, t, d in record.fields],
+        "schemaVersions": [[{"name": n, "type": t} for n, t in v] for v in versions],
+        "lastSchemaChange": diff_fields(versions[1], versions[0]) if len(versions) > 1 else [],
+        "quality": quality,
+        "qualityRunId": quality_run,
+        "columnLineage": {
+            column: [column_input(*item) for item in inputs]
+            for column, inputs in sorted(record.columns.items())
+        },
+        "owners": list(record.owners),
+        "tags": _tag_names(facets.get(fk.TAGS)),
+        "documentation": (facets.get(fk.DOCUMENTATION) or {}).get("description"),
+        "producers": sorted(graph.pred.get(node_id, ())),
+        "consumers": sorted(graph.succ.get(node_id, ())),
+    }
+
+
+def job_details(graph: LineageGraph, node_id: str, read_ref: ReadRef) -> dict[str, Any]:
+    job = graph.jobs[node_id]
+    event = read_ref(job.ref) if job.ref is not None else None
+    job_facets = ((event or {}).get("job") or {}).get("facets") or {}
+    runs = sorted(graph.all_runs(job), key=RunRecord.sort_key, reverse=True)
+    latest = runs[0] if runs else None
+    return {
+        "id": node_id,
+        "type": ids.JOB,
+        "namespace": job.namespace,
+        "name": job.name,
+        "latestRun": latest.summary() if latest else None,
+        "runs": [run_summary(run) for run in runs[:_RECENT_RUNS]],
+        "inputs": sorted(graph.pred.get(node_id, ())),
+        "outputs": sorted(graph.succ.get(node_id, ())),
+        "sql": (job_facets.get(fk.SQL) or {}).get("query"),
+        "owners": list(job.owners),
+        "documentation": (job_facets.get(fk.DOCUMENTATION) or {}).get("description"),
+        "sourceCodeLocation": job_facets.get(fk.SOURCE_CODE_LOCATION),
+        "airflow": _airflow_ids(read_ref, job.name, latest),
+    }
+
+
+def run_details(graph: LineageGraph, run_id: str, read_ref: ReadRef) -> dict[str, Any]:
+    """Inputs, outputs and facets of one run, merged over its events in event-time order."""
+    run = graph.runs.get(run_id)
+    if run is None:
+        raise NodeNotFound(f"unknown run {run_id}")
+    events = [e for e in (read_ref(ref) for ref in run.refs) if e is not None]
+    events.sort(key=lambda e: _safe_micros(e.get("eventTime")))
+    facets: dict[str, Any] = {}
+    inputs: dict[str, dict[str, Any]] = {}
+    outputs: dict[str, dict[str, Any]] = {}
+    for event in events:
+        facets.update(((event.get("run") or {}).get("facets")) or {})
+        for key, target in (("inputs", inputs), ("outputs", outputs)):
+            for item in event.get(key) or ():
+                if isinstance(item, dict) and "namespace" in item and "name" in item:
+                    entry = target.setdefault(
+                        ids.dataset_id(item["namespace"], item["name"]),
+                        {"namespace": item["namespace"], "name": item["name"], "facets": {}},
+                    )
+                    for facet_key in ("facets", "inputFacets", "outputFacets"):
+                        entry["facets"].update(item.get(facet_key) or {})
+    job = graph.jobs[run.job_id]
+    return {
+        **run_summary(run),
+        "job": {"id": job.id, "namespace": job.namespace, "name": job.name},
+        "facets": facets,
+        "inputs": [inputs[k] for k in sorted(inputs)],
+        "outputs": [outputs[k] for k in sorted(outputs)],
+    }
+
+
+def _dataset_entries(read_ref: ReadRef, ref: int | None, namespace: str, name: str) -> list[dict[str, Any]]:
+    event = read_ref(ref) if ref is not None else None
+    if event is None:
+        return []
+    entries = [*(event.get("inputs") or ()), *(event.get("outputs") or ())]
+    if isinstance(event.get("dataset"), dict):
+        entries.append(event["dataset"])
+    return [
+        e
+        for e in entries
+        if isinstance(e, dict) and e.get("namespace") == namespace and e.get("name") == name
+    ]
+
+
+def _dataset_facets(read_ref: ReadRef, ref: int | None, namespace: str, name: str) -> dict[str, Any]:
+    facets: dict[str, Any] = {}
+    for entry in _dataset_entries(read_ref, ref, namespace, name):
+        facets.update(entry.get("facets") or {})
+    return facets
+
+
+def _quality(
+    read_ref: ReadRef, ref: int | None, namespace: str, name: str
+) -> tuple[dict[str, Any], str | None]:
+    quality: dict[str, Any] = {}
+    for entry in _dataset_entries(read_ref, ref, namespace, name):
+        for facet_key in ("facets", "inputFacets", "outputFacets"):
+            for key, value in (entry.get(facet_key) or {}).items():
+                if key in fk.QUALITY_FACETS:
+                    quality[key] = value
+    event = read_ref(ref) if ref is not None else None
+    run_id = ((event or {}).get("run") or {}).get("runId")
+    return quality, run_id
+
+
+def _airflow_ids(read_ref: ReadRef, job_name: str, run: RunRecord | None) -> dict[str, str | None]:
+    dag_id = task_id = run_id = None
+    for ref in reversed(run.refs if run is not None else []):
+        facets = ((read_ref(ref) or {}).get("run") or {}).get("facets") or {}
+        airflow = facets.get(fk.AIRFLOW_RUN) or {}
+        dag_id = dag_id or (airflow.get("dag") or {}).get("dag_id")
+        task_id = task_id or (airflow.get("task") or {}).get("task_id")
+        run_id = run_id or (airflow.get("dagRun") or {}).get("run_id")
+        parent_job = ((facets.get(fk.PARENT) or {}).get("job") or {}).get("name")
+        if dag_id is None and parent_job and job_name.startswith(parent_job + "."):
+            dag_id, task_id = parent_job, job_name[len(parent_job) + 1 :]
+    return {"dag_id": dag_id, "task_id": task_id, "run_id": run_id}
+
+
+def _tag_names(facet: Any) -> list[str]:
+    if not isinstance(facet, dict):
+        return []
+    return sorted(str(t.get("key") or t.get("name")) for t in facet.get("tags") or () if isinstance(t, dict))
+
+
+def _safe_micros(value: Any) -> int:
+    try:
+        return w.to_micros(value)
+    except (TypeError, ValueError):
+        return 0

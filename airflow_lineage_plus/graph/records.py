@@ -1,0 +1,170 @@
+"""The records of jobs and datasets in the graph, and the shapes of the schema and column-lineage facts
+they keep.
+
+Like runs (:mod:`.runs`), every fact carries the event time it came from and the later one wins, ties
+broken by content.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+
+from airflow_lineage_plus import node_ids as ids
+from airflow_lineage_plus.graph.runs import RunRecord
+
+Fields = tuple[tuple[str, str | None], ...]
+FullFields = tuple[tuple[str, str | None, str | None], ...]  # with descriptions
+Transform = tuple[str | None, str | None, str | None]
+ColumnInput = tuple[str, str, str, tuple[Transform, ...]]  # (namespace, name, field, transformations)
+# (schema, owners, column lineage and its tie-breaker, bad) of a dataset's facets
+DatasetFacts = tuple[
+    tuple[Fields, FullFields] | None,
+    tuple[str, ...] | None,
+    tuple[dict[str, tuple[ColumnInput, ...]], str] | None,
+    bool,
+]
+
+
+#: the fields of each record that a graph exported from a worker process carries (see :mod:`.runs`
+#: for runs; caches are left out)
+_JOB_STATE = ("namespace", "name", "owners", "owners_key", "ref", "ref_time")  # + edges, from ``succ``
+_DATASET_STATE = (
+    "namespace",
+    "name",
+    "schemas",
+    "fields",
+    "fields_key",
+    "owners",
+    "owners_key",
+    "columns",
+    "columns_key",
+    "ref",
+    "ref_time",
+    "write_ref",
+    "write_time",
+)
+
+
+class JobRecord:
+    __slots__ = (
+        "blob_cache",
+        "id",
+        "last_inputs",
+        "last_outputs",
+        "latest_cache",
+        "name",
+        "namespace",
+        "owners",
+        "owners_key",
+        "raw_cache",
+        "ref",
+        "ref_time",
+        "runs",
+        "sources",
+        "targets",
+    )
+
+    def __init__(self, namespace: str, name: str) -> None:
+        self.id = ids.job_id(namespace, name)
+        self.namespace = namespace
+        self.name = name
+        self.runs: list[RunRecord] = []
+        self.owners: tuple[str, ...] = ()
+        self.owners_key: tuple[int, tuple[str, ...]] | None = None
+        self.ref: int | None = None  # latest event of this job (for facets shown in details)
+        self.ref_time = -1
+        self.latest_cache: tuple[int, RunRecord | None] | None = None
+        self.raw_cache: dict[str, tuple[msgspec.Raw, Any]] = {}
+        self.blob_cache: dict[bytes, None] = {}  # bare inputs/outputs lists already folded
+        self.last_inputs: msgspec.Raw | None = None  # the last of them, per direction
+        self.last_outputs: msgspec.Raw | None = None
+        self.sources: set[str] = set()  # input dataset ids already linked
+        self.targets: set[str] = set()  # output dataset ids already linked
+
+
+class DatasetRecord:
+    __slots__ = (
+        "columns",
+        "columns_key",
+        "facets_raw",
+        "facts",
+        "fields",
+        "fields_key",
+        "id",
+        "name",
+        "namespace",
+        "owners",
+        "owners_key",
+        "raw_cache",
+        "ref",
+        "ref_time",
+        "schemas",
+        "write_ref",
+        "write_time",
+    )
+
+    def __init__(self, namespace: str, name: str) -> None:
+        self.id = ids.dataset_id(namespace, name)
+        self.namespace = namespace
+        self.name = name
+        self.schemas: dict[Fields, int] = {}  # distinct (name, type) schema -> last time seen
+        self.fields: tuple[tuple[str, str | None, str | None], ...] = ()  # latest schema, with descriptions
+        self.fields_key: tuple[int, Fields] | None = None
+        self.owners: tuple[str, ...] = ()
+        self.owners_key: tuple[int, tuple[str, ...]] | None = None
+        self.columns: dict[str, tuple[ColumnInput, ...]] = {}
+        self.columns_key: tuple[int, str] | None = None
+        self.ref: int | None = None
+        self.ref_time = -1
+        self.write_ref: int | None = None  # latest event that wrote it (quality figures)
+        self.write_time = -1
+        self.raw_cache: dict[str, tuple[msgspec.Raw, Any]] = {}  # facet -> (last raw bytes, decoded)
+        self.facets_raw: msgspec.Raw | None = None  # the last facets seen, and what was kept of them
+        self.facts: DatasetFacts = (None, None, None, False)
+
+    @classmethod
+    def restore(cls, state: tuple[Any, ...]) -> DatasetRecord:
+        """A record from its exported ``_DATASET_STATE`` values, without its column lineage (which
+        :meth:`LineageGraph.set_columns` adds, indexing it)."""
+        record = cls(state[0], state[1])
+        (
+            record.schemas,
+            record.fields,
+            record.fields_key,
+            record.owners,
+            record.owners_key,
+            _,
+            _,
+            record.ref,
+            record.ref_time,
+            record.write_ref,
+            record.write_time,
+        ) = state[2:]
+        return record
+
+    def absorb_state(self, state: tuple[Any, ...]) -> None:
+        """Fold in the same dataset's exported state (``_DATASET_STATE``) as folded from later events
+        of the log; column lineage is left to :meth:`LineageGraph.set_columns`."""
+        later_schemas, fields, fields_key, owners, owners_key = state[2:7]
+        ref, ref_time, write_ref, write_time = state[9:]
+        schemas = self.schemas
+        for schema, seen in later_schemas.items():
+            mine = schemas.get(schema)
+            if mine is None or seen > mine:
+                schemas[schema] = seen
+        if fields_key is not None and (self.fields_key is None or fields_key > self.fields_key):
+            self.fields_key, self.fields = fields_key, fields
+        if owners_key is not None and (self.owners_key is None or owners_key > self.owners_key):
+            self.owners_key, self.owners = owners_key, owners
+        if ref is not None and ref_time >= self.ref_time:
+            self.ref, self.ref_time = ref, ref_time
+        if write_ref is not None and write_time >= self.write_time:
+            self.write_ref, self.write_time = write_ref, write_time
+
+    def schema_versions(self) -> list[Fields]:
+        """Distinct schemas, newest first (ordered by the last time each was seen)."""
+        return [
+            schema for schema, _ in sorted(self.schemas.items(), key=lambda kv: (kv[1], kv[0]), reverse=True)
+        ]

@@ -1,0 +1,183 @@
+"""One run of a job, folded from all its events whatever their arrival order.
+
+Each fact of a run carries the event time it came from; a later (by event time, not by arrival) fact
+wins, with ties broken by content, so a shuffled or repeated stream folds to the same record.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+from airflow_lineage_plus.graph import wire as w
+
+# event type -> (run state, priority when two terminal events have the same time)
+_TERMINAL = {"COMPLETE": ("COMPLETED", 1), "ABORT": ("ABORTED", 2), "FAIL": ("FAILED", 3)}
+FAILED_STATES = frozenset({"FAILED", "ABORTED"})
+SCHEDULER_SKIP_REASON = "skipped by the scheduler (DAG run airflowState.tasksState)"
+
+
+class RunRecord:
+    """One run, folded from all its events whatever their arrival order."""
+
+    __slots__ = (
+        "end",
+        "error",
+        "error_key",
+        "exec_mode",
+        "exec_mode_time",
+        "first_seen",
+        "job_id",
+        "parent_run_id",
+        "refs",
+        "run_id",
+        "skip_reason",
+        "skipped",
+        "start",
+        "terminal",
+    )
+
+    def __init__(self, run_id: str | None, job_id: str) -> None:
+        self.run_id = run_id
+        self.job_id = job_id
+        self.start: int | None = None  # time of the earliest START
+        self.first_seen: int | None = None
+        self.terminal: tuple[int, int] | None = None  # (time, priority) of the winning terminal event
+        self.end: int | None = None
+        self.error: str | None = None
+        self.error_key: tuple[int, str] | None = None
+        self.skipped = False
+        self.skip_reason: str | None = None
+        self.exec_mode: str | None = None
+        self.exec_mode_time = -1
+        self.parent_run_id: str | None = None
+        self.refs: list[int] = []
+
+    @property
+    def state(self) -> str:
+        if self.terminal is None:
+            return "RUNNING"
+        if self.skipped and self.terminal[1] != _TERMINAL["FAIL"][1]:
+            return "SKIPPED"
+        return {1: "COMPLETED", 2: "ABORTED", 3: "FAILED"}[self.terminal[1]]
+
+    @property
+    def started_at(self) -> int | None:
+        return self.start if self.start is not None else self.first_seen
+
+    def sort_key(self) -> tuple[int, str]:
+        started = self.started_at
+        return (started if started is not None else -(2**62), self.run_id or "")
+
+    def summary(self) -> dict[str, object]:
+        return {
+            "runId": self.run_id,
+            "state": self.state,
+            "startedAt": w.format_micros(self.started_at),
+            "endedAt": w.format_micros(self.end),
+            "errorMessage": self.error,
+        }
+
+    def observe(self, event_type: str | None, micros: int, facets: w.RunFacets | None) -> None:
+        if self.first_seen is None or micros < self.first_seen:
+            self.first_seen = micros
+        if event_type == "START" and (self.start is None or micros < self.start):
+            self.start = micros
+        terminal = _TERMINAL.get(event_type or "")
+        skip = facets.skipState if facets is not None else None
+        if terminal is not None:
+            key = (micros, terminal[1])
+            if self.terminal is None or key > self.terminal:
+                self.terminal = key
+                self.end = micros
+                self.skipped = bool(skip and skip.skipped)
+                self.skip_reason = skip.reason if skip and skip.skipped else None
+            elif key == self.terminal and skip is not None and skip.skipped:
+                self.skipped = True
+                if skip.reason is not None and (self.skip_reason is None or skip.reason < self.skip_reason):
+                    self.skip_reason = skip.reason
+        if facets is None:
+            return
+        if facets.errorMessage is not None and facets.errorMessage.message is not None:
+            error_key = (micros, facets.errorMessage.message)
+            if self.error_key is None or error_key > self.error_key:
+                self.error_key = error_key
+                self.error = facets.errorMessage.message
+        mode = facets.executionMode.mode if facets.executionMode is not None else None
+        if mode is not None and (
+            micros > self.exec_mode_time or (micros == self.exec_mode_time and mode < (self.exec_mode or ""))
+        ):
+            self.exec_mode = mode
+            self.exec_mode_time = micros
+        if facets.parent is not None and self.parent_run_id is None:
+            self.parent_run_id = sys.intern(facets.parent.run.runId)  # shared by the DAG run's tasks
+
+    @classmethod
+    def restore(cls, state: tuple[Any, ...]) -> RunRecord:
+        """A record from its exported ``_RUN_STATE`` values."""
+        run = cls.__new__(cls)
+        (
+            run.run_id,
+            run.job_id,
+            run.start,
+            run.first_seen,
+            run.terminal,
+            run.end,
+            run.error,
+            run.error_key,
+            run.skipped,
+            run.skip_reason,
+            run.exec_mode,
+            run.exec_mode_time,
+            run.parent_run_id,
+            run.refs,
+        ) = state
+        return run
+
+    def absorb(self, later: RunRecord) -> None:
+        """Fold in the same run as folded from events that come after this record's in the log.
+
+        Gives exactly the record one fold over both event sequences gives (each rule below is the
+        one :meth:`observe` applies event by event)."""
+        if later.first_seen is not None and (self.first_seen is None or later.first_seen < self.first_seen):
+            self.first_seen = later.first_seen
+        if later.start is not None and (self.start is None or later.start < self.start):
+            self.start = later.start
+        if later.terminal is not None:
+            if self.terminal is None or later.terminal > self.terminal:
+                self.terminal, self.end = later.terminal, later.end
+                self.skipped, self.skip_reason = later.skipped, later.skip_reason
+            elif later.terminal == self.terminal and later.skipped:
+                self.skipped = True
+                reasons = [r for r in (self.skip_reason, later.skip_reason) if r is not None]
+                self.skip_reason = min(reasons) if reasons else None
+        if later.error_key is not None and (self.error_key is None or later.error_key > self.error_key):
+            self.error_key, self.error = later.error_key, later.error
+        mode = later.exec_mode
+        if mode is not None and (
+            later.exec_mode_time > self.exec_mode_time
+            or (later.exec_mode_time == self.exec_mode_time and mode < (self.exec_mode or ""))
+        ):
+            self.exec_mode, self.exec_mode_time = mode, later.exec_mode_time
+        if self.parent_run_id is None:
+            self.parent_run_id = later.parent_run_id
+        self.refs.extend(later.refs)
+
+
+#: the fields of each record that a graph exported from a worker process carries (caches are left out)
+_RUN_STATE = (
+    "run_id",
+    "job_id",
+    "start",
+    "first_seen",
+    "terminal",
+    "end",
+    "error",
+    "error_key",
+    "skipped",
+    "skip_reason",
+    "exec_mode",
+    "exec_mode_time",
+    "parent_run_id",
+    "refs",
+)

@@ -1,0 +1,88 @@
+"""Folding a log in parts: a graph exported as compact bytes by the process that folded one part, and
+absorbed by the process that folded the part before it (see :meth:`.EventLogSource._read_parallel`).
+
+The result is exact: every fact is "latest by event time, ties broken by content" (or, for event
+references, by log order), and both parts are folded with the same rules.
+"""
+
+from __future__ import annotations
+
+import marshal
+import operator
+from typing import TYPE_CHECKING
+
+from airflow_lineage_plus import node_ids as ids
+from airflow_lineage_plus.graph.records import _DATASET_STATE, _JOB_STATE, DatasetRecord
+from airflow_lineage_plus.graph.runs import _RUN_STATE, RunRecord
+
+if TYPE_CHECKING:
+    from airflow_lineage_plus.graph.model import LineageGraph
+
+
+def export_state(graph: LineageGraph) -> bytes:
+    """Everything the graph knows, as compact bytes for :func:`absorb` in another process.
+
+    ``marshal`` of plain tuples: the graph holds only str/int/None/tuple/dict/set values, and
+    this is several times faster than pickling the slotted records."""
+    return marshal.dumps(
+        (
+            list(map(operator.attrgetter(*_JOB_STATE), graph.jobs.values())),
+            list(map(operator.attrgetter(*_RUN_STATE), graph.runs.values())),
+            list(map(operator.attrgetter(*_DATASET_STATE), graph.datasets.values())),
+            graph.succ,  # pred, and each job's sources and targets, are its mirror image
+            {dag_run: (skips.key, skips.job_ids) for dag_run, skips in graph.dag_run_skips.items()},
+            graph.version,
+            graph.salvaged,
+        )
+    )
+
+
+def absorb(graph: LineageGraph, exported: bytes) -> None:
+    """Merge into ``graph`` the :func:`export_state` of a graph folded from the events that follow
+    ``graph``'s in the log. The result is the graph one fold over both parts in log order gives: every
+    fact is "latest by event time, ties broken by content" (or, for event references, by log order), and
+    both parts are folded with the same rules (``tests/graph/test_split_load.py`` checks this)."""
+    jobs, runs, datasets, succ, skips, version, salvaged = marshal.loads(exported)
+    for namespace, name, owners, owners_key, ref, ref_time in jobs:
+        job = graph.job(namespace, name)
+        if owners_key is not None and (job.owners_key is None or owners_key > job.owners_key):
+            job.owners_key, job.owners = owners_key, owners
+        if ref is not None and ref_time >= job.ref_time:
+            job.ref, job.ref_time = ref, ref_time
+    runs_by_id, children, restore = graph.runs, graph.children, RunRecord.restore
+    for values in runs:
+        later = restore(values)
+        run = runs_by_id.get(values[0])
+        if run is None:  # add_run, inlined: most runs are in one part only
+            graph.jobs[later.job_id].runs.append(later)
+            runs_by_id[values[0]] = later
+            if later.parent_run_id is not None:
+                children.setdefault(later.parent_run_id, set()).add(later.job_id)
+            continue
+        had_parent = run.parent_run_id
+        run.absorb(later)
+        if had_parent is None and run.parent_run_id is not None:
+            graph.children.setdefault(run.parent_run_id, set()).add(run.job_id)
+    for values in datasets:
+        key = ids.dataset_id(values[0], values[1])
+        record = graph.datasets.get(key)
+        if record is None:
+            record = graph.datasets[key] = DatasetRecord.restore(values)
+        else:
+            record.absorb_state(values)
+        columns, columns_key = values[7], values[8]
+        if columns_key is not None:
+            graph.set_columns(record, columns, columns_key[0], columns_key[1])
+    jobs_by_id, add_edge = graph.jobs, graph.add_edge
+    for origin, destinations in succ.items():
+        origin_job = jobs_by_id.get(origin)
+        for destination in destinations:
+            add_edge(origin, destination)
+            if origin_job is not None:
+                origin_job.targets.add(destination)
+            else:
+                jobs_by_id[destination].sources.add(origin)
+    for dag_run_id, (key, job_ids) in skips.items():
+        graph.set_dag_run_skips(dag_run_id, key, job_ids)
+    graph.version += version
+    graph.salvaged += salvaged
