@@ -47,8 +47,8 @@ ALLOWED = {
     "view": {"graph", "deliver"},
     "wiring": {"author", "emit", "deliver", "graph", "view"},
 }
-#: What the Airflow-free graph may import from the rest of the package.
-GRAPH_MAY_IMPORT = {"node_ids", "facet_keys", "exceptions"}
+#: What the Airflow-free graph may import from the rest of the package (all of them import no Airflow).
+GRAPH_MAY_IMPORT = {"node_ids", "facet_keys", "exceptions", "marquez_client"}
 #: The dotted paths users type into airflow.cfg and the README (kept as re-exports).
 USER_PATHS = [
     "airflow_lineage_plus.transport.EventLogTransport",

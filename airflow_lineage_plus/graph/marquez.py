@@ -10,11 +10,9 @@ from __future__ import annotations
 from typing import Any
 from urllib.parse import quote
 
-import httpx
-
 from airflow_lineage_plus import facet_keys as fk
 from airflow_lineage_plus import node_ids as ids
-from airflow_lineage_plus.exceptions import NodeNotFound, SourceUnavailable
+from airflow_lineage_plus.exceptions import NodeNotFound
 from airflow_lineage_plus.graph import wire as w
 from airflow_lineage_plus.graph.answers import column_input, failed_jobs, run_summary
 from airflow_lineage_plus.graph.model import LineageGraph
@@ -22,6 +20,7 @@ from airflow_lineage_plus.graph.records import ColumnInput, Fields, JobRecord
 from airflow_lineage_plus.graph.runs import RunRecord
 from airflow_lineage_plus.graph.schema_diff import diff_fields
 from airflow_lineage_plus.graph.source import LineageSource
+from airflow_lineage_plus.marquez_client import MarquezClient
 
 _RANK = {"COMPLETED": 1, "ABORTED": 2, "FAILED": 3}
 PAGE = 500
@@ -29,44 +28,16 @@ PAGE = 500
 
 class MarquezSource(LineageSource):
     def __init__(self, url: str, *, api_key: str | None = None, timeout: float = 5.0) -> None:
-        self.url = url.rstrip("/")
-        self.problems: dict[str, int] = {}
-        headers = {"Accept": "application/json"}
-        if api_key:
-            headers["Authorization"] = f"Bearer {api_key}"
-        self._client = httpx.Client(
-            base_url=self.url + "/api/v1",
-            headers=headers,
-            timeout=httpx.Timeout(timeout),
-            follow_redirects=True,
-        )
+        self.client = MarquezClient(url, api_key=api_key, timeout=timeout)
+        self.url = self.client.url
         self.timeout = timeout
+        self.problems: dict[str, int] = {}
 
     def close(self) -> None:
-        self._client.close()
+        self.client.close()
 
-    # -- HTTP -----------------------------------------------------------------------------------
     def _get(self, path: str, params: dict[str, Any] | None = None, *, missing: str | None = None) -> Any:
-        try:
-            response = self._client.get(path, params=params)
-        except httpx.TimeoutException as exc:
-            raise SourceUnavailable(
-                f"Marquez at {self.url} did not answer within {self.timeout:g} s ({path})"
-            ) from exc
-        except httpx.HTTPError as exc:
-            raise SourceUnavailable(f"cannot reach Marquez at {self.url}: {exc}") from exc
-        if response.status_code == 404 and missing is not None:
-            raise NodeNotFound(missing)
-        if response.status_code in (401, 403):
-            raise SourceUnavailable(
-                f"Marquez at {self.url} refused the request ({response.status_code}): check --api-key"
-            )
-        if response.status_code >= 400:
-            raise SourceUnavailable(f"Marquez at {self.url} answered {response.status_code} for {path}")
-        try:
-            return response.json()
-        except ValueError as exc:
-            raise SourceUnavailable(f"Marquez at {self.url} sent a body that is not JSON for {path}") from exc
+        return self.client.get(path, params, missing=missing)
 
     @staticmethod
     def _dataset_path(namespace: str, name: str) -> str:
