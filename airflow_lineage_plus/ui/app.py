@@ -1,4 +1,4 @@
-"""The Lineage view's FastAPI app: the page, its two static files and the JSON API, all behind Airflow auth.
+"""The Lineage view's FastAPI app: the page, its static files and the JSON API, all behind Airflow auth.
 
 Airflow mounts it under ``/lineage-plus`` through the plugin's ``fastapi_apps``. Every route depends on
 :func:`airflow_lineage_plus.ui.auth.require_lineage_reader`; there is no OpenAPI/docs route. The page is a

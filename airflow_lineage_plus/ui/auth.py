@@ -22,6 +22,8 @@ from typing import Any
 
 from fastapi import HTTPException, Request, status
 
+from airflow_lineage_plus import _compat
+
 log = logging.getLogger(__name__)
 
 TOKEN_COOKIE = "_token"
@@ -37,14 +39,11 @@ def _bearer_token(request: Request) -> str | None:
 
 def _user_from_trusted_middleware(request: Request) -> Any | None:
     """The user ``JWTRefreshMiddleware`` built from the cookie, only when Airflow marked it as trusted."""
-    try:
-        from airflow.api_fastapi.core_api.security import USER_INJECTED_BY_TRUSTED_MIDDLEWARE
-    except ImportError:  # Airflow before 3.3 has no trust marker: validate the cookie ourselves.
+    marker = _compat.trusted_middleware_marker()
+    if marker is None:  # Airflow before 3.3 has no trust marker: validate the cookie ourselves.
         return None
     user = getattr(request.state, "user", None)
-    if user is not None and getattr(request.state, "user_authenticated_via", None) is (
-        USER_INJECTED_BY_TRUSTED_MIDDLEWARE
-    ):
+    if user is not None and getattr(request.state, "user_authenticated_via", None) is marker:
         return user
     return None
 
