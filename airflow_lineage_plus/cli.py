@@ -3,7 +3,8 @@
     lineage-plus [--events PATH | --marquez URL [--api-key KEY]] COMMAND [options]
 
 Exit status: 0 with an answer; 2 for bad arguments or an unknown dataset or job; 1 when the source
-cannot be read. See docs/graph.md for the JSON contract.
+cannot be read. See docs/graph.md for the JSON contract. ``publish-static`` and ``diff`` (static
+lineage, docs/static-lineage.md) are owned by :mod:`airflow_lineage_plus.declared.commands`.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from airflow_lineage_plus.declared import commands as declared
 from airflow_lineage_plus.deliver import replay
 from airflow_lineage_plus.exceptions import NodeNotFound, SourceUnavailable, UsageError
 from airflow_lineage_plus.graph import LineageQueries
@@ -35,6 +37,7 @@ COMMANDS = (
     "report",
 )
 DATASET_ONLY = {"failed-upstream", "impact", "schema-diff", "columns"}
+WALKS = ("upstream", "downstream", "failed-upstream", "impact")
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -57,6 +60,13 @@ def _parser() -> argparse.ArgumentParser:
             command.add_argument("--job", help="job name")
         if name != "schema-diff":
             command.add_argument("--depth", type=int, default=10)
+        if name in WALKS:
+            command.add_argument(
+                "--include-declared",
+                action=argparse.BooleanOptionalAction,
+                default=True,
+                help="follow edges declared in DAG code of jobs that have not run yet (default: on)",
+            )
         if name == "columns":
             command.add_argument("--column", required=True)
         if name == "schema-diff":
@@ -66,6 +76,13 @@ def _parser() -> argparse.ArgumentParser:
             )
     # -- replay (owned by airflow_lineage_plus.deliver.replay; docs/reliability.md) --
     replay.add_arguments(sub.add_parser("replay", help="re-send to Marquez the events it missed"))
+    # -- static lineage (owned by airflow_lineage_plus.declared; docs/static-lineage.md) --
+    declared.add_publish_arguments(
+        sub.add_parser("publish-static", help="send the lineage DAG files declare, before they run")
+    )
+    declared.add_diff_arguments(
+        sub.add_parser("diff", help="what a change to DAG files does to lineage, and whom it affects")
+    )
     return parser
 
 
@@ -131,6 +148,10 @@ def run(argv: Sequence[str] | None = None) -> tuple[int, str, str]:
         return int(exc.code or 0), "", ""
     if args.command == "replay":  # reads the event log and writes to Marquez: not a graph query
         return replay.command(args)
+    if args.command == "publish-static":  # parses DAGs and sends their declared lineage
+        return declared.publish_command(args)
+    if args.command == "diff":  # compares two versions of DAGs, with impact over the current graph
+        return declared.diff_command(args, lambda: _open(args))
     try:
         target = None if args.command in ("lint-names", "report") else _target(args)
         source = _open(args)
@@ -181,7 +202,7 @@ def _answer(queries: LineageQueries, args: argparse.Namespace, target: str | Non
         "failed-upstream": queries.failed_upstream,
         "impact": queries.impact,
     }[command]
-    answer = method(target, args.depth)
+    answer = method(target, args.depth, include_declared=args.include_declared)
     return answer, text.render_graph(f"{command} of", answer)
 
 

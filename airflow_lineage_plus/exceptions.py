@@ -12,6 +12,7 @@ written against those keeps working::
     ├── NodeNotFound (LookupError)             the graph knows no such dataset, job, column or run
     ├── SourceUnavailable (RuntimeError)       the graph's source cannot be read (file missing, Marquez down)
     ├── BadEventError (ValueError)             bytes of the event log that are not a usable event
+    ├── StaticLineageError (RuntimeError)      a DAG folder version could not be read for static lineage
     └── UsageError (ValueError)                bad command-line arguments
 
 Declaration-time errors name the field and the fix; run-time errors are contained by
@@ -57,6 +58,11 @@ class BadEventError(LineagePlusError, ValueError):
     def __init__(self, kind: str, detail: str) -> None:
         super().__init__(f"{kind}: {detail}")
         self.kind = kind
+
+
+class StaticLineageError(LineagePlusError, RuntimeError):
+    """A version of a DAG folder could not be read for static lineage (unknown git ref, a parse that failed
+    or took too long); the message says which version and why."""
 
 
 class UsageError(LineagePlusError, ValueError):

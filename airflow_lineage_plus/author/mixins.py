@@ -43,7 +43,8 @@ RESOLVED_ATTRIBUTE = "_lineage_plus_resolved"
 _DOC_FIELDS = ("doc", "doc_md", "doc_rst", "doc_json", "doc_yaml")
 
 
-def _spec_from_kwargs(kwargs: dict[str, Any]) -> LineageSpec | None:
+def spec_from_kwargs(kwargs: dict[str, Any]) -> LineageSpec | None:
+    """The declaration in operator keywords (``lineage=`` or ``lineage_*``), removed from ``kwargs``."""
     spec = kwargs.pop("lineage", None)
     parts = {
         name: kwargs.pop(f"lineage_{name}")
@@ -115,7 +116,7 @@ class LineageMixin:
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         try:
-            spec = _spec_from_kwargs(kwargs)
+            spec = spec_from_kwargs(kwargs)
         except (TypeError, ValueError) as exc:
             dag_file = _defining_dag_file(kwargs)
             where = f"{dag_file}: " if dag_file else ""

@@ -20,6 +20,8 @@ NodeId = Annotated[
     str, Query(min_length=1, max_length=MAX_ID_LENGTH, description="dataset:NS:NAME or job:NS:NAME")
 ]
 Depth = Annotated[int, Query(ge=1, le=MAX_DEPTH)]
+#: Whether to follow edges declared in DAG code by jobs that have not run yet (drawn dotted).
+Declared = Annotated[bool, Query(description="include declared edges of jobs that have not run")]
 AirflowId = Annotated[str, Query(min_length=1, max_length=512)]
 
 router = APIRouter(prefix="/api")
@@ -103,19 +105,21 @@ def lineage(
     node: NodeId,
     depth: Depth = 6,
     direction: Annotated[str, Query(pattern="^(both|upstream|downstream)$")] = "both",
+    declared: Declared = True,
 ) -> dict[str, Any]:
-    """The graph around ``node``; for a dataset also the upstream jobs whose latest run failed."""
+    """The graph around ``node``; for a dataset also the upstream jobs whose latest run failed. Each edge
+    has a ``state``: ``current`` (reported by a run) or ``declared`` (in DAG code; the job has not run)."""
     _checked_node_id(node)
 
     def query(queries: Any) -> dict[str, Any]:
         if direction == "upstream":
-            graph: dict[str, Any] = queries.upstream(node, depth)
+            graph: dict[str, Any] = queries.upstream(node, depth, include_declared=declared)
         elif direction == "downstream":
-            graph = queries.downstream(node, depth)
+            graph = queries.downstream(node, depth, include_declared=declared)
         else:
-            graph = queries.lineage(node, depth, limit=conf.ui_max_nodes())
+            graph = queries.lineage(node, depth, limit=conf.ui_max_nodes(), include_declared=declared)
         if graph["target"]["type"] == "DATASET":
-            failed = queries.failed_upstream(node, depth)
+            failed = queries.failed_upstream(node, depth, include_declared=declared)
             graph["failedUpstream"] = failed.get("nodes", []) if isinstance(failed, dict) else list(failed)
         return graph
 
@@ -168,15 +172,18 @@ def _task_jobs(queries: Any, dag_id: str, task_id: str | None) -> list[dict[str,
 
 
 @router.get("/dag")
-def dag_lineage(request: Request, dag_id: AirflowId, depth: Depth = 2) -> dict[str, Any]:
-    """The lineage of all tasks of one DAG, merged into one graph centred on the DAG."""
+def dag_lineage(
+    request: Request, dag_id: AirflowId, depth: Depth = 2, declared: Declared = True
+) -> dict[str, Any]:
+    """The lineage of all tasks of one DAG, merged into one graph centred on the DAG (a DAG that has not
+    run yet shows the lineage its tasks declare, published with ``lineage-plus publish-static``)."""
 
     def query(queries: Any) -> dict[str, Any]:
         jobs = _task_jobs(queries, dag_id, None)
         if not jobs:
             raise HTTPException(status.HTTP_404_NOT_FOUND, "No lineage recorded for this DAG")
         limit = conf.ui_max_nodes()
-        graphs = [queries.lineage(job["id"], depth, limit=limit) for job in jobs]
+        graphs = [queries.lineage(job["id"], depth, limit=limit, include_declared=declared) for job in jobs]
         target = {"id": f"dag:{dag_id}", "type": "DAG", "name": dag_id, "namespace": "", "depth": 0}
         merged = _merge_graphs(target, graphs)
         merged["dagJobs"] = [job["id"] for job in jobs]
