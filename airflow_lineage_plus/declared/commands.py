@@ -15,14 +15,15 @@ import sys
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from airflow_lineage_plus.declared import render
-from airflow_lineage_plus.declared.compare import BREAKING, compare
-from airflow_lineage_plus.declared.extract import StaticLineage
 from airflow_lineage_plus.declared.versions import PARSE_TIMEOUT, materialize, read_both
 from airflow_lineage_plus.exceptions import SourceUnavailable, StaticLineageError, UsageError
 from airflow_lineage_plus.graph import LineageQueries, LineageSource
+
+if TYPE_CHECKING:  # the extraction imports the OpenLineage client: only the commands that parse DAGs need it
+    from airflow_lineage_plus.declared.extract import StaticLineage
 
 #: Exit status of ``diff`` when a change matched ``--fail-on``.
 FAILED_ON_CHANGE = 3
@@ -138,6 +139,8 @@ def _notes(found: StaticLineage) -> str:
 
 def diff_command(args: argparse.Namespace, open_graph: Callable[[], LineageSource]) -> Result:
     """``lineage-plus diff``; ``open_graph`` opens the current lineage graph (for impact)."""
+    from airflow_lineage_plus.declared.compare import compare  # the OpenLineage client: only here
+
     if args.depth < 0:
         return 2, "", "lineage-plus: --depth must be 0 or more\n"
     try:
@@ -179,8 +182,8 @@ def diff_command(args: argparse.Namespace, open_graph: Callable[[], LineageSourc
     }
     out = rendered.get(args.format, lambda: render.render_text(answer))()
     failing = answer["changes"] if args.fail_on == "any" else []
-    if args.fail_on == BREAKING:
-        failing = [change for change in answer["changes"] if change["severity"] == BREAKING]
+    if args.fail_on == "breaking":
+        failing = [change for change in answer["changes"] if change["severity"] == "breaking"]
     failed = bool(failing)
     return (FAILED_ON_CHANGE if failed else 0), out + "\n", err
 

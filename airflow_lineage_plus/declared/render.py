@@ -144,11 +144,14 @@ def _markdown_details(answer: dict[str, Any]) -> list[str]:
     impacted = sorted({job for c in answer["changes"] for job in (c.get("impact") or {}).get("jobs", [])})
     if impacted:
         lines += ["", f"<details><summary>Downstream jobs ({len(impacted)})</summary>", ""]
-        lines += [f"- {code(job)}" for job in impacted]
+        lines += [f"- {code(_name(job))}" for job in impacted]
         lines += ["", "</details>"]
-    counts = {f"{w} {s}": len(answer[w][s]) for w in ("datasets", "edges") for s in ("added", "removed")}
+    counts = {
+        w: [f"{len(answer[w][s])} {s}" for s in ("added", "removed") if answer[w][s]]
+        for w in ("datasets", "edges")
+    }
     if any(counts.values()):
-        summary = ", ".join(f"{n} {what}" for what, n in counts.items() if n)
+        summary = "; ".join(f"{what}: {', '.join(parts)}" for what, parts in counts.items() if parts)
         lines += ["", f"<details><summary>Datasets and edges ({summary})</summary>", ""]
         for what in ("datasets", "edges"):
             for side in ("added", "removed"):

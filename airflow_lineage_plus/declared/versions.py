@@ -18,11 +18,14 @@ import tarfile
 import tempfile
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import attr
 
-from airflow_lineage_plus.declared.extract import StaticLineage
 from airflow_lineage_plus.exceptions import StaticLineageError
+
+if TYPE_CHECKING:  # imported when a parse is read back: the CLI's other commands stay light
+    from airflow_lineage_plus.declared.extract import StaticLineage
 
 #: Seconds to parse one version of a DAG folder (Airflow's import, then the DAG files).
 PARSE_TIMEOUT = 300.0
@@ -138,6 +141,8 @@ def _start(version: Version, stem: Path, namespace: str | None, resolve: bool) -
 
 
 def _finish(started: _Started, deadline: float) -> StaticLineage:
+    from airflow_lineage_plus.declared.extract import StaticLineage
+
     proc, out, log, version = started
     try:
         proc.wait(timeout=max(0.0, deadline - time.monotonic()))

@@ -497,3 +497,46 @@ def test_reader_reads_marquez_when_configured_and_sees_the_same_lineage(event_lo
     from_log = upstream(LineageQueries(open_source(events=event_log)))
     assert from_marquez[0] == from_log[0] == {RAW_ID, STG_ID, *JOB_IDS.values()}
     assert from_marquez[1][JOB_IDS["load_stg_orders"]] == "FAILED"
+
+
+def test_a_task_that_never_ran_shows_its_declared_lineage_dotted(
+    client: TestClient, viewer: dict[str, str], event_log: Path
+) -> None:
+    """A JobEvent (what ``lineage-plus publish-static`` sends) appended to the log: its edges come back with
+    ``state: declared`` and the job as ``declared``; ``declared=false`` leaves them out."""
+    original = event_log.read_bytes()
+    job = {"namespace": "test-airflow", "name": "ui_planned.build_summary"}
+    summary = {"namespace": "postgres://warehouse:5432", "name": "analytics.marts.orders_summary"}
+    mart = {"namespace": "postgres://warehouse:5432", "name": "analytics.marts.fct_daily_orders"}
+    declared = {
+        "eventTime": "2030-01-01T00:00:00Z",
+        "producer": "https://github.com/airflow-lineage-plus/airflow-lineage-plus",
+        "schemaURL": "https://openlineage.io/spec/2-0-2/OpenLineage.json#/$defs/JobEvent",
+        "job": job,
+        "inputs": [mart],
+        "outputs": [summary],
+    }
+    job_id = f"job:{job['namespace']}:{job['name']}"
+    try:
+        with event_log.open("a") as handle:
+            handle.write(json.dumps(declared) + "\n")
+        params: dict[str, Any] = {"node": MART_ID, "depth": 2}
+        graph = client.get("/lineage-plus/api/lineage", params=params, headers=viewer).json()
+        states = {(e["origin"], e["destination"]): e["state"] for e in graph["edges"]}
+        assert states[(MART_ID, job_id)] == "declared"
+        assert states[(job_id, f"dataset:{summary['namespace']}:{summary['name']}")] == "declared"
+        assert states[(JOB_IDS["fct_daily_orders"], MART_ID)] == "current"
+        assert next(n for n in graph["nodes"] if n["id"] == job_id)["declared"] is True
+        hidden = client.get(
+            "/lineage-plus/api/lineage", params={**params, "declared": "false"}, headers=viewer
+        )
+        assert job_id not in {n["id"] for n in hidden.json()["nodes"]}
+        dag = client.get("/lineage-plus/api/dag", params={"dag_id": "ui_planned"}, headers=viewer).json()
+        assert dag["dagJobs"] == [job_id] and {e["state"] for e in dag["edges"] if job_id in e.values()} == {
+            "declared"
+        }
+        assert client.get("/lineage-plus/api/node", params={"node": job_id}, headers=viewer).json()[
+            "declared"
+        ]
+    finally:
+        event_log.write_bytes(original)
