@@ -36,7 +36,7 @@ def describe(change: dict[str, Any], code: Any = str) -> str:
         verb = "added" if kind == "JOB_ADDED" else "removed"
         return f"task {job} {verb}" + (f" (it {'; '.join(parts)})" if parts else "")
     written = f", written by {job}"
-    was, now = change.get("from") or "?", change.get("to") or "?"
+    was, now = code(change.get("from") or "?"), code(change.get("to") or "?")
     texts = {
         "INPUT_ADDED": f"{job} now reads {dataset}",
         "INPUT_REMOVED": f"{job} no longer reads {dataset}",

@@ -80,24 +80,30 @@ def _export(repo: Path, commit: str, target: Path) -> None:
         stderr=subprocess.PIPE,
     )
     assert proc.stdout is not None
-    with tarfile.open(fileobj=proc.stdout, mode="r|") as archive:
-        if hasattr(tarfile, "data_filter"):
-            archive.extractall(partial, filter="data")
-        else:  # Python before 3.11.4: refuse members outside the target by hand
-            for member in archive:
-                if (
-                    member.issym()
-                    or member.islnk()
-                    or not (partial / member.name).resolve().is_relative_to(partial.resolve())
-                ):
-                    continue
-                archive.extract(member, partial)
+    try:
+        with tarfile.open(fileobj=proc.stdout, mode="r|") as archive:
+            _extract(archive, partial)
+    except tarfile.TarError as exc:
+        proc.kill()
+        proc.wait()
+        raise StaticLineageError(f"git archive {commit[:12]} could not be unpacked: {exc}") from exc
     _, error = proc.communicate(timeout=60)
     if proc.returncode != 0:
         raise StaticLineageError(
             f"git archive {commit[:12]} failed: {error.decode(errors='replace').strip()}"
         )
     partial.rename(target)
+
+
+def _extract(archive: tarfile.TarFile, target: Path) -> None:
+    """Unpack a streamed archive into ``target``, refusing members that would land outside it."""
+    if hasattr(tarfile, "data_filter"):
+        archive.extractall(target, filter="data")
+        return
+    for member in archive:  # Python before 3.10.12 / 3.11.4: no extraction filters
+        inside = (target / member.name).resolve().is_relative_to(target.resolve())
+        if inside and not (member.issym() or member.islnk()):
+            archive.extract(member, target)
 
 
 def read_both(

@@ -147,7 +147,7 @@ def test_text_and_markdown_say_the_same_changes() -> None:
     text, markdown = render_text(answer), render_markdown(answer)
     assert text.splitlines()[0].endswith("4 breaking changes, 6 compatible")
     assert "**4 breaking changes, 6 compatible**" in markdown
-    for phrase in ("task `orders.legacy` removed", "column `coupon` (VARCHAR) removed from `stg_orders`"):
+    for phrase in ("task `orders.legacy` removed", "column `coupon` (`VARCHAR`) removed from `stg_orders`"):
         assert phrase in markdown and phrase.replace("`", "") in text
 
 
