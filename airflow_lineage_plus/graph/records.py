@@ -29,7 +29,7 @@ DatasetFacts = tuple[
 
 #: the fields of each record that a graph exported from a worker process carries (see :mod:`.runs`
 #: for runs; caches are left out)
-_JOB_STATE = ("namespace", "name", "owners", "owners_key", "ref", "ref_time")  # + edges, from ``succ``
+_JOB_STATE = ("namespace", "name", "owners", "owners_key", "ref", "ref_time", "slo_minutes", "slo_key")  # + edges, from ``succ``
 _DATASET_STATE = (
     "namespace",
     "name",
@@ -62,6 +62,8 @@ class JobRecord:
         "ref",
         "ref_time",
         "runs",
+        "slo_key",
+        "slo_minutes",
         "sources",
         "targets",
     )
@@ -82,6 +84,9 @@ class JobRecord:
         self.last_outputs: msgspec.Raw | None = None
         self.sources: set[str] = set()  # input dataset ids already linked
         self.targets: set[str] = set()  # output dataset ids already linked
+        # freshness target of its outputs (``lineagePlus_sloTier.freshnessMinutes``), latest by event time
+        self.slo_minutes: int | None = None
+        self.slo_key: tuple[int, int] | None = None
 
 
 class DatasetRecord:
