@@ -110,7 +110,8 @@ class FileClaims:
         with self._connect() as connection:
             for key in keys:
                 cursor = connection.execute(
-                    f"INSERT OR IGNORE INTO {TABLE} VALUES (?, ?, ?, ?)", (digest(key), key[:512], _who(), now)
+                    f"INSERT OR IGNORE INTO {TABLE} VALUES (?, ?, ?, ?)",
+                    (digest(key), key[:512], _who(), now),
                 )
                 if cursor.rowcount == 1:
                     claimed.add(key)

@@ -69,7 +69,9 @@ def _node_line(node: Node, owner: str) -> str:
 
 def impact_lines(impact: Impact, owner: str) -> list[str]:
     """The stale datasets and downstream jobs, each with its owners, the owner's own marked."""
-    lines = [f"Impact: {impact.level} ({len(impact.jobs)} downstream job(s), {len(impact.stale)} stale dataset(s))"]
+    lines = [
+        f"Impact: {impact.level} ({len(impact.jobs)} downstream job(s), {len(impact.stale)} stale dataset(s))"
+    ]
     lines += ["", "Datasets now stale:"] + ([_node_line(n, owner) for n in impact.stale] or ["  (none)"])
     lines += ["", "Downstream jobs:"] + ([_node_line(n, owner) for n in impact.jobs] or ["  (none)"])
     return lines
@@ -128,8 +130,13 @@ def make_alerts(
                 html=as_html(text, link),
                 level=impact.level,
                 link=link,
-                facts={**facts, "owner": owner, "level": impact.level, "stale": list(impact.stale),
-                       "downstreamJobs": list(impact.jobs)},
+                facts={
+                    **facts,
+                    "owner": owner,
+                    "level": impact.level,
+                    "stale": list(impact.stale),
+                    "downstreamJobs": list(impact.jobs),
+                },
             )
         )
     return alerts

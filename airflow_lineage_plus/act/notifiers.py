@@ -57,9 +57,7 @@ def factory_named(name: str) -> NotifierFactory:
         return smtp_notifier
     module, _, attribute = name.rpartition(".")
     if not module:
-        raise ValueError(
-            f"alert notifier {name!r} is neither 'smtp' nor a dotted path module.callable"
-        )
+        raise ValueError(f"alert notifier {name!r} is neither 'smtp' nor a dotted path module.callable")
     factory = getattr(importlib.import_module(module), attribute)
     if not callable(factory):
         raise TypeError(f"alert notifier {name!r} is not callable")
@@ -74,6 +72,14 @@ class Outcome:
     already_claimed: list[Alert] = attr.Factory(list)
     dropped: list[Alert] = attr.Factory(list)
     failed: list[Alert] = attr.Factory(list)
+
+    def counts(self) -> dict[str, int]:
+        return {
+            "sent": len(self.sent),
+            "alreadySent": len(self.already_claimed),
+            "dropped": len(self.dropped),
+            "failed": len(self.failed),
+        }
 
 
 def send_once(alerts: Sequence[Alert], claims: Claims, factory: NotifierFactory) -> Outcome:

@@ -65,9 +65,9 @@ def _rank(a: int, b: int) -> str:
 
 def _decimal(args: tuple[int, ...]) -> tuple[int, int]:
     """(integer digits, scale) of DECIMAL(p, s); a bare DECIMAL is DECIMAL(18, 3)."""
-    precision, scale = (args + (18, 3))[:2] if args else (18, 3)
-    if len(args) == 1:
-        scale = 0
+    if not args:
+        return 18 - 3, 3
+    precision, scale = args[0], (args[1] if len(args) > 1 else 0)
     return precision - scale, scale
 
 

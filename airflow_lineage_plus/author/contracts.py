@@ -69,7 +69,9 @@ def _columns_found(facts: DatasetFacts) -> dict[str, Field] | None:
     return {f.name: f for f in facts.schema} if facts.schema else None
 
 
-def _column_breaches(declared: Field, found: dict[str, Field] | None, facts: DatasetFacts) -> Iterator[tuple[str, str]]:
+def _column_breaches(
+    declared: Field, found: dict[str, Field] | None, facts: DatasetFacts
+) -> Iterator[tuple[str, str]]:
     profile = facts.profile
     profiled = profile.columns if profile is not None and profile.row_count and profile.columns else None
     if found is not None and declared.name not in found:

@@ -29,7 +29,16 @@ DatasetFacts = tuple[
 
 #: the fields of each record that a graph exported from a worker process carries (see :mod:`.runs`
 #: for runs; caches are left out)
-_JOB_STATE = ("namespace", "name", "owners", "owners_key", "ref", "ref_time", "slo_minutes", "slo_key")  # + edges, from ``succ``
+_JOB_STATE = (
+    "namespace",
+    "name",
+    "owners",
+    "owners_key",
+    "ref",
+    "ref_time",
+    "slo_minutes",
+    "slo_key",
+)  # + edges, from ``succ``
 _DATASET_STATE = (
     "namespace",
     "name",

@@ -45,7 +45,9 @@ def _assertions(event: dict[str, Any]) -> set[tuple[str, str | None, bool]]:
     return {(a["assertion"], a.get("column"), a["success"]) for a in found}
 
 
-def test_a_breaking_output_only_warns_by_default_and_records_each_breach(runs: dict[str, DagRunResult]) -> None:
+def test_a_breaking_output_only_warns_by_default_and_records_each_breach(
+    runs: dict[str, DagRunResult],
+) -> None:
     result = runs["warn"]
     assert validate_events(result.events) == len(result.events)
     event = _terminal(result, "write_orders")
