@@ -17,7 +17,7 @@ from smtp_server import LocalSmtp
 if str(TESTS / "samples") not in sys.path:
     sys.path.insert(0, str(TESTS / "samples"))
 
-from sample_world import BUCKET, ORDERS_DAG, LocalS3, make_world  # noqa: E402
+from sample_world import BUCKET, ORDERS_DAG, LocalS3, make_world
 
 BASE_URL = "http://airflow.example.test:8080"
 RECIPIENTS = {"team:commerce-data": "commerce-data@example.com", "team:analytics": ["analytics@example.com"]}

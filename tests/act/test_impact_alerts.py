@@ -85,7 +85,8 @@ with create_session() as session:
         dag_id="ecommerce_orders", task_id="load_stg_orders", run_id=sys.argv[1]
     ).one()
     # what the API server does when a task is marked failed by hand, and the explicit callback
-    get_listener_manager().hook.on_task_instance_failed(previous_state=None, task_instance=ti, error="marked failed")
+    hook = get_listener_manager().hook
+    hook.on_task_instance_failed(previous_state=None, task_instance=ti, error="marked failed")
     DownstreamOwnersNotifier(notifier="smtp").notify({"ti": ti, "exception": "marked failed"})
 handed = list(courier._running)
 codes = [p.wait(120) for p in handed]
