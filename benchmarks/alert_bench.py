@@ -3,13 +3,14 @@
     .venv/bin/python benchmarks/alert_bench.py [--runs 5]
 
 A DAG whose one declared task fails is run for real, in this process (``dag.test()``: the task runner,
-the OpenLineage provider and this package's listeners, as in ``airflow dags test``), ``--runs`` times with
-``[lineage_plus] alert_notifier = smtp`` (to a local SMTP server) and as many times with alerts off,
+the OpenLineage provider and this package's listeners, as in ``airflow dags test``), ``--runs`` times
+with ``[lineage_plus] alert_notifier = smtp`` (to a local SMTP server) and as many times with alerts off,
 alternately. Printed: the time of the task runner's ``finalize()`` for the failed task (it runs every
 listener's ``on_task_instance_failed``: the provider's, which forks and waits for its FAIL event, and
 ours, which hands the alert to a courier process), and of the whole failing task (from the start of
-``execute()`` to the end of its hooks), each as a median, the difference, and the ratio of alerts on to off. The courier's own work (reading the
-lineage, sending) happens in its own process and is not part of either figure.
+``execute()`` to the end of its hooks), each as a median, the difference, and the ratio of alerts on to
+off. The courier's own work (reading the lineage, sending) happens in its own process and is not part of
+either figure.
 """
 
 from __future__ import annotations
