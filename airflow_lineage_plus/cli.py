@@ -13,9 +13,11 @@ import argparse
 import json
 import sys
 from collections.abc import Sequence
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from airflow_lineage_plus.act import freshness
 from airflow_lineage_plus.declared import commands as declared
 from airflow_lineage_plus.deliver import replay
 from airflow_lineage_plus.exceptions import NodeNotFound, SourceUnavailable, UsageError
@@ -74,6 +76,14 @@ def _parser() -> argparse.ArgumentParser:
                 "--proposed",
                 help="proposed schema: a JSON file or inline JSON ([{name, type}] or {name: type})",
             )
+    fresh = sub.add_parser("freshness", help="datasets older than their SLO, and the job responsible")
+    fresh.add_argument("--format", choices=("text", "json"), default="text")
+    fresh.add_argument("--at", help="judge freshness at this ISO-8601 time instead of now")
+    fresh.add_argument(
+        "--notify",
+        action="store_true",
+        help="alert the owners of each breach once ([lineage_plus] alert_notifier)",
+    )
     # -- replay (owned by airflow_lineage_plus.deliver.replay; docs/reliability.md) --
     replay.add_arguments(sub.add_parser("replay", help="re-send to Marquez the events it missed"))
     # -- static lineage (owned by airflow_lineage_plus.declared; docs/static-lineage.md) --
@@ -153,7 +163,7 @@ def run(argv: Sequence[str] | None = None) -> tuple[int, str, str]:
     if args.command == "diff":  # compares two versions of DAGs, with impact over the current graph
         return declared.diff_command(args, lambda: _open(args))
     try:
-        target = None if args.command in ("lint-names", "report") else _target(args)
+        target = None if args.command in ("lint-names", "report", "freshness") else _target(args)
         source = _open(args)
     except UsageError as exc:
         return 2, "", f"lineage-plus: {exc}\n"
@@ -179,8 +189,46 @@ def run(argv: Sequence[str] | None = None) -> tuple[int, str, str]:
     return 0, out + "\n", err
 
 
+def _at(value: str | None) -> datetime | None:
+    if value is None:
+        return None
+    try:
+        moment = datetime.fromisoformat(value)
+    except ValueError as exc:
+        raise UsageError(f"--at is not an ISO-8601 time: {value!r}") from exc
+    return moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)
+
+
+def _freshness(queries: LineageQueries, args: argparse.Namespace) -> tuple[Any, str]:
+    at = _at(args.at)
+    answer = freshness.report(queries.source, at)
+    rendered = text.render_freshness(answer)
+    if args.notify:
+        answer["alerts"] = _notify_breaches(queries.source, at)
+        rendered += "\n" + ", ".join(f"{k}: {v}" for k, v in answer["alerts"].items())
+    return answer, rendered
+
+
+def _notify_breaches(source: LineageSource, at: datetime | None) -> dict[str, int]:
+    """Send the alerts of the current breaches (each once, whoever asks); counts of what happened."""
+    from airflow_lineage_plus import conf
+    from airflow_lineage_plus.act.claims import open_claims
+    from airflow_lineage_plus.act.notifiers import configured_factory, send_once
+
+    factory = configured_factory()
+    if factory is None:
+        raise UsageError("--notify needs [lineage_plus] alert_notifier (docs/alerts.md)")
+    _, found = freshness.breaches(source, at)
+    alerts = freshness.freshness_alerts(
+        source, found, base_url=conf.airflow_base_url(), recipients=conf.alert_recipients()
+    )
+    return send_once(alerts, open_claims(), factory).counts()
+
+
 def _answer(queries: LineageQueries, args: argparse.Namespace, target: str | None) -> tuple[Any, str]:
     command = args.command
+    if command == "freshness":
+        return _freshness(queries, args)
     if command == "lint-names":
         answer = queries.lint_names()
         return answer, text.render_lint(answer)

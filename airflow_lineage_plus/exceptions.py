@@ -13,9 +13,12 @@ written against those keeps working::
     ├── SourceUnavailable (RuntimeError)       the graph's source cannot be read (file missing, Marquez down)
     ├── BadEventError (ValueError)             bytes of the event log that are not a usable event
     ├── StaticLineageError (RuntimeError)      a DAG folder version could not be read for static lineage
-    └── UsageError (ValueError)                bad command-line arguments
+    ├── UsageError (ValueError)                bad command-line arguments
+    └── ContractBreachError (RuntimeError)     a task wrote data that breaks its output's DataContract,
+                                               raised only with ``[lineage_plus] contract_mode = fail``
 
-Declaration-time errors name the field and the fix; run-time errors are contained by
+Declaration-time errors name the field and the fix; run-time errors (but a contract breach the
+configuration asks to fail on) are contained by
 :mod:`airflow_lineage_plus.containment` and never reach a task. This module imports nothing, so the
 Airflow-free graph can use it.
 """
@@ -67,3 +70,8 @@ class StaticLineageError(LineagePlusError, RuntimeError):
 
 class UsageError(LineagePlusError, ValueError):
     """Bad command-line arguments (the CLI exits with status 2)."""
+
+
+class ContractBreachError(LineagePlusError, RuntimeError):
+    """A task's output broke its ``DataContract`` and ``[lineage_plus] contract_mode`` is ``fail``: the one
+    error this package raises into a task on purpose. The message lists each breach and the fix."""

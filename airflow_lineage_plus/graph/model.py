@@ -179,6 +179,13 @@ class LineageGraph:
             record.owners_key = key
             record.owners = owners
 
+    @staticmethod
+    def set_slo(job: JobRecord, minutes: int, micros: int) -> None:
+        """The freshness target (minutes) of the job's outputs: the latest by event time wins."""
+        key = (micros, minutes)
+        if job.slo_key is None or key > job.slo_key:
+            job.slo_key, job.slo_minutes = key, minutes
+
     # -- folding events -------------------------------------------------------------------------
     def apply(self, event: w.Event, micros: int, ref: int) -> None:
         """Fold one decoded event (``ref`` locates its bytes for details). The hot loop of a load:
@@ -207,6 +214,10 @@ class LineageGraph:
                 owners = _cached(job.raw_cache, "ownership", job_facets.ownership, _parse_owners)
             if owners is not None:
                 self.set_owners(job, owners, micros)
+        if job_facets is not None and len(job_facets.sloTier):
+            minutes = _cached(job.raw_cache, "sloTier", job_facets.sloTier, w.decode_freshness_minutes)
+            if minutes is not None:
+                self.set_slo(job, minutes, micros)
         event_type = event.eventType
         if event_run is None:
             if len(event.inputs) or len(event.outputs):

@@ -30,7 +30,16 @@ DatasetFacts = tuple[
 
 #: the fields of each record that a graph exported from a worker process carries (see :mod:`.runs`
 #: for runs; caches are left out)
-_JOB_STATE = ("namespace", "name", "owners", "owners_key", "ref", "ref_time")  # + edges, from ``succ``
+_JOB_STATE = (
+    "namespace",
+    "name",
+    "owners",
+    "owners_key",
+    "ref",
+    "ref_time",
+    "slo_minutes",
+    "slo_key",
+)  # + edges, from ``succ``
 _DATASET_STATE = (
     "namespace",
     "name",
@@ -64,6 +73,8 @@ class JobRecord:
         "ref",
         "ref_time",
         "runs",
+        "slo_key",
+        "slo_minutes",
         "sources",
         "targets",
     )
@@ -86,6 +97,9 @@ class JobRecord:
         self.targets: set[str] = set()  # output dataset ids already linked
         #: the latest declaration (JobEvent): ((declared time, tie), its edges); see :mod:`.declared`
         self.declared: tuple[tuple[int, str], frozenset[tuple[str, str]]] | None = None
+        # freshness target of its outputs (``lineagePlus_sloTier.freshnessMinutes``), latest by event time
+        self.slo_minutes: int | None = None
+        self.slo_key: tuple[int, int] | None = None
 
 
 class DatasetRecord:

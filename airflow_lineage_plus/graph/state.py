@@ -44,8 +44,10 @@ def absorb(graph: LineageGraph, exported: bytes) -> None:
     fact is "latest by event time, ties broken by content" (or, for event references, by log order), and
     both parts are folded with the same rules (``tests/graph/test_split_load.py`` checks this)."""
     jobs, runs, datasets, succ, skips, version, salvaged, declarations = marshal.loads(exported)
-    for namespace, name, owners, owners_key, ref, ref_time in jobs:
+    for namespace, name, owners, owners_key, ref, ref_time, slo_minutes, slo_key in jobs:
         job = graph.job(namespace, name)
+        if slo_key is not None:
+            graph.set_slo(job, slo_minutes, slo_key[0])
         if owners_key is not None and (job.owners_key is None or owners_key > job.owners_key):
             job.owners_key, job.owners = owners_key, owners
         if ref is not None and ref_time >= job.ref_time:

@@ -94,3 +94,20 @@ def render_report(answer: dict[str, Any]) -> str:
     lines.extend(f"    {_node_line(n)}" for n in answer["failedJobs"])
     lines.append(f"dataset name groups that are probably one: {answer['nameGroups']}")
     return "\n".join(lines)
+
+
+def render_freshness(answer: dict[str, Any]) -> str:
+    lines = [
+        f"freshness at {answer['at']}: {answer['checked']} dataset(s) with a target, "
+        f"{len(answer['breaches'])} stale"
+    ]
+    for breach in answer["breaches"]:
+        dataset, job = breach["dataset"], breach["responsible"]
+        age = f"{breach['ageMinutes']:.0f} min ago" if breach["ageMinutes"] is not None else "never written"
+        lines.append(f"  STALE  {dataset['namespace']} / {dataset['name']}")
+        lines.append(
+            f"         target {breach['freshnessMinutes']} min, last success {breach['lastSuccess'] or '-'}"
+            f" ({age})"
+        )
+        lines.append(f"         cause {breach['cause']}: " + (_node_line(job) if job else "no job writes it"))
+    return "\n".join(lines)

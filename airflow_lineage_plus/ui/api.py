@@ -148,6 +148,15 @@ def node_details(request: Request, node: NodeId) -> dict[str, Any]:
     return result
 
 
+@router.get("/freshness")
+def freshness(request: Request) -> dict[str, Any]:
+    """Datasets older than their freshness target (``SloTier``), with the job responsible (docs/alerts.md)."""
+    from airflow_lineage_plus.act.freshness import report
+
+    result: dict[str, Any] = _answer(request, lambda queries: report(queries.source))
+    return result
+
+
 @router.get("/run")
 def run_details(request: Request, run: Annotated[str, Query(min_length=1, max_length=256)]) -> dict[str, Any]:
     """Inputs, outputs and facets of one run."""

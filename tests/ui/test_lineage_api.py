@@ -42,6 +42,7 @@ PROTECTED = [
     f"/lineage-plus/api/node?node={MART_ID}",
     f"/lineage-plus/api/dag?dag_id={DAG_ID}",
     f"/lineage-plus/api/task-instance?dag_id={DAG_ID}&task_id=load_stg_orders",
+    "/lineage-plus/api/freshness",
 ]
 
 
@@ -187,6 +188,15 @@ def test_search_finds_the_mart_table_by_part_of_its_name(client: TestClient, vie
     assert response.status_code == 200
     results = response.json()["results"]
     assert [(node["id"], node["type"]) for node in results] == [(MART_ID, "DATASET")]
+
+
+def test_freshness_route_answers_the_freshness_report(client: TestClient, viewer: dict[str, str]) -> None:
+    # ui_orders declares no SloTier: nothing has a freshness target (tests/act check the breaches themselves)
+    response = client.get("/lineage-plus/api/freshness", headers=viewer)
+    assert response.status_code == 200
+    body = response.json()
+    assert (body["checked"], body["breaches"]) == (0, [])
+    assert body["at"].endswith("Z")
 
 
 def test_mart_lineage_has_three_hops_upstream_and_names_the_failed_stage(

@@ -51,6 +51,22 @@ export function renderGraph(graph) {
   $("graph").setAttribute("data-node-count", String(drawn));
 }
 
+// Freshness badges: datasets older than their SloTier target get a "STALE" pill and say why on hover.
+export function markStale(report) {
+  var byId = {};
+  ((report && report.breaches) || []).forEach(function (b) { byId[b.dataset.id] = b; });
+  document.querySelectorAll("#viewport g.node.dataset").forEach(function (group) {
+    var breach = byId[group.getAttribute("data-node-id")];
+    if (!breach || group.classList.contains("stale")) return;
+    var w = nodeWidth({ type: "DATASET" }), job = breach.responsible;
+    group.classList.add("stale");
+    append(group, svg("rect", { "class": "pill stale-pill", x: w - 56, y: 18, width: 48, height: 16, rx: 8 }));
+    append(group, svg("text", { "class": "pill-text", x: w - 32, y: 29.5, "text-anchor": "middle", text: "STALE" }));
+    append(group, svg("title", { text: "Older than its " + breach.freshnessMinutes + "-minute freshness target (" +
+      breach.cause + (job ? ": " + job.name : "") + ")" }));
+  });
+}
+
 // A curve from the right side of the origin to the left side of the destination.
 function drawEdge(L, e) {
   var a = L.coords[e.origin], b = L.coords[e.destination];
