@@ -40,7 +40,14 @@ from airflow_lineage_plus import conf
 from airflow_lineage_plus.containment import report
 from airflow_lineage_plus.deliver import limits
 from airflow_lineage_plus.deliver.redaction import redact_json
-from airflow_lineage_plus.deliver.serialize import describe, dumps, plain
+from airflow_lineage_plus.deliver.serialize import (
+    CLEANUP_MARKERS,
+    describe,
+    dumps,
+    dumps_direct,
+    dumps_exact,
+    plain,
+)
 from airflow_lineage_plus.facet_keys import KEPT_FACETS, OMITTED_FIELDS
 from airflow_lineage_plus.facets import TrimmedRunFacet
 from airflow_lineage_plus.provider_info import OPTIONS
@@ -222,30 +229,55 @@ def _drop_largest_facets(event: Any, budget: int, size: int, cuts: dict[str, int
 # -- the whole pass -------------------------------------------------------------------------------------
 
 
+#: What the redaction pass also looks for, for the size budget: Serde's cleanup (then the event is
+#: serialised the exact way) and column-metric values (then the values policy applies).
+PROBES = (
+    ("cleanup", CLEANUP_MARKERS),
+    ("values", "|".join(f'"{name}":' for name in VALUE_METRICS)),
+)
+
+
 def check(event: Any) -> bytes:
-    """The JSON line (without newline) that may leave for ``event``: values policy, fixed limits,
-    redaction, size budget. ``event`` itself is not changed. Raises when the event cannot be checked."""
-    raw = dumps(event)
-    fixed: dict[str, int] = {}
-    if _needs_fixed_limits(event, raw):
-        data = orjson.loads(raw)
-        fixed = _apply_fixed_limits(data)
+    """The JSON line (without newline) that may leave for ``event``: fixed limits, redaction, values
+    policy, size budget. ``event`` itself is not changed. Raises when the event cannot be checked.
+
+    One RE2 pass over the event's JSON finds its secrets and tells whether anything else needs doing;
+    only then is the JSON decoded (the common event is serialised and scanned once, never decoded).
+    """
+    cuts: dict[str, int] = {}
+    raw = dumps_direct(event)
+    if _over_fixed_limits(event):
+        data = orjson.loads(dumps(event))
+        cuts = _apply_fixed_limits(data)
         raw = dumps(data)
-    raw, redacted = redact_json(raw)
+    raw, redacted, found = redact_json(raw, PROBES)
+    if "cleanup" in found:  # what Serde drops (nulls, empty objects in lists): the exact way
+        raw, redacted, found = redact_json(dumps_exact(orjson.loads(raw)), PROBES)
     if redacted:
         limits.count_cut("redacted strings", redacted)
         log.info("airflow-lineage-plus: redacted %d secret(s) in %s", redacted, describe(event))
+    data = None
+    if "values" in found and not _option("quality_include_values"):
+        data = orjson.loads(raw)
+        cuts[VALUES_CUT] = _drop_value_metrics(data)
+        raw = dumps(data)
+    return _within_budget(raw, data, {what: n for what, n in cuts.items() if n})
+
+
+def _within_budget(raw: bytes, data: dict[str, Any] | None, cuts: dict[str, int]) -> bytes:
+    """``raw`` (checked JSON; ``data``: the same decoded, if at hand) trimmed to the size budget, with
+    the cuts recorded in the event."""
     budget = int(_option("event_size_budget"))
     original = size = len(raw)
-    cuts = {what: n for what, n in fixed.items() if n}
     if size <= budget and not cuts:
         return raw
-    data = orjson.loads(raw)
+    data = data if data is not None else orjson.loads(raw)
     if size > budget:
         size = _trim_to_budget(data, budget, size, cuts)
     cuts = {what: n for what, n in cuts.items() if n}
-    if cuts:
-        _record_cuts(data, cuts, budget, original, size)
+    if not cuts:
+        return raw
+    _record_cuts(data, cuts, budget, original, size)
     return dumps(data)
 
 
@@ -255,10 +287,8 @@ def enforce(event: Any) -> dict[str, Any]:
     return orjson.loads(check(event))  # type: ignore[no-any-return]
 
 
-def _needs_fixed_limits(event: Any, raw: bytes) -> bool:
-    """Whether the values policy or a fixed limit changes ``event`` (``raw``: its JSON), cheaply."""
-    if not _option("quality_include_values") and any(f'"{name}":'.encode() in raw for name in VALUE_METRICS):
-        return True
+def _over_fixed_limits(event: Any) -> bool:
+    """Whether ``event`` holds SQL longer or a schema wider than the fixed limits (cheap: a few facets)."""
     facets = _get(_get(event, "job"), "facets")
     sql = facets.get("sql") if isinstance(facets, dict) else None
     query = _get(sql, "query") if sql is not None else None
@@ -268,13 +298,11 @@ def _needs_fixed_limits(event: Any, raw: bytes) -> bool:
     return widest > _option("schema_max_columns")
 
 
-def _apply_fixed_limits(event: Any) -> dict[str, int]:
-    cuts: dict[str, int] = {}
-    if not _option("quality_include_values"):
-        cuts[VALUES_CUT] = _drop_value_metrics(event)
-    cuts[limits.SQL_CUT] = _cut_sql(event, _option("sql_max_length"))
-    cuts[limits.SCHEMA_CUT] = _cut_schemas(event, _option("schema_max_columns"))
-    return cuts
+def _apply_fixed_limits(event: dict[str, Any]) -> dict[str, int]:
+    return {
+        limits.SQL_CUT: _cut_sql(event, _option("sql_max_length")),
+        limits.SCHEMA_CUT: _cut_schemas(event, _option("schema_max_columns")),
+    }
 
 
 def _trim_to_budget(event: Any, budget: int, size: int, cuts: dict[str, int]) -> int:

@@ -42,36 +42,52 @@ _OPTIONS.max_mem = 64 << 20
 _UNESCAPE = re.compile(r"\\(.)", re.DOTALL)
 
 
-class Scanner:
-    """The catalogue's rules as one RE2 pattern, for a given list of secret-looking names."""
+#: A secret-looking key holding an object or a list: its strings are masked on the decoded event.
+CONTAINER = "container"
 
-    def __init__(self, names: tuple[str, ...]) -> None:
+
+class Scanner:
+    """The catalogue's rules as one RE2 pattern, for a given list of secret-looking names.
+
+    ``probes`` (name, RE2 pattern) are looked for in the same pass: :meth:`scan` says which occur, so a
+    caller needs no pass of its own over the text (the size budget asks for its cleanup markers).
+    """
+
+    def __init__(self, names: tuple[str, ...], probes: tuple[tuple[str, str], ...] = ()) -> None:
         names_re = catalogue.name_pattern(names)
         parts = [f"(?:{r.pattern.replace('{names}', names_re)})" for r in catalogue.RULES]
+        container = f'[{{,]"[^"\\\\]*{names_re}[^"\\\\]*":[\\[{{]'
+        parts += [f"(?P<p_{name}>{pattern})" for name, pattern in ((CONTAINER, container), *probes)]
         self.regex = re2.compile("|".join(parts).encode(), _OPTIONS)
-        self.containers = re2.compile(f'[{{,]"[^"\\\\]*{names_re}[^"\\\\]*":[\\[{{]'.encode(), _OPTIONS)
         self.key_regex = re.compile(names_re.replace("(?i:", "(?:"), re.IGNORECASE)
         min_digits = {r.name: r.min_digits for r in catalogue.RULES}
-        self.groups: list[tuple[int, int]] = []  # (group index, digits the secret needs)
+        # (group index, digits the secret needs, or the probe's name)
+        self.groups: list[tuple[int, int, str]] = []
         for name, index in sorted(self.regex.groupindex.items(), key=lambda item: item[1]):
             label = name.decode() if isinstance(name, bytes) else name
+            if label.startswith("p_"):
+                self.groups.append((index, 0, label[2:]))
+                continue
             owner = next(r.name for r in catalogue.RULES if f"(?P<{label}>" in r.pattern)
-            self.groups.append((index, min_digits[owner]))
+            self.groups.append((index, min_digits[owner], ""))
 
-    def spans(self, text: bytes) -> list[tuple[int, int]]:
-        """Where the secrets of ``text`` (JSON) are, in order, not overlapping."""
-        found = []
+    def scan(self, text: bytes) -> tuple[list[tuple[int, int]], set[str]]:
+        """(where the secrets of ``text`` (JSON) are, in order, not overlapping; the probes found)."""
+        found: list[tuple[int, int]] = []
+        probes: set[str] = set()
         for match in self.regex.finditer(text):
-            for index, min_digits in self.groups:
+            for index, min_digits, probe in self.groups:
                 start, end = match.span(index)
-                if start >= 0:
-                    if min_digits and not _token_like(text[start:end], min_digits):
-                        break
+                if start < 0:
+                    continue
+                if probe:
+                    probes.add(probe)
+                elif not min_digits or _token_like(text[start:end], min_digits):
                     found.append((start, end))
-                    break
+                break
             if len(found) > MAX_SECRETS:
                 raise UncheckedEventError(f"more than {MAX_SECRETS} secrets in one event")
-        return found
+        return found, probes
 
     def secret_key(self, key: Any) -> bool:
         """Whether ``key`` is a secret-looking name (its value is masked)."""
@@ -85,13 +101,14 @@ def _token_like(secret: bytes, min_digits: int) -> bool:
 
 
 @lru_cache(maxsize=8)
-def _scanner(names: tuple[str, ...]) -> Scanner:
-    return Scanner(names)
+def _scanner(names: tuple[str, ...], probes: tuple[tuple[str, str], ...]) -> Scanner:
+    return Scanner(names, probes)
 
 
-def scanner() -> Scanner:
+def scanner(probes: tuple[tuple[str, str], ...] = ()) -> Scanner:
     """The scanner for the catalogue's names plus Airflow's sensitive field names in this process."""
-    return _scanner(tuple(sorted(set(catalogue.SECRET_NAMES) | set(_compat.sensitive_field_names()))))
+    names = tuple(sorted(set(catalogue.SECRET_NAMES) | set(_compat.sensitive_field_names())))
+    return _scanner(names, probes)
 
 
 @lru_cache(maxsize=32)
@@ -115,9 +132,10 @@ def _splice(text: bytes, spans: list[tuple[int, int]]) -> bytes:
     return b"".join(pieces)
 
 
-def _scan(text: bytes, scan: Scanner, literals: Any) -> tuple[bytes, int]:
-    """``text`` (JSON) with the catalogue's secrets and the registered ones replaced; how many."""
-    spans = scan.spans(text)
+def _scan(text: bytes, scan: Scanner, literals: Any) -> tuple[bytes, int, set[str]]:
+    """``text`` (JSON) with the catalogue's secrets and the registered ones replaced; how many; the
+    probes found."""
+    spans, probes = scan.scan(text)
     if spans:
         text = _splice(text, spans)
     count = len(spans)
@@ -128,21 +146,23 @@ def _scan(text: bytes, scan: Scanner, literals: Any) -> tuple[bytes, int]:
         if hits:
             text = _splice(text, hits)
             count += len(hits)
-    return text, count
+    return text, count, probes
 
 
-def redact_json(raw: bytes) -> tuple[bytes, int]:
-    """The JSON text of an event with every secret replaced by ``***``; how many were replaced.
+def redact_json(raw: bytes, probes: tuple[tuple[str, str], ...] = ()) -> tuple[bytes, int, set[str]]:
+    """The JSON text of an event with every secret replaced by ``***``; how many were replaced; which
+    of ``probes`` occur in ``raw``.
 
     Raises :class:`UncheckedEventError` when the event cannot be checked.
     """
-    scan, literals = scanner(), registered_secrets()
+    scan, literals = scanner(probes), registered_secrets()
+    clean, count, found = _scan(raw, scan, literals)
     masked = 0
-    if scan.containers.search(raw) is not None:  # a secret-looking key holding an object or a list
+    if CONTAINER in found:  # a secret-looking key holding an object or a list: mask it decoded
         data = orjson.loads(raw)
         masked = _mask_secret_keys(data, scan)
         raw = orjson.dumps(data, option=orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS)
-    clean, count = _scan(raw, scan, literals)
+        clean, count, _ = _scan(raw, scan, literals)
     if count:
         try:
             orjson.loads(clean)
@@ -150,14 +170,14 @@ def redact_json(raw: bytes) -> tuple[bytes, int]:
             data = orjson.loads(raw)
             count = redact_tree(data, scan)
             clean = orjson.dumps(data, option=orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS)
-    return clean, count + masked
+    return clean, count + masked, found
 
 
 def scrub(text: str, scan: Scanner | None = None) -> str:
     """``text`` with every secret of the catalogue and every registered secret replaced by ``***``."""
     scan = scan or scanner()
     encoded = orjson.dumps(text)
-    clean, count = _scan(encoded, scan, registered_secrets())
+    clean, count, _ = _scan(encoded, scan, registered_secrets())
     if not count:
         return text
     try:

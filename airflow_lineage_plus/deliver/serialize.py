@@ -13,6 +13,7 @@ import uuid
 from typing import Any
 
 import orjson
+import re2
 from openlineage.client.serde import Serde
 
 _DUMPS_OPTIONS = orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS | orjson.OPT_SERIALIZE_NUMPY
@@ -88,22 +89,36 @@ def _direct(value: Any) -> Any:
     return out
 
 
-# What only Serde's clean-up changes: a null in a dict or list, an empty object in a list. In compact JSON
-# these byte pairs appear only there (or inside a string, which then just takes the exact path).
-_NEEDS_CLEANING = (b":null", b"[null", b",null", b"[{}", b",{}")
+#: RE2 for what only Serde's clean-up changes: a null in a dict or list, an empty object in a list. In
+#: compact JSON these appear only there (or inside a string, which then just takes the exact path).
+CLEANUP_MARKERS = r"[:\[,]null[,\]}]|[\[,]\{\}"
+_OPTIONS = re2.Options()
+_OPTIONS.encoding = re2.Options.Encoding.LATIN1
+_CLEANUP = re2.compile(CLEANUP_MARKERS.encode(), _OPTIONS)
 
 
 def dumps(event: Any) -> bytes:
     """One event as compact JSON bytes (no newline), the same JSON as the client's ``Serde``.
 
-    Event objects are serialised by orjson directly (attrs objects through ``default``, one Python call
-    per object instead of one per value); only when the result holds what ``Serde`` would have cleaned up
-    (nulls, empty objects in lists) is the event shaped by :func:`plain` first.
+    Event objects are serialised by orjson directly (:func:`dumps_direct`); only when the result holds
+    what ``Serde`` would have cleaned up (nulls, empty objects in lists) is it made by :func:`dumps_exact`.
     """
+    raw = dumps_direct(event)
+    return raw if _CLEANUP.search(raw) is None else dumps_exact(event)
+
+
+def dumps_direct(event: Any) -> bytes:
+    """``event`` as JSON, attrs objects through orjson's ``default`` (one Python call per object, not one
+    per value); the same as ``Serde`` unless :data:`CLEANUP_MARKERS` match (then use :func:`dumps_exact`)."""
     try:
-        raw = orjson.dumps(event, default=_direct, option=_DUMPS_OPTIONS | orjson.OPT_PASSTHROUGH_DATETIME)
-        if not any(marker in raw for marker in _NEEDS_CLEANING):
-            return raw
+        return orjson.dumps(event, default=_direct, option=_DUMPS_OPTIONS | orjson.OPT_PASSTHROUGH_DATETIME)
+    except (TypeError, orjson.JSONEncodeError):  # e.g. integers beyond 64 bits
+        return dumps_exact(event)
+
+
+def dumps_exact(event: Any) -> bytes:
+    """``event`` as JSON shaped by :func:`plain` (what ``Serde`` writes), whatever it holds."""
+    try:
         return orjson.dumps(plain(event), default=_fallback, option=_DUMPS_OPTIONS)
     except (TypeError, orjson.JSONEncodeError):  # e.g. integers beyond 64 bits
         return Serde.to_json(plain(event)).encode()
