@@ -3,7 +3,8 @@
 Each :class:`SecretKind` names a kind of secret, shows an example and what it becomes, and points to the
 :class:`Rule` that finds it. The rules are RE2 patterns over the event's JSON text (see
 :mod:`airflow_lineage_plus.deliver.redaction`); the part of a match in a group named ``s…`` is the
-secret and is replaced by :data:`MASK`, everything else in the match is context that stays. The same
+secret and is replaced by :data:`MASK`, everything else in the match is context that stays; context in
+a group named ``c…`` (a URI's user, a key) is scanned again for secrets of its own. The same
 data drives the scanner, the table in docs/reliability.md (:func:`markdown_table`) and the property
 tests (which generate secrets from ``first_chars``/``chars``/``sizes`` and embed them in ``template``).
 
@@ -48,6 +49,8 @@ SECRET_NAMES = (
 # A character of a secret inside a JSON string: no whitespace, no quote, no backslash except an
 # escaped backslash (so ``\"``, ``\n`` ... end it and are never split).
 _SECRET_CHAR = r"""(?:[^\s"'\\]|\\\\)"""
+# In a URI's password: `;` and `,` end it too (JDBC properties, host lists), as they must be %-encoded.
+_URI_SECRET_CHAR = r"""(?:[^\s"'\\;,]|\\\\)"""
 # A character of a parameter value: as above, and parameter separators end it too.
 _VALUE_CHAR = r"""(?:[^\s"'\\&;,<>()|]|\\\\)"""
 _TOKEN_CHARS = r"[A-Za-z0-9\-._~+/]"
@@ -68,7 +71,7 @@ def _escape(text: str) -> str:
 class Rule:
     """One RE2 pattern; ``{names}`` in it stands for :func:`name_pattern` of the secret-looking names.
 
-    ``min_mixed``: the secret must hold letters and at least this many digits (for token-shaped user
+    ``min_digits``: the secret must hold letters and at least this many digits (for token-shaped user
     names, which a pattern alone cannot tell from long user names).
     """
 
@@ -81,8 +84,9 @@ class Rule:
 class SecretKind:
     """A row of the catalogue: a kind of secret, one example, and what the example becomes.
 
-    ``template`` holds ``{secret}`` where generated secrets go (in tests); a secret is ``first_chars``
-    (one of them) then ``chars``, ``sizes`` long in all.
+    ``template`` holds ``{secret}`` where generated secrets go (in tests); a generated secret is
+    ``prefix``, then one of ``first_chars`` (when given) and ``chars`` up to a length within ``sizes``,
+    then ``suffix``.
     """
 
     name: str
@@ -93,6 +97,8 @@ class SecretKind:
     first_chars: str
     chars: str
     sizes: tuple[int, int]
+    prefix: str = ""
+    suffix: str = ""
 
     @property
     def example(self) -> str:
@@ -111,8 +117,8 @@ RULES: tuple[Rule, ...] = (
     ),
     Rule(
         "uri-password",
-        r"(?i:[a-z][a-z0-9+.\-]*)://[^\s\"'\\/:@?#]*:"
-        rf"(?P<s_uri>[0-9]*(?:[^\s\"'\\0-9/@]|\\\\){_SECRET_CHAR}*|[0-9]+)@[^\s\"'\\@/]",
+        r"(?i:[a-z][a-z0-9+.\-]*)://(?P<c_user>[^\s\"'\\/:@?#]*):"
+        rf"(?P<s_uri>[0-9]*(?:[^\s\"'\\0-9/@;,]|\\\\){_URI_SECRET_CHAR}*|[0-9]+)@[A-Za-z0-9\[]",
     ),
     Rule(
         "uri-token-user",
@@ -157,7 +163,7 @@ RULES: tuple[Rule, ...] = (
     Rule("bearer-token", rf"(?i:bearer)\s+(?P<s_bearer>{_TOKEN_CHARS}{{8,}}=*)"),
     Rule(
         "secret-key-in-json",
-        r"[{,]\"[^\"\\]*{names}[^\"\\]*\":\"(?P<s_key>(?:[^\"\\]|\\.)+)\"",
+        r"[{,]\"(?P<c_key>[^\"\\]*{names}[^\"\\]*)\":\"(?P<s_key>(?:[^\"\\]|\\.)+)\"",
     ),
 )
 
@@ -291,6 +297,7 @@ CATALOGUE: tuple[SecretKind, ...] = (
         "",
         string.ascii_uppercase + string.digits,
         (16, 16),
+        prefix="AKIA",
     ),
     SecretKind(
         "cloud API key (Google `AIza…`)",
@@ -301,6 +308,7 @@ CATALOGUE: tuple[SecretKind, ...] = (
         "",
         _ALNUM + "_-",
         (35, 35),
+        prefix="AIza",
     ),
     SecretKind(
         "service token with a known prefix (GitHub, GitLab, Slack, Stripe, npm, Google OAuth)",
@@ -310,7 +318,8 @@ CATALOGUE: tuple[SecretKind, ...] = (
         "notify via *** failed",
         "",
         _ALNUM,
-        (16, 40),
+        (10, 40),
+        prefix="xoxb-",
     ),
     SecretKind(
         "JSON Web Token",
@@ -320,7 +329,9 @@ CATALOGUE: tuple[SecretKind, ...] = (
         "session *** expired",
         "",
         _ALNUM + "-_",
-        (8, 40),
+        (5, 40),
+        prefix="eyJhbGciOiJIUzI1NiJ9.eyJ",
+        suffix=".c2lnbmF0dXJl",
     ),
     SecretKind(
         "bearer token",
@@ -339,8 +350,10 @@ CATALOGUE: tuple[SecretKind, ...] = (
         "Basic ZXRsOmh1bnRlcjI=",
         "request headers: Authorization: ***",
         string.ascii_letters,
-        _ALNUM + "+/=",
+        _ALNUM + "+/",
         (8, 64),
+        prefix="Basic ",
+        suffix="=",
     ),
     SecretKind(
         "PEM private key",
@@ -380,6 +393,11 @@ def rule(name: str) -> Rule:
     raise KeyError(name)
 
 
+def main() -> None:
+    """Print :func:`markdown_table` (paste it into docs/reliability.md; a test compares them)."""
+    print(markdown_table(), end="")
+
+
 def markdown_table() -> str:
     """The catalogue as the Markdown table docs/reliability.md carries (a test keeps them equal)."""
     lines = ["| kind of secret | example | becomes | rule |", "|---|---|---|---|"]
@@ -393,3 +411,7 @@ def markdown_table() -> str:
 def _code(text: str) -> str:
     shown = text.replace("\n", "\\n").replace("|", "\\|")
     return f"`` {shown} ``" if "`" in shown else f"`{shown}`"
+
+
+if __name__ == "__main__":
+    main()

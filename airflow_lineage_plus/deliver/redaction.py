@@ -61,29 +61,38 @@ class Scanner:
         self.regex = re2.compile("|".join(parts).encode(), _OPTIONS)
         self.key_regex = re.compile(names_re.replace("(?i:", "(?:"), re.IGNORECASE)
         min_digits = {r.name: r.min_digits for r in catalogue.RULES}
-        # (group index, digits the secret needs, or the probe's name)
+        # (group index, digits the secret needs, probe name or "" for a secret)
         self.groups: list[tuple[int, int, str]] = []
+        self.context: list[int] = []  # groups of context that may hold secrets of its own
         for name, index in sorted(self.regex.groupindex.items(), key=lambda item: item[1]):
             label = name.decode() if isinstance(name, bytes) else name
-            if label.startswith("p_"):
+            if label.startswith("c_"):
+                self.context.append(index)
+            elif label.startswith("p_"):
                 self.groups.append((index, 0, label[2:]))
-                continue
-            owner = next(r.name for r in catalogue.RULES if f"(?P<{label}>" in r.pattern)
-            self.groups.append((index, min_digits[owner], ""))
+            else:
+                owner = next(r.name for r in catalogue.RULES if f"(?P<{label}>" in r.pattern)
+                self.groups.append((index, min_digits[owner], ""))
 
-    def scan(self, text: bytes) -> tuple[list[tuple[int, int]], set[str]]:
+    def scan(
+        self, text: bytes, pos: int = 0, end: int | None = None
+    ) -> tuple[list[tuple[int, int]], set[str]]:
         """(where the secrets of ``text`` (JSON) are, in order, not overlapping; the probes found)."""
         found: list[tuple[int, int]] = []
         probes: set[str] = set()
-        for match in self.regex.finditer(text):
+        for match in self.regex.finditer(text, pos, len(text) if end is None else end):
+            for index in self.context:
+                start, stop = match.span(index)
+                if stop > start:
+                    found += self.scan(text, start, stop)[0]
             for index, min_digits, probe in self.groups:
-                start, end = match.span(index)
+                start, stop = match.span(index)
                 if start < 0:
                     continue
                 if probe:
                     probes.add(probe)
-                elif not min_digits or _token_like(text[start:end], min_digits):
-                    found.append((start, end))
+                elif not min_digits or _token_like(text[start:stop], min_digits):
+                    found.append((start, stop))
                 break
             if len(found) > MAX_SECRETS:
                 raise UncheckedEventError(f"more than {MAX_SECRETS} secrets in one event")
@@ -205,6 +214,7 @@ def redact_tree(value: Any, scan: Scanner | None = None) -> int:
 def _walk(value: Any, clean: Callable[[str], str], secret: Callable[[Any], bool], counter: list[int]) -> None:
     keyed = isinstance(value, dict)
     items = value.items() if keyed else enumerate(value) if isinstance(value, list) else ()
+    renamed = {}
     for key, item in list(items):
         if isinstance(item, str):
             new = catalogue.MASK if item and keyed and secret(key) else clean(item)
@@ -213,6 +223,11 @@ def _walk(value: Any, clean: Callable[[str], str], secret: Callable[[Any], bool]
                 counter[0] += 1
         elif isinstance(item, dict | list):
             _walk(item, clean, secret, counter)
+        if keyed and isinstance(key, str) and (new_key := clean(key)) != key:
+            renamed[key] = new_key
+    for key, new_key in renamed.items():  # keys are strings that leave too
+        value[new_key] = value.pop(key)
+        counter[0] += 1
 
 
 def _mask_secret_keys(value: Any, scan: Scanner) -> int:

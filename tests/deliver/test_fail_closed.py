@@ -1,0 +1,85 @@
+"""Fail closed: an event that could not be checked for secrets is neither logged nor forwarded, and one
+warning says which event was lost; what can be checked leaves redacted, whatever the transport config."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+from openlineage.client.transport import get_default_factory
+from reliability_events import run_event
+
+from airflow_lineage_plus.deliver import redaction
+from airflow_lineage_plus.deliver import transport as tp
+from airflow_lineage_plus.deliver.serialize import plain
+from airflow_lineage_plus.deliver.transport import EventLogTransport
+
+
+def _transport(tmp_path: Path, **extra: Any) -> EventLogTransport:
+    created = get_default_factory().create(
+        {
+            "type": "lineage_plus_event_log",
+            "log_file_path": str(tmp_path / "events.jsonl"),
+            "forward": {"type": "file", "log_file_path": str(tmp_path / "forwarded.jsonl"), "append": True},
+            **extra,
+        }
+    )
+    assert isinstance(created, EventLogTransport)
+    return created
+
+
+def _lines(path: Path) -> list[dict[str, Any]]:
+    return [orjson.loads(line) for line in path.read_bytes().splitlines()] if path.exists() else []
+
+
+@pytest.mark.parametrize("budget", [True, False])
+def test_an_event_that_cannot_be_checked_is_neither_logged_nor_forwarded(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch, budget: bool
+) -> None:
+    def broken(self: Any, text: bytes, pos: int = 0, end: int | None = None) -> Any:
+        raise RuntimeError("scanner broke")
+
+    transport = _transport(tmp_path, budget=budget)
+    monkeypatch.setattr(redaction.Scanner, "scan", broken)
+    lost = tp.lost_events()
+    with caplog.at_level(logging.WARNING, logger="airflow_lineage_plus"):
+        transport.emit(run_event("dag.unchecked", sql="COPY t FROM 'postgres://etl:hunter2@db/x'"))
+    assert _lines(tmp_path / "events.jsonl") == []
+    assert _lines(tmp_path / "forwarded.jsonl") == []
+    assert tp.lost_events() - lost == 1
+    (warning,) = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert "dag.unchecked" in warning and "neither logged nor forwarded" in warning
+    assert "could not be checked for secrets" in warning and "scanner broke" in warning
+
+
+def test_more_secrets_than_an_event_can_hold_fail_closed(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    event = plain(run_event("dag.flood"))
+    event["job"]["facets"]["documentation"] = {
+        "_producer": "p",
+        "_schemaURL": "https://openlineage.io/spec/facets/1-0-1/DocumentationJobFacet.json",
+        "description": "password=x&" * (redaction.MAX_SECRETS + 5),
+    }
+    with caplog.at_level(logging.WARNING, logger="airflow_lineage_plus"):
+        _transport(tmp_path).emit(event)
+    assert _lines(tmp_path / "events.jsonl") == [] and _lines(tmp_path / "forwarded.jsonl") == []
+    assert any(f"more than {redaction.MAX_SECRETS} secrets" in r.getMessage() for r in caplog.records)
+
+
+@pytest.mark.parametrize("budget", [True, False])
+def test_with_or_without_the_budget_what_leaves_is_redacted_in_the_log_and_the_forward_target(
+    tmp_path: Path, budget: bool
+) -> None:
+    transport = _transport(tmp_path, budget=budget)
+    transport.emit(
+        run_event("dag.redacted", sql="COPY t FROM 'postgres://etl:hunter2@db/x' PASSWORD 'tiger'")
+    )
+    for target in ("events.jsonl", "forwarded.jsonl"):
+        (event,) = _lines(tmp_path / target)
+        assert (
+            event["job"]["facets"]["sql"]["query"] == "COPY t FROM 'postgres://etl:***@db/x' PASSWORD '***'"
+        )
