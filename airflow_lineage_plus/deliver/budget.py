@@ -30,6 +30,7 @@ checked raises: the callers send nothing then (fail closed).
 from __future__ import annotations
 
 import logging
+import os
 from collections.abc import Callable
 from typing import Any
 
@@ -50,7 +51,7 @@ from airflow_lineage_plus.deliver.serialize import (
 )
 from airflow_lineage_plus.facet_keys import KEPT_FACETS, OMITTED_FIELDS
 from airflow_lineage_plus.facets import TrimmedRunFacet
-from airflow_lineage_plus.provider_info import OPTIONS
+from airflow_lineage_plus.provider_info import OPTIONS, SECTION
 
 log = logging.getLogger(__name__)
 
@@ -110,13 +111,26 @@ def _size(event: Any) -> int:
     return len(dumps(event))
 
 
+_options: dict[str, tuple[str | None, Any]] = {}
+
+
 def _option(option: str) -> Any:
-    """``[lineage_plus] <option>`` through :mod:`airflow_lineage_plus.conf`; its default without Airflow."""
+    """``[lineage_plus] <option>`` through :mod:`airflow_lineage_plus.conf`; its default without Airflow.
+
+    Read once per process, and again whenever its environment variable changes: Airflow's config lookup
+    costs about as much as checking a small event, and the config file does not change under a process.
+    """
+    env = os.environ.get(f"AIRFLOW__{SECTION.upper()}__{option.upper()}")
+    cached = _options.get(option)
+    if cached is not None and cached[0] == env:
+        return cached[1]
     try:
-        return getattr(conf, option)()
+        value = getattr(conf, option)()
     except ImportError:  # the client used without Airflow
-        value = OPTIONS[option]["default"]
-        return conf.parse_bool(value) if OPTIONS[option]["type"] == "boolean" else int(value)
+        default = OPTIONS[option]["default"]
+        value = conf.parse_bool(default) if OPTIONS[option]["type"] == "boolean" else int(default)
+    _options[option] = (env, value)
+    return value
 
 
 # -- fixed limits -------------------------------------------------------------------------------------

@@ -34,11 +34,19 @@ from airflow_lineage_plus.deliver import catalogue
 from airflow_lineage_plus.exceptions import UncheckedEventError
 
 MASK = catalogue.MASK.encode()
-#: More secrets than this in one event is not a real event: it is not sent (checked in bounded time).
-MAX_SECRETS = 10_000
+#: More different secrets than this in one event is not a real event: it is not sent (fail closed), so a
+#: flood of secrets is checked in bounded time. The same secret repeated counts once.
+MAX_SECRETS = 2_000
+#: Matches (repeats included) one event may hold before it is not sent either: bounds the time a string
+#: made of nothing but secrets costs (a few microseconds each).
+MAX_MATCHES = 20_000
 _OPTIONS = re2.Options()
 _OPTIONS.encoding = re2.Options.Encoding.LATIN1  # bytes in, byte offsets out; UTF-8 passes through
 _OPTIONS.max_mem = 64 << 20
+_BOUNDS = re2.Options()  # where matches are, without captures: the automaton alone
+_BOUNDS.encoding = _OPTIONS.encoding
+_BOUNDS.max_mem = _OPTIONS.max_mem
+_BOUNDS.never_capture = True
 _UNESCAPE = re.compile(r"\\(.)", re.DOTALL)
 
 
@@ -59,6 +67,7 @@ class Scanner:
         container = f'[{{,]"[^"\\\\]*{names_re}[^"\\\\]*":[\\[{{]'
         parts += [f"(?P<p_{name}>{pattern})" for name, pattern in ((CONTAINER, container), *probes)]
         self.regex = re2.compile("|".join(parts).encode(), _OPTIONS)
+        self.bounds = re2.compile("|".join(parts).encode(), _BOUNDS)
         self.key_regex = re.compile(names_re.replace("(?i:", "(?:"), re.IGNORECASE)
         min_digits = {r.name: r.min_digits for r in catalogue.RULES}
         # (group index, digits the secret needs, probe name or "" for a secret)
@@ -77,26 +86,51 @@ class Scanner:
     def scan(
         self, text: bytes, pos: int = 0, end: int | None = None
     ) -> tuple[list[tuple[int, int]], set[str]]:
-        """(where the secrets of ``text`` (JSON) are, in order, not overlapping; the probes found)."""
+        """(where the secrets of ``text`` (JSON) are, in order, not overlapping; the probes found).
+
+        Two stages: the automaton without captures finds where matches are (fast); each distinct match
+        is then taken apart by the capturing pattern on just its own bytes (the same strings repeat in
+        an event: a namespace in every column-lineage entry), so a match costs microseconds.
+        """
         found: list[tuple[int, int]] = []
         probes: set[str] = set()
-        for match in self.regex.finditer(text, pos, len(text) if end is None else end):
-            for index in self.context:
-                start, stop = match.span(index)
-                if stop > start:
-                    found += self.scan(text, start, stop)[0]
-            for index, min_digits, probe in self.groups:
-                start, stop = match.span(index)
-                if start < 0:
-                    continue
-                if probe:
-                    probes.add(probe)
-                elif not min_digits or _token_like(text[start:stop], min_digits):
-                    found.append((start, stop))
-                break
-            if len(found) > MAX_SECRETS:
-                raise UncheckedEventError(f"more than {MAX_SECRETS} secrets in one event")
+        parts: dict[bytes, tuple[list[tuple[int, int]], str]] = {}
+        for count, match in enumerate(self.bounds.finditer(text, pos, len(text) if end is None else end)):
+            if count >= MAX_MATCHES:
+                raise UncheckedEventError(f"more than {MAX_MATCHES} secrets in one event")
+            start, stop = match.span()
+            piece = text[start:stop]
+            known = parts.get(piece)
+            if known is None:
+                known = parts[piece] = self._take_apart(piece)
+                if len(parts) > MAX_SECRETS:
+                    raise UncheckedEventError(f"more than {MAX_SECRETS} different secrets in one event")
+            spans, probe = known
+            found += [(start + a, start + b) for a, b in spans]
+            if probe:
+                probes.add(probe)
         return found, probes
+
+    def _take_apart(self, piece: bytes) -> tuple[list[tuple[int, int]], str]:
+        """(secret spans within ``piece``, a whole match; the probe it is, or "")."""
+        match = self.regex.fullmatch(piece)
+        if match is None:  # cannot happen: the same pattern matched these bytes
+            raise UncheckedEventError("a match could not be taken apart")
+        spans: list[tuple[int, int]] = []
+        for index in self.context:
+            start, stop = match.span(index)
+            if stop > start:
+                spans += self.scan(piece, start, stop)[0]
+        for index, min_digits, probe in self.groups:
+            start, stop = match.span(index)
+            if start < 0:
+                continue
+            if probe:
+                return spans, probe
+            if not min_digits or _token_like(piece[start:stop], min_digits):
+                spans.append((start, stop))
+            break
+        return spans, ""
 
     def secret_key(self, key: Any) -> bool:
         """Whether ``key`` is a secret-looking name (its value is masked)."""
@@ -124,7 +158,7 @@ def scanner(probes: tuple[tuple[str, str], ...] = ()) -> Scanner:
 def _literal_regex(patterns: tuple[str, ...]) -> Any:
     literals = {orjson.dumps(_UNESCAPE.sub(r"\1", p))[1:-1] for p in patterns}
     ordered = sorted((lit for lit in literals if lit), key=len, reverse=True)
-    return re2.compile(b"|".join(re2.escape(lit) for lit in ordered), _OPTIONS) if ordered else None
+    return re2.compile(b"|".join(re2.escape(lit) for lit in ordered), _BOUNDS) if ordered else None
 
 
 def registered_secrets() -> Any:
@@ -149,9 +183,11 @@ def _scan(text: bytes, scan: Scanner, literals: Any) -> tuple[bytes, int, set[st
         text = _splice(text, spans)
     count = len(spans)
     if literals is not None:
-        hits = [m.span() for m in literals.finditer(text)]
-        if len(hits) + count > MAX_SECRETS:
-            raise UncheckedEventError(f"more than {MAX_SECRETS} secrets in one event")
+        hits = []
+        for match in literals.finditer(text):
+            hits.append(match.span())
+            if len(hits) + count > MAX_MATCHES:
+                raise UncheckedEventError(f"more than {MAX_MATCHES} secrets in one event")
         if hits:
             text = _splice(text, hits)
             count += len(hits)

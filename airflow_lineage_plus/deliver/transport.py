@@ -216,7 +216,7 @@ class EventLogTransport(Transport):
         """Append ``line`` under an exclusive lock (``lock_timeout``), after cutting off a torn last
         line, in one ``write`` unless the kernel writes short. Raises ``TimeoutError`` or ``OSError``."""
         path = self.config.log_file_path
-        fd = _open_for_append(path, *_modes())
+        fd = _open_for_append(path)
         try:
             _lock(fd, path, self.config.lock_timeout)
             try:
@@ -228,13 +228,14 @@ class EventLogTransport(Transport):
             os.close(fd)
 
 
-def _open_for_append(path: str, file_mode: int, dir_mode: int) -> int:
-    """A read-write append descriptor; a new log gets exactly ``file_mode``, a new directory ``dir_mode``."""
+def _open_for_append(path: str) -> int:
+    """A read-write append descriptor; a new log and a new directory get exactly the configured modes."""
     flags = os.O_RDWR | os.O_APPEND | os.O_CLOEXEC
     try:
         return os.open(path, flags)
     except FileNotFoundError:
         pass
+    file_mode, dir_mode = _modes()
     directory = os.path.dirname(path) or "."
     if not os.path.isdir(directory):
         os.makedirs(directory, mode=dir_mode, exist_ok=True)

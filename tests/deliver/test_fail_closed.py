@@ -55,19 +55,41 @@ def test_an_event_that_cannot_be_checked_is_neither_logged_nor_forwarded(
     assert "could not be checked for secrets" in warning and "scanner broke" in warning
 
 
-def test_more_secrets_than_an_event_can_hold_fail_closed(
-    tmp_path: Path, caplog: pytest.LogCaptureFixture
+FLOODS = {
+    "different secrets": "".join(f"password=x{i}&" for i in range(redaction.MAX_SECRETS + 5)),
+    "one secret repeated": "password=x&" * (redaction.MAX_MATCHES + 5),
+}
+
+
+@pytest.mark.parametrize("flood", list(FLOODS))
+def test_a_flood_of_secrets_fails_closed_instead_of_taking_unbounded_time(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture, flood: str
 ) -> None:
     event = plain(run_event("dag.flood"))
     event["job"]["facets"]["documentation"] = {
         "_producer": "p",
         "_schemaURL": "https://openlineage.io/spec/facets/1-0-1/DocumentationJobFacet.json",
-        "description": "password=x&" * (redaction.MAX_SECRETS + 5),
+        "description": FLOODS[flood],
     }
     with caplog.at_level(logging.WARNING, logger="airflow_lineage_plus"):
         _transport(tmp_path).emit(event)
     assert _lines(tmp_path / "events.jsonl") == [] and _lines(tmp_path / "forwarded.jsonl") == []
-    assert any(f"more than {redaction.MAX_SECRETS} secrets" in r.getMessage() for r in caplog.records)
+    messages = [r.getMessage() for r in caplog.records]
+    assert any("dag.flood" in m and "secrets in one event" in m for m in messages)
+
+
+def test_a_secret_repeated_in_every_column_lineage_entry_is_redacted_not_refused(tmp_path: Path) -> None:
+    event = plain(run_event("dag.repeated", columns=300))
+    for field in event["outputs"][0]["facets"]["columnLineage"]["fields"].values():
+        for source in field["inputFields"]:
+            source["namespace"] = "postgres://etl:hunter2@db:5432"
+    _transport(tmp_path).emit(event)
+    (logged,) = _lines(tmp_path / "events.jsonl")
+    assert "hunter2" not in orjson.dumps(logged).decode()
+    fields = logged["outputs"][0]["facets"]["columnLineage"]["fields"]
+    assert {s["namespace"] for f in fields.values() for s in f["inputFields"]} == {
+        "postgres://etl:***@db:5432"
+    }
 
 
 @pytest.mark.parametrize("budget", [True, False])
