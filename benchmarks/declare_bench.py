@@ -96,10 +96,10 @@ def bench_event_cost(repeat: int) -> None:
             facts = _facts(outs, names)
             transports = {
                 "ours": get_default_factory().create(
-                    {"type": "lineage_plus_event_log", "log_file_path": f"{tmp}/ours.jsonl"}
+                    {"type": "lineage_plus_event_log", "log_file_path": f"{tmp}/{count}-{label[:4]}-ours.jsonl"}
                 ),
                 "client file": get_default_factory().create(
-                    {"type": "file", "log_file_path": f"{tmp}/client.jsonl", "append": True}
+                    {"type": "file", "log_file_path": f"{tmp}/{count}-{label[:4]}-client.jsonl", "append": True}
                 ),
             }
             timings: dict[str, list[float]] = {name: [] for name in transports}
@@ -109,7 +109,7 @@ def bench_event_cost(repeat: int) -> None:
                     transport.emit(_declared_event(spec, facts))
                     if i >= 3:  # warm-up
                         timings[name].append((time.perf_counter() - start) * 1000)
-            size = os.path.getsize(f"{tmp}/ours.jsonl") / (count + 3)
+            size = os.path.getsize(f"{tmp}/{count}-{label[:4]}-ours.jsonl") / (count + 3)
             ours, theirs = timings["ours"], timings["client file"]
             print(
                 f"{label}, {size / 1024:.0f} KiB/event, n={count}: declaration + event + budget + redaction"
