@@ -96,10 +96,17 @@ def bench_event_cost(repeat: int) -> None:
             facts = _facts(outs, names)
             transports = {
                 "ours": get_default_factory().create(
-                    {"type": "lineage_plus_event_log", "log_file_path": f"{tmp}/{count}-{label[:4]}-ours.jsonl"}
+                    {
+                        "type": "lineage_plus_event_log",
+                        "log_file_path": f"{tmp}/{count}-{label[:4]}-ours.jsonl",
+                    }
                 ),
                 "client file": get_default_factory().create(
-                    {"type": "file", "log_file_path": f"{tmp}/{count}-{label[:4]}-client.jsonl", "append": True}
+                    {
+                        "type": "file",
+                        "log_file_path": f"{tmp}/{count}-{label[:4]}-client.jsonl",
+                        "append": True,
+                    }
                 ),
             }
             timings: dict[str, list[float]] = {name: [] for name in transports}

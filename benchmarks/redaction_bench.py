@@ -24,7 +24,7 @@ from collections.abc import Callable
 
 os.environ.setdefault("AIRFLOW_HOME", tempfile.mkdtemp(prefix="alp-bench-"))
 
-from airflow_lineage_plus.exceptions import UncheckedEventError  # noqa: E402
+from airflow_lineage_plus.exceptions import UncheckedEventError
 
 #: the credential pattern before the catalogue (Python ``re``: quadratic on ``://`` without ``@``)
 OLD_CREDENTIALS = re.compile(r"(?P<head>[A-Za-z][A-Za-z0-9+.\-]*://[^\s:/@]*):(?P<secret>[^\s/@]+)@")
@@ -50,7 +50,9 @@ def _median_ms(func: Callable[[], object], repeat: int) -> float:
     times = []
     for _ in range(repeat):
         start = time.perf_counter()
-        with contextlib.suppress(UncheckedEventError):  # a flood of secrets fails closed: the measured outcome
+        with contextlib.suppress(
+            UncheckedEventError
+        ):  # a flood of secrets fails closed: the measured outcome
             func()
         times.append((time.perf_counter() - start) * 1000)
     return statistics.median(times)

@@ -251,7 +251,7 @@ def _open_for_append(path: str) -> int:
 def _lock(fd: int, path: str, timeout: float) -> None:
     """Take the exclusive lock with non-blocking tries until ``timeout``; TimeoutError after that."""
     deadline = time.monotonic() + timeout
-    pause = 0.001
+    pause = 0.0001
     while True:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -261,8 +261,9 @@ def _lock(fd: int, path: str, timeout: float) -> None:
                 raise TimeoutError(
                     f"the event log {path} stayed locked by another writer for {timeout:g} s"
                 ) from None
+            # writers hold the lock for one write (about a millisecond): try again soon, a try is cheap
             time.sleep(pause)
-            pause = min(pause * 2, 0.05)
+            pause = min(pause * 2, 0.002)
 
 
 def _cut_torn_tail(fd: int, path: str) -> None:
