@@ -57,35 +57,25 @@ from airflow_lineage_plus.deliver.redaction import redact_json
 from airflow_lineage_plus.deliver.serialize import describe, dumps
 from airflow_lineage_plus.exceptions import EventLostError
 
-_lost_lock = threading.Lock()
-_lost = 0
+_counts_lock = threading.Lock()
+_counts = {"lost": 0, "torn": 0}
 
 
 def lost_events() -> int:
     """Events this process failed to write to the event log (for tests and diagnostics)."""
-    with _lost_lock:
-        return _lost
-
-
-def _count_lost() -> None:
-    global _lost
-    with _lost_lock:
-        _lost += 1
-
-
-_torn = 0
+    with _counts_lock:
+        return _counts["lost"]
 
 
 def torn_lines_cut() -> int:
     """Torn last lines (left by writers killed mid-line) this process cut off before appending."""
-    with _lost_lock:
-        return _torn
+    with _counts_lock:
+        return _counts["torn"]
 
 
-def _count_torn() -> None:
-    global _torn
-    with _lost_lock:
-        _torn += 1
+def _count(what: str) -> None:
+    with _counts_lock:
+        _counts[what] += 1
 
 
 def _default_path() -> str:
@@ -160,7 +150,7 @@ class EventLogTransport(Transport):
         try:
             line = self.prepare(event)
         except Exception as exc:  # fail closed: what could not be checked is neither logged nor sent on
-            _count_lost()
+            _count("lost")
             report(
                 f"lineage for the event log {self.config.log_file_path}"
                 + (" and its forward transport" if self.forward is not None else ""),
@@ -173,7 +163,7 @@ class EventLogTransport(Transport):
         try:
             self.append(line + b"\n")
         except Exception as exc:
-            _count_lost()
+            _count("lost")
             report(
                 f"lineage written to the event log {self.config.log_file_path}",
                 EventLostError(f"{describe(event)} not written: {type(exc).__name__}: {exc}"),
@@ -280,7 +270,7 @@ def _cut_torn_tail(fd: int, path: str) -> None:
             break
         end = start
     os.ftruncate(fd, end)
-    _count_torn()
+    _count("torn")
     report(
         f"a torn last line of the event log {path}",
         EventLostError(f"{size - end} bytes of a line a writer stopped writing midway were cut off"),

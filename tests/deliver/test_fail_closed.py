@@ -9,7 +9,7 @@ from typing import Any
 
 import orjson
 import pytest
-from openlineage.client.transport import get_default_factory
+from forwarding import logging_and_forwarding
 from reliability_events import run_event
 
 from airflow_lineage_plus.deliver import redaction
@@ -19,16 +19,7 @@ from airflow_lineage_plus.deliver.transport import EventLogTransport
 
 
 def _transport(tmp_path: Path, **extra: Any) -> EventLogTransport:
-    created = get_default_factory().create(
-        {
-            "type": "lineage_plus_event_log",
-            "log_file_path": str(tmp_path / "events.jsonl"),
-            "forward": {"type": "file", "log_file_path": str(tmp_path / "forwarded.jsonl"), "append": True},
-            **extra,
-        }
-    )
-    assert isinstance(created, EventLogTransport)
-    return created
+    return logging_and_forwarding(tmp_path, **extra)
 
 
 def _lines(path: Path) -> list[dict[str, Any]]:

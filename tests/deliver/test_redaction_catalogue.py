@@ -11,9 +11,9 @@ from typing import Any
 
 import orjson
 import pytest
+from forwarding import logging_and_forwarding
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
-from openlineage.client.transport import get_default_factory
 from reliability_events import run_event
 
 from airflow_lineage_plus.deliver import catalogue, redaction
@@ -84,15 +84,7 @@ def _event_with(text: str, secret: str) -> dict[str, Any]:
 
 @pytest.fixture
 def transport(tmp_path: Path) -> EventLogTransport:
-    created = get_default_factory().create(
-        {
-            "type": "lineage_plus_event_log",
-            "log_file_path": str(tmp_path / "events.jsonl"),
-            "forward": {"type": "file", "log_file_path": str(tmp_path / "forwarded.jsonl"), "append": True},
-        }
-    )
-    assert isinstance(created, EventLogTransport)
-    return created
+    return logging_and_forwarding(tmp_path)
 
 
 @pytest.mark.parametrize("name", list(KINDS))
