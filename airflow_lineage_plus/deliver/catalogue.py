@@ -9,7 +9,8 @@ data drives the scanner, the table in docs/reliability.md (:func:`markdown_table
 tests (which generate secrets from ``first_chars``/``chars``/``sizes`` and embed them in ``template``).
 
 Patterns are written for the JSON encoding of strings: a value never runs over an unescaped ``"``, and
-an escape pair (``\\\\``) is taken whole, so a replacement never splits an escape or leaves a string.
+an escape pair (``\\n``, ``\\\\``) is taken whole, so a replacement never splits an escape or leaves a
+string; a quoted value may hold escapes (a multi-line SQL literal).
 """
 
 from __future__ import annotations
@@ -132,7 +133,7 @@ RULES: tuple[Rule, ...] = (
     ),
     Rule(
         "sql-identified-by",
-        r"(?i:identified\s+by)\s+(?:'(?P<s_idq>[^'\\]*)'|\\\"(?P<s_idd>[^\"\\]*)\\\""
+        r"(?i:identified\s+by)\s+(?:'(?P<s_idq>(?:[^'\\]|\\.)*)'|\\\"(?P<s_idd>(?:[^\"\\]|\\\\\\\"|\\[^\"])*)\\\""
         r"|(?P<s_idw>[A-Za-z0-9_$#!%^*+\-.@]+))",
     ),
     Rule(
@@ -140,12 +141,12 @@ RULES: tuple[Rule, ...] = (
         # quoted or braced values after `=`/`:` with any spacing; a bare value only right after `=` or
         # `: ` (so SQL's `a.token_id = b.id` stays as it is)
         r"[A-Za-z0-9_\-.]*{names}[A-Za-z0-9_\-.]*(?:\\\"|')?"
-        r"(?:\s*[=:]\s*(?:'(?P<s_nq>[^'\\]*)'|\\\"(?P<s_nd>(?:[^\"\\]|\\\\)*)\\\"|\{(?P<s_nb>[^}\"\\]*)\})"
+        r"(?:\s*[=:]\s*(?:'(?P<s_nq>(?:[^'\\]|\\.)*)'|\\\"(?P<s_nd>(?:[^\"\\]|\\\\\\\"|\\[^\"])*)\\\"|\{(?P<s_nb>[^}\"\\]*)\})"
         rf"|(?:=|:[ \t]*)(?P<s_nv>{_VALUE_CHAR}+))",
     ),
     Rule(
         "sql-literal",
-        r"[A-Za-z0-9_]*{names}[A-Za-z0-9_]*\s+'(?P<s_sql>[^'\\]*)'",
+        r"[A-Za-z0-9_]*{names}[A-Za-z0-9_]*\s+'(?P<s_sql>(?:[^'\\]|\\.)*)'",
     ),
     Rule("url-signature", r"[?&;](?i:sig|x-goog-signature|code)=(?P<s_sig>" + _VALUE_CHAR + "+)"),
     Rule(
