@@ -43,6 +43,10 @@ class EventLostError(LineagePlusError, OSError):
     into a task."""
 
 
+class UncheckedEventError(LineagePlusError, ValueError):
+    """An event could not be checked for secrets; it is neither logged nor forwarded (fail closed)."""
+
+
 class ReplayError(LineagePlusError, RuntimeError):
     """Replay could not start: no event log, no Marquez URL, a bad time."""
 

@@ -28,6 +28,21 @@ OPTIONS: dict[str, dict[str, Any]] = {
         "default": "",
         "example": "/var/lib/airflow/lineage/events.jsonl",
     },
+    "event_log_file_mode": {
+        "description": "Permissions (octal) the event log is created with. Lineage carries SQL, URIs "
+        "and error messages: by default only the owner writes and its group reads (the API server "
+        "and the CLI need read access through the group).",
+        "type": "string",
+        "default": "0640",
+        "example": "0600",
+    },
+    "event_log_dir_mode": {
+        "description": "Permissions (octal) the event log's directory is created with, when the event "
+        "log transport creates it.",
+        "type": "string",
+        "default": "0750",
+        "example": "0700",
+    },
     "graph_source": {
         "description": "Where the Lineage view and the CLI read lineage from: ``events`` (the event log) "
         "or ``marquez`` (the Marquez API at ``marquez_url``).",

@@ -17,12 +17,13 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, unquote, urlparse
 
+from airflow_lineage_plus.timestamps import parse_iso
+
 TERMINAL = {"COMPLETE": "COMPLETED", "FAIL": "FAILED", "ABORT": "ABORTED"}
 
 
 def _time(value: str) -> datetime:
-    moment = datetime.fromisoformat(value)
-    return moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)
+    return parse_iso(value)  # Marquez reads `Z` times on every Python; fromisoformat does not on 3.10
 
 
 def _iso(moment: datetime | None) -> str | None:
