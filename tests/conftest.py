@@ -1,22 +1,52 @@
 """Fixtures of the test harness; the harness itself (environment, runner) lives in ``harness.py``.
 
-``harness`` is imported first: it sets the isolated Airflow environment before anything imports Airflow.
+Before anything else: helper modules get pytest's assertion rewriting, so their ``assert`` statements count
+as checks (``assertion_count.py`` fails a test that checks nothing). ``harness`` is imported next: it sets
+the isolated Airflow environment before anything imports Airflow. At session start the reference specs
+are looked up (``spec_files.py``): without them the run stops with one message naming the ways to get them.
 """
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from harness import _HOME, TESTS, AirflowRunner
 
-from airflow_lineage_plus import conf as _conf
+TESTS = Path(__file__).resolve().parent
+pytest.register_assert_rewrite(
+    *sorted(
+        {
+            p.stem
+            for p in TESTS.rglob("*.py")
+            if not p.stem.startswith("test_") and p.stem != "conftest" and "dags" not in p.parts
+        }
+    )
+)
+
+import os  # noqa: E402
+import subprocess  # noqa: E402
+import sys  # noqa: E402
+from collections.abc import Iterator  # noqa: E402
+
+import marquez_spec  # noqa: E402
+import openlineage_spec  # noqa: E402
+from assertion_count import pytest_assertion_pass, pytest_configure, pytest_runtest_call  # noqa: E402, F401
+from harness import _HOME, AirflowRunner  # noqa: E402
+from spec_files import SpecUnavailable  # noqa: E402
+
+from airflow_lineage_plus import conf as _conf  # noqa: E402
 
 _conf.sql_max_length()  # Airflow configures logging on first use: let it happen now, not inside a test
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    if hasattr(session.config, "workerinput"):
+        return  # the controller looked already; workers read the same places
+    try:
+        openlineage_spec.require_spec()
+        marquez_spec.require_spec()
+    except SpecUnavailable as exc:
+        pytest.exit(str(exc), returncode=pytest.ExitCode.USAGE_ERROR)
 
 
 @pytest.fixture(scope="session")

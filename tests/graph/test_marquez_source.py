@@ -24,11 +24,9 @@ from graph_builders import (
 )
 from marquez_contract import validate, validate_response
 from marquez_fixture import API_KEY
+from marquez_spec import spec_file
 
 from airflow_lineage_plus.graph import LineageQueries, NodeNotFound, SourceUnavailable, open_source
-
-SPEC = Path(__file__).resolve().parents[2].parent / "shared" / "spec" / "marquez"
-
 
 def _events() -> list[dict[str, Any]]:
     events = orders_pipeline()
@@ -132,7 +130,7 @@ def test_every_fake_marquez_answer_matches_the_openapi_contract(fake_marquez: Fa
 
 
 def test_the_contract_check_accepts_marquez_examples_and_rejects_bad_shapes() -> None:
-    node = json.loads((SPEC / "examples" / "lineage__node.json").read_text())
+    node = json.loads(spec_file("examples/lineage__node.json").read_text())
     # the example uses epoch numbers and a null where the spec says date-time strings
     node["data"]["createdAt"] = node["data"]["updatedAt"] = "2021-06-24T13:04:34Z"
     del node["data"]["lastModifiedAt"]

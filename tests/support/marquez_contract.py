@@ -11,9 +11,9 @@ from typing import Any
 import yaml
 from jsonschema import Draft7Validator
 from referencing import Registry, Resource
+from marquez_spec import spec_file
 from referencing.jsonschema import DRAFT7
 
-SPEC = Path(__file__).resolve().parents[2].parent / "shared" / "spec" / "marquez"
 _URI = "urn:marquez-openapi"
 
 # response schema of each GET route (the openapi paths, with {params} as regexes)
@@ -33,7 +33,7 @@ ROUTES = [
 
 @cache
 def _registry() -> tuple[Registry, dict[str, Any]]:
-    document = _without_empty_types(yaml.safe_load((SPEC / "openapi.yml").read_text()))
+    document = _without_empty_types(yaml.safe_load(spec_file("openapi.yml").read_text()))
     return Registry().with_resource(_URI, Resource(document, specification=DRAFT7)), document
 
 
@@ -83,7 +83,7 @@ def _validate_graph(body: dict[str, Any]) -> None:
 
 def _validate_column_graph(body: dict[str, Any]) -> None:
     """The spec has no DATASET_FIELD node schema: hold nodes to the shape of column_lineage__node.json."""
-    example = json.loads((SPEC / "examples" / "column_lineage__node.json").read_text())
+    example = json.loads(spec_file("examples/column_lineage__node.json").read_text())
     for node in body["graph"]:
         assert set(node) == set(example), set(node) ^ set(example)
         assert node["type"] == example["type"] and node["id"].startswith("datasetField:")
