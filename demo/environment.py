@@ -93,7 +93,10 @@ class DemoHome:
             "AIRFLOW__OPENLINEAGE__NAMESPACE": OPENLINEAGE_NAMESPACE,
             # the README's recommended transport: size limits and redaction, one locked append per event
             "AIRFLOW__OPENLINEAGE__TRANSPORT": json.dumps(
-                {"type": "airflow_lineage_plus.transport.EventLogTransport", "log_file_path": str(self.event_log)}
+                {
+                    "type": "airflow_lineage_plus.transport.EventLogTransport",
+                    "log_file_path": str(self.event_log),
+                }
             ),
             "AIRFLOW__LINEAGE_PLUS__EVENT_LOG_PATH": str(self.event_log),
             "AIRFLOW__LINEAGE_PLUS__GRAPH_SOURCE": "events",

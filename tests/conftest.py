@@ -33,7 +33,7 @@ import marquez_spec  # noqa: E402
 import openlineage_spec  # noqa: E402
 from assertion_count import pytest_assertion_pass, pytest_configure, pytest_runtest_call  # noqa: E402, F401
 from harness import _HOME, AirflowRunner  # noqa: E402
-from spec_files import SpecUnavailable  # noqa: E402
+from spec_files import SpecUnavailableError  # noqa: E402
 
 from airflow_lineage_plus import conf as _conf  # noqa: E402
 
@@ -46,7 +46,7 @@ def pytest_sessionstart(session: pytest.Session) -> None:
     try:
         openlineage_spec.require_spec()
         marquez_spec.require_spec()
-    except SpecUnavailable as exc:
+    except SpecUnavailableError as exc:
         pytest.exit(str(exc), returncode=pytest.ExitCode.USAGE_ERROR)
 
 

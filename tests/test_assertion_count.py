@@ -10,7 +10,7 @@ from pathlib import Path
 
 SUPPORT = Path(__file__).resolve().parent / "support"
 
-CASES = '''
+CASES = """
 import pytest
 
 
@@ -51,12 +51,14 @@ def test_records_a_check():
 def test_asserts_in_a_rewritten_helper():
     from helper_rewritten import check
     check(1)
-'''
+"""
 
 
 def test_a_test_that_checks_nothing_fails_and_one_that_checks_passes(tmp_path: Path) -> None:
     (tmp_path / "pytest.ini").write_text("[pytest]\nenable_assertion_pass_hook = true\n")
-    (tmp_path / "conftest.py").write_text('import pytest\npytest.register_assert_rewrite("helper_rewritten")\n')
+    (tmp_path / "conftest.py").write_text(
+        'import pytest\npytest.register_assert_rewrite("helper_rewritten")\n'
+    )
     (tmp_path / "helper_plain.py").write_text("def check(value):\n    assert value == 1\n")
     (tmp_path / "helper_rewritten.py").write_text("def check(value):\n    assert value == 1\n")
     (tmp_path / "test_cases.py").write_text(textwrap.dedent(CASES))

@@ -200,9 +200,11 @@ def test_bad_lines_are_reported_on_stderr_not_in_the_json(tmp_path: Path) -> Non
     assert "malformed=1" in err
 
 
-def test_marquez_source_gives_the_same_json_as_the_event_log(log: Path) -> None:
+def test_marquez_source_gives_the_same_json_as_the_event_log(tmp_path: Path) -> None:
+    events = sorted(orders_pipeline(full_start=True), key=lambda e: e["eventTime"])  # as a live stream
+    log = write_log(tmp_path / "events.jsonl", events)
     with FakeMarquez(api_key="k") as marquez:
-        for item in orders_pipeline():
+        for item in events:
             import httpx
 
             httpx.post(

@@ -22,7 +22,7 @@ from typing import Any
 import marquez_spec
 import pytest
 from openlineage_spec import SchemaStore, SchemaVersionSubstituted, validate_event
-from spec_files import SpecPlaces, SpecUnavailable
+from spec_files import SpecPlaces, SpecUnavailableError
 
 SPEC = "https://openlineage.io/spec/9-9-9/OpenLineage.json"
 FACET = "https://openlineage.io/spec/facets/1-0-1/ThingRunFacet.json"
@@ -101,7 +101,9 @@ def _closed_url() -> str:
 
 def _places(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> SpecPlaces:
     monkeypatch.delenv("TEST_SPEC_DIR", raising=False)
-    return SpecPlaces("The test schemas", "TEST_SPEC_DIR", tmp_path / "no-shared", tmp_path / "cache", "the web")
+    return SpecPlaces(
+        "The test schemas", "TEST_SPEC_DIR", tmp_path / "no-shared", tmp_path / "cache", "the web"
+    )
 
 
 def test_schemas_missing_locally_are_downloaded_once_by_their_id_and_then_read_from_the_cache(
@@ -136,10 +138,12 @@ def test_with_no_source_one_message_names_the_three_ways(
 ) -> None:
     places = _places(tmp_path, monkeypatch)
     store = SchemaStore(places, mirror=_closed_url(), package_dirs=[])
-    with pytest.raises(SpecUnavailable) as raised:
+    with pytest.raises(SpecUnavailableError) as raised:
         validate_event(_event(), store)
     message = str(raised.value)
-    assert message.startswith(f"The test schemas are needed by the tests, and {SPEC} is in none of the places")
+    assert message.startswith(
+        f"The test schemas are needed by the tests, and {SPEC} is in none of the places"
+    )
     for way in ("(1) set TEST_SPEC_DIR", f"(2) place them at {places.shared}", f"into {places.cache}"):
         assert way in message
     assert "Connection refused" in message
@@ -152,7 +156,7 @@ def test_a_download_whose_id_is_not_the_url_asked_for_is_refused(
     server = _Server(_write_tree(tmp_path / "wrong", wrong))
     try:
         store = SchemaStore(_places(tmp_path, monkeypatch), mirror=server.url, package_dirs=[])
-        with pytest.raises(SpecUnavailable, match=r"answered a document whose \$id is not"):
+        with pytest.raises(SpecUnavailableError, match=r"answered a document whose \$id is not"):
             validate_event(_event(), store)
     finally:
         server.stop()
@@ -163,13 +167,16 @@ def test_an_unavailable_facet_version_is_checked_against_the_local_one_with_a_wa
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     older = {**DOCS["facets/1-0-1/ThingRunFacet.json"], "$id": FACET.replace("1-0-1", "1-0-0")}
-    local = {"9-9-9/OpenLineage.json": DOCS["9-9-9/OpenLineage.json"], "facets/1-0-0/ThingRunFacet.json": older}
+    local = {
+        "9-9-9/OpenLineage.json": DOCS["9-9-9/OpenLineage.json"],
+        "facets/1-0-0/ThingRunFacet.json": older,
+    }
     monkeypatch.setenv("TEST_SPEC_DIR", str(_write_tree(tmp_path / "old", local)))
     places = SpecPlaces("The test schemas", "TEST_SPEC_DIR", tmp_path / "no", tmp_path / "cache", "the web")
     store = SchemaStore(places, mirror=_closed_url(), package_dirs=[])
     with pytest.warns(SchemaVersionSubstituted, match="1-0-1/ThingRunFacet.json is not available here"):
         validate_event(_event(), store)
-    with pytest.raises(SpecUnavailable):  # another major version is not a substitute
+    with pytest.raises(SpecUnavailableError):  # another major version is not a substitute
         validate_event(_event(facet=FACET.replace("1-0-1", "2-0-0")), store)
 
 
@@ -189,7 +196,7 @@ def test_marquez_files_are_downloaded_once_and_must_have_the_pinned_digest(
         assert server.paths == ["/api/src/test/resources/demo/node.json"]
         monkeypatch.setitem(marquez_spec.SHA256, "examples/demo__other.json", "0" * 64)
         (served / "other.json").write_bytes(body)
-        with pytest.raises(SpecUnavailable, match="did not have the pinned SHA-256"):
+        with pytest.raises(SpecUnavailableError, match="did not have the pinned SHA-256"):
             marquez_spec.spec_file("examples/demo__other.json", server.url.rstrip("/"), places)
     finally:
         server.stop()
@@ -202,7 +209,12 @@ def test_a_fresh_clone_offline_without_the_spec_stops_at_session_start_with_the_
     repo = Path(__file__).resolve().parents[1]
     clone = tmp_path / "clone"
     tracked = subprocess.run(
-        ["git", "ls-files", "--cached", "--others", "--exclude-standard"], cwd=repo, capture_output=True, text=True, check=True, timeout=60
+        ["git", "ls-files", "--cached", "--others", "--exclude-standard"],
+        cwd=repo,
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
     ).stdout.split()
     for name in tracked:
         if (repo / name).is_file():

@@ -27,7 +27,9 @@ def declared(airflow_db: Path, tmp_path_factory: pytest.TempPathFactory) -> DagR
         env={
             "LINEAGE_PLUS_REPOSITORY_URL": "https://git.example.com/acme/pipelines",
             "GIT_COMMIT": "3f1c2e9",
-            "AIRFLOW_CONN_WAREHOUSE": json.dumps({"conn_type": "duckdb", "extra": {"database": str(warehouse)}}),
+            "AIRFLOW_CONN_WAREHOUSE": json.dumps(
+                {"conn_type": "duckdb", "extra": {"database": str(warehouse)}}
+            ),
         },
     )
     assert result.returncode == 0, result.output[-4000:]
@@ -191,7 +193,9 @@ def test_declared_datasets_are_also_task_assets_airflow_sees(declared: DagRunRes
     assert "stg_orders" in text
 
 
-def test_sql_operator_reports_its_sql_lineage_and_the_declaration_fills_only_gaps(declared: DagRunResult) -> None:
+def test_sql_operator_reports_its_sql_lineage_and_the_declaration_fills_only_gaps(
+    declared: DagRunResult,
+) -> None:
     (complete,) = _terminal(declared, "sql_rollup")
     [(namespace, name)] = [(d["namespace"], d["name"]) for d in complete["outputs"]]
     assert namespace.startswith("duckdb:///") and namespace.endswith("/analytics.duckdb")

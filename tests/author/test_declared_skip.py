@@ -3,12 +3,11 @@ downstream task gets one skip record. The switches that turn this off are obeyed
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 from typing import Any
 
 import pytest

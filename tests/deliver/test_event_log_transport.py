@@ -6,7 +6,6 @@ import contextlib
 import json
 import logging
 import multiprocessing
-import os
 import time
 from collections import Counter
 from pathlib import Path
@@ -149,7 +148,9 @@ def _fill_then_free(log: Path, config: dict[str, Any]) -> list[bytes]:
     """Write until the disk is full (24 KiB), free space, write again; return the log's lines."""
     transport = get_default_factory().create({**config, "log_file_path": str(log)})
     for i in range(4):
-        with contextlib.suppress(RuntimeError, OSError):  # the client's file transport raises; ours never does
+        with contextlib.suppress(
+            RuntimeError, OSError
+        ):  # the client's file transport raises; ours never does
             transport.emit(run_event(f"dag.before_{i}", padding=9_000))
     lift_file_size_limit()
     transport.emit(run_event("dag.after_space_freed"))

@@ -13,6 +13,7 @@ from marquez_spec import example_files
 from airflow_lineage_plus.graph import LineageQueries, SourceUnavailable, open_source
 from airflow_lineage_plus.graph.eventlog import EventLogSource
 
+
 def test_every_marquez_example_event_is_accepted(tmp_path: Path) -> None:
     files = example_files("open_lineage__", "apples__")
     assert len(files) == 23

@@ -79,7 +79,7 @@ def test_each_sample_run_ends_as_the_scenario_intends(demo_runs: DemoRuns) -> No
 
 
 def _skip_record(result: Any, task_id: str) -> dict[str, Any]:
-    """The skip facet of the task's one event: an ABORT skip record (the scheduler skipped it: it never ran)."""
+    """The skip facet of the task's only event, its ABORT record (the scheduler skipped it: it never ran)."""
     events = result.task_events(task_id)
     assert [e["eventType"] for e in events] == ["ABORT"], f"{task_id}: {events}"
     facet: dict[str, Any] = events[0]["run"]["facets"]["lineagePlus_skipState"]
@@ -96,8 +96,15 @@ def test_the_gate_skips_the_downstream_hops_when_the_partition_has_no_orders(dem
     assert started == {"ecommerce_orders.ingest_orders_to_s3", "ecommerce_orders.has_orders"}
     for task_id in ("load_stg_orders", "fct_daily_orders"):
         facet = _skip_record(demo_runs.orders_empty, task_id)
-        assert (facet["state"], facet["reason"], facet["causedBy"]) == ("skipped", "SHORT_CIRCUIT", "has_orders")
-    assert _aborts(demo_runs.orders_empty) == ["ecommerce_orders.fct_daily_orders", "ecommerce_orders.load_stg_orders"]
+        assert (facet["state"], facet["reason"], facet["causedBy"]) == (
+            "skipped",
+            "SHORT_CIRCUIT",
+            "has_orders",
+        )
+    assert _aborts(demo_runs.orders_empty) == [
+        "ecommerce_orders.fct_daily_orders",
+        "ecommerce_orders.load_stg_orders",
+    ]
     ingest = _complete(demo_runs.orders_empty, "ingest_orders_to_s3")
     assert _output(ingest, "orders")["outputFacets"]["outputStatistics"]["rowCount"] == 0
     assert "holds 0 orders" in demo_runs.orders_empty.output
@@ -113,7 +120,11 @@ def test_the_failed_stage_fails_with_a_clear_error_and_its_lineage(demo_runs: De
     mart = _complete(demo_runs.orders_ok, "fct_daily_orders")
     assert _datasets(failed, "outputs") & _datasets(mart, "inputs")
     facet = _skip_record(demo_runs.orders_failed, "fct_daily_orders")
-    assert (facet["state"], facet["reason"], facet["causedBy"]) == ("upstream_failed", "TRIGGER_RULE", "load_stg_orders")
+    assert (facet["state"], facet["reason"], facet["causedBy"]) == (
+        "upstream_failed",
+        "TRIGGER_RULE",
+        "load_stg_orders",
+    )
     assert _aborts(demo_runs.orders_failed) == ["ecommerce_orders.fct_daily_orders"]
     assert _aborts(demo_runs.orders_ok) == _aborts(demo_runs.crm) == []
 

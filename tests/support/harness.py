@@ -36,7 +36,6 @@ _BASE_DAGS = _HOME / "dags"
 _BASE_DAGS.mkdir()
 
 
-
 def event_log_transport(log: Path) -> str:
     """``[openlineage] transport``: the package's event-log transport writing to ``log``."""
     return json.dumps({"type": "airflow_lineage_plus.transport.EventLogTransport", "log_file_path": str(log)})
@@ -62,7 +61,7 @@ os.environ.update(BASE_ENV)
 _RECORDED: dict[tuple[str, str], Path] = {}
 
 
-class RepeatedRecording(RuntimeError):
+class RepeatedRecordingError(RuntimeError):
     """A DAG recorded twice for one logical date in one test process (its skip records would be missing)."""
 
 
@@ -77,12 +76,12 @@ def _recording_key(dag_id: str, logical_date: str | None) -> tuple[str, str] | N
 
 
 def claim_recording(dag_id: str, logical_date: str | None, workdir: Path) -> None:
-    """Register a recording; raise :class:`RepeatedRecording` if this DAG and date were recorded before."""
+    """Register a recording; :class:`RepeatedRecordingError` if this DAG and date were recorded before."""
     key = _recording_key(dag_id, logical_date)
     if key is None:
         return
     if key in _RECORDED:
-        raise RepeatedRecording(
+        raise RepeatedRecordingError(
             f"{dag_id} was already recorded for logical date {key[1]} in this test process (in "
             f"{_RECORDED[key]}): its task instances' runIds, and so their skip records, were claimed then, "
             "and this recording would get none. Give this recording its own logical date, or reuse the "

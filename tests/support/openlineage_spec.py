@@ -24,7 +24,7 @@ from typing import Any
 import jsonschema
 from assertion_count import record_check
 from referencing import Registry, Resource
-from spec_files import SpecPlaces, SpecUnavailable, download, write_atomically
+from spec_files import SpecPlaces, SpecUnavailableError, download, write_atomically
 
 SPEC_URL_PREFIX = "https://openlineage.io/spec/"
 PLACES = SpecPlaces.named(
@@ -35,7 +35,13 @@ PLACES = SpecPlaces.named(
 )
 _VERSIONED = re.compile(r"https://openlineage\.io/spec/((?:facets/)?)(\d+)-(\d+)-(\d+)/([^/#]+\.json)")
 
-__all__ = ["SchemaStore", "SchemaVersionSubstituted", "SpecUnavailable", "validate_event", "validate_events"]
+__all__ = [
+    "SchemaStore",
+    "SchemaVersionSubstituted",
+    "SpecUnavailableError",
+    "validate_event",
+    "validate_events",
+]
 
 
 class SchemaVersionSubstituted(UserWarning):
@@ -54,10 +60,15 @@ class SchemaStore:
     """OpenLineage schema documents by ``$id``, from local folders, then downloaded into the cache."""
 
     def __init__(
-        self, places: SpecPlaces = PLACES, mirror: str = SPEC_URL_PREFIX, package_dirs: list[Path] | None = None
+        self,
+        places: SpecPlaces = PLACES,
+        mirror: str = SPEC_URL_PREFIX,
+        package_dirs: list[Path] | None = None,
     ) -> None:
         self.places = places
-        self.mirror = mirror  # where ``https://openlineage.io/spec/...`` is downloaded from (tests use a local one)
+        self.mirror = (
+            mirror  # where ``https://openlineage.io/spec/...`` is downloaded from (tests use a local one)
+        )
         self.package_dirs = package_dirs
         self.downloaded: list[str] = []
         self._docs: dict[str, dict[str, Any]] | None = None
@@ -82,7 +93,7 @@ class SchemaStore:
         return self._docs
 
     def document(self, uri: str) -> dict[str, Any]:
-        """The schema whose ``$id`` is ``uri`` (fragment ignored); raises :class:`SpecUnavailable`."""
+        """The schema whose ``$id`` is ``uri`` (fragment ignored); raises :class:`SpecUnavailableError`."""
         uri = uri.split("#", 1)[0]
         docs = self._index()
         found = docs.get(uri) or self._download(uri)
@@ -152,7 +163,7 @@ def client_spec_uri() -> str:
 
 
 def require_spec(store: SchemaStore | None = None) -> str:
-    """Find (or download) the spec the installed client writes; raises :class:`SpecUnavailable`."""
+    """Find (or download) the spec the installed client writes; raises :class:`SpecUnavailableError`."""
     uri = client_spec_uri()
     (store or default_store()).document(uri)
     return uri

@@ -8,7 +8,7 @@ file, in this order:
 3. a per-user cache, ``$XDG_CACHE_HOME/airflow-lineage-plus/spec/<name>/`` (default ``~/.cache``), filled
    once by downloading the exact file from where it is published, then read offline.
 
-With none of them, :class:`SpecUnavailable` names the three ways. Nothing here knows what the files mean:
+With none of them, :class:`SpecUnavailableError` names the three ways. Nothing here knows what the files mean:
 ``openlineage_spec.py`` and ``marquez_spec.py`` say which files they need and how they are named.
 """
 
@@ -26,7 +26,7 @@ SHARED_SPEC = REPO.parent / "shared" / "spec"
 DOWNLOAD_TIMEOUT = 20.0
 
 
-class SpecUnavailable(RuntimeError):
+class SpecUnavailableError(RuntimeError):
     """A reference file the tests need is in none of the places they look and could not be downloaded."""
 
 
@@ -78,9 +78,9 @@ class SpecPlaces:
         dirs += [self.shared, self.cache]
         return [d for d in dirs if d.is_dir()]
 
-    def unavailable(self, wanted: str, why: str) -> SpecUnavailable:
+    def unavailable(self, wanted: str, why: str) -> SpecUnavailableError:
         """The one message for a missing file: what is missing and the three ways to provide it."""
-        return SpecUnavailable(
+        return SpecUnavailableError(
             f"{self.title} are needed by the tests, and {wanted} is in none of the places they look. "
             f"Provide them one of three ways: (1) set {self.env_var} to a folder holding them "
             f"(the layout of {self.published}); (2) place them at {self.shared}; (3) allow network "

@@ -93,7 +93,13 @@ class OpenLineageDuckDBHook(DuckDBHook):
             scheme="duckdb",
             authority=os.path.abspath(connection.extra_dejson["database"]),
             database="analytics",
-            information_schema_columns=["table_schema", "table_name", "column_name", "ordinal_position", "data_type"],
+            information_schema_columns=[
+                "table_schema",
+                "table_name",
+                "column_name",
+                "ordinal_position",
+                "data_type",
+            ],
         )
 
     def get_openlineage_database_dialect(self, connection: Any) -> str:
