@@ -238,6 +238,11 @@ def test_runtime_records_pandas_and_pyarrow_and_sets_the_schema_inside_a_task(de
         ("order_id", "BIGINT"),
         ("note", "TEXT"),
     ]
+    dump = _dataset(complete, "inputs", "s3://exports", "dump")
+    assert (
+        dump["facets"]["documentation"]["description"] == "copied from postgres://loader:***@db.internal/raw"
+    )
+    assert "s3cret" not in json.dumps(declared.events)  # redacted by the harness's event-log transport
     arrow = _dataset(complete, "outputs", "s3://exports", "arrow")
     assert arrow["facets"]["dataQualityMetrics"]["rowCount"] == 4
     assert arrow["facets"]["dataQualityMetrics"]["columnMetrics"]["shard"]["nullCount"] == 1
