@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from harness import event_log_transport
 
 SKIP_ENV = {"AIRFLOW__OPENLINEAGE__CUSTOM_RUN_FACETS": "airflow_lineage_plus.skip.run_facets"}
 SKIP_KEY = "lineagePlus_skipState"
@@ -68,9 +69,7 @@ class LiveAirflow:
         return {
             **os.environ,
             "AIRFLOW__CORE__DAGS_FOLDER": str(self.workdir / f"dags-{dag_id}"),
-            "AIRFLOW__OPENLINEAGE__TRANSPORT": json.dumps(
-                {"type": "file", "log_file_path": str(log), "append": True}
-            ),
+            "AIRFLOW__OPENLINEAGE__TRANSPORT": event_log_transport(log),
             "AIRFLOW__LINEAGE_PLUS__EVENT_LOG_PATH": str(log),
             **(extra or {}),
         }
