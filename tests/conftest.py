@@ -32,6 +32,7 @@ from typing import Any  # noqa: E402
 import marquez_spec  # noqa: E402
 import openlineage_spec  # noqa: E402
 from assertion_count import pytest_assertion_pass, pytest_configure, pytest_runtest_call  # noqa: E402, F401
+from fresh_process import pytest_pyfunc_call  # noqa: E402, F401
 from harness import _HOME, AirflowRunner  # noqa: E402
 from spec_files import SpecUnavailableError  # noqa: E402
 

@@ -146,7 +146,12 @@ def test_runtime_figures_equal_what_the_task_handled_and_land_on_complete_only(
         "total_amount_usd": 1,
     }
     assertions = {a["assertion"]: a["success"] for a in stg["facets"]["dataQualityAssertions"]["assertions"]}
-    assert assertions == {"order_id_not_null": True, "every_order_has_customer": False}
+    # the declared checks, and the declared contract (2.1.0), which the written schema keeps
+    assert assertions == {
+        "order_id_not_null": True,
+        "every_order_has_customer": False,
+        "dataContract 2.1.0": True,
+    }
     raw = _dataset(complete, "inputs", "s3://raw-data-lake", "orders")
     assert raw["inputFacets"]["dataQualityMetrics"]["rowCount"] == 3
     assert raw["inputFacets"]["dataQualityMetrics"]["bytes"] == 512

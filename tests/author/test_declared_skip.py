@@ -102,7 +102,7 @@ def _plugin(env: dict[str, str]) -> dict[str, Any]:
 
 def test_disabled_switch_unplugs_the_listener_and_the_lineage_view() -> None:
     enabled = _plugin({"AIRFLOW__LINEAGE_PLUS__DISABLED": "False"})
-    assert enabled["listeners"] == ["airflow_lineage_plus.emit.listener"]
+    assert enabled["listeners"] == ["airflow_lineage_plus.emit.listener", "airflow_lineage_plus.act.listener"]
     assert [app["url_prefix"] for app in enabled["fastapi_apps"]] == ["/lineage-plus"]
     assert len(enabled["external_views"]) == 4
     disabled = _plugin({"AIRFLOW__LINEAGE_PLUS__DISABLED": "True"})

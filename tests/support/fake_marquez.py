@@ -13,7 +13,8 @@ events **in the order they arrived**, the way Marquez 0.51 does (``OpenLineageDa
 * **Edges** are those of the job's *current version*: a terminal event makes the run's inputs and outputs
   (all its events') the job's current ones, and an event with no inputs (no outputs) drops the job's
   current inputs (outputs). So a job whose new run stops reading a dataset loses that edge, and a skip
-  record (an ABORT with no outputs) removes the job's output edges.
+  record (an ABORT with no outputs) removes the job's output edges. A job event (static lineage, no run)
+  is a new job version whose edges are the event's inputs and outputs.
 * **Dataset versions**: each *write* (an output) makes a version per run and schema: a run's START and
   COMPLETE with the same schema are one version, every new run writing is a new version even with the
   same schema, and an output without a schema facet is a version without fields. A *read* makes a
@@ -146,6 +147,9 @@ def _fold(state: dict[str, Any], event: dict[str, Any]) -> None:
     if not outputs:
         job["outputs"] = set()
     if run is None:
+        # a job event (static lineage): a new job version whose inputs and outputs are the event's
+        job["inputs"] = {_dataset(state, item, moment)["key"] for item in inputs}
+        job["outputs"] = {_dataset(state, item, moment)["key"] for item in outputs}
         return
     job["latest"] = run
     run["facets"].append((moment, (event.get("run") or {}).get("facets") or {}))
