@@ -127,6 +127,24 @@ def metadata_models() -> tuple[Any, Any, Any]:
     return Log, TaskInstance, XComModel
 
 
+def dag_run_model() -> Any:
+    """Airflow's ORM model of a DAG run."""
+    from airflow.models.dagrun import DagRun
+
+    return DagRun
+
+
+def thread_session() -> Any | None:
+    """Airflow's scoped session of this thread if it has one (what ``@provide_session`` code shares)."""
+    from airflow import settings
+
+    scoped: Any = getattr(settings, "Session", None)
+    registry = getattr(scoped, "registry", None)
+    if registry is None or not registry.has():
+        return None
+    return scoped()
+
+
 def metadata_engine() -> Any:
     """The SQLAlchemy engine of Airflow's metadata database."""
     from airflow import settings

@@ -141,12 +141,14 @@ def emit_skip_records() -> bool:
     return _get_bool("emit_skip_records")
 
 
-def skip_ledger_path() -> Path:
-    """[lineage_plus] skip_ledger_path; empty means ``$AIRFLOW_HOME/lineage_plus/skip_records.sqlite``."""
-    configured = _get("skip_ledger_path").strip()
-    if configured:
-        return Path(os.path.expanduser(configured))
-    return airflow_home() / "lineage_plus" / "skip_records.sqlite"
+def skip_claims_table() -> str:
+    """[lineage_plus] skip_claims_table: the metadata-database table of the skip records' claims."""
+    return _get("skip_claims_table").strip()
+
+
+def skip_query_timeout() -> float:
+    """[lineage_plus] skip_query_timeout, in seconds, per statement of the skip records."""
+    return float(_get("skip_query_timeout"))
 
 
 def ui_max_nodes() -> int:

@@ -7,6 +7,7 @@ written against those keeps working::
     LineagePlusError
     ├── LineageDeclarationError (ValueError)   an authoring mistake, raised at DAG parse time
     │   └── DatasetNameError                   a dataset reference that cannot name a dataset
+    ├── ConfigurationError (ValueError)        a [lineage_plus] setting or a database the package cannot use
     ├── EventLostError (OSError)               an event could not be logged or delivered (always contained)
     ├── ReplayError (RuntimeError)             ``lineage-plus replay`` could not start
     ├── NodeNotFound (LookupError)             the graph knows no such dataset, job, column or run
@@ -36,6 +37,10 @@ class LineageDeclarationError(LineagePlusError, ValueError):
 
 class DatasetNameError(LineageDeclarationError):
     """A dataset reference that cannot name a dataset; the message names the field and the fix."""
+
+
+class ConfigurationError(LineagePlusError, ValueError):
+    """A ``[lineage_plus]`` setting, or a deployment (a metadata database), the package cannot work with."""
 
 
 class EventLostError(LineagePlusError, OSError):
