@@ -130,6 +130,16 @@ def ui_max_nodes() -> int:
     return _get_int("ui_max_nodes")
 
 
+def ui_request_timeout() -> float:
+    """[lineage_plus] ui_request_timeout, in seconds (at least 0.1)."""
+    return max(0.1, float(_get("ui_request_timeout")))
+
+
+def ui_max_queries() -> int:
+    """[lineage_plus] ui_max_queries (at least 1)."""
+    return max(1, _get_int("ui_max_queries"))
+
+
 def openlineage_namespace() -> str:
     """The job namespace the OpenLineage provider uses ([openlineage] namespace)."""
     from airflow.providers.openlineage import conf as ol_conf

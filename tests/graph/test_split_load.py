@@ -36,6 +36,10 @@ def _tricky_events() -> list[dict[str, Any]]:
     tie_b = ds("tie_ds", fields=[("a", "BIGINT")], owners=["team:b"])
     skip = {"lineagePlus_skipState": facet(skipped=True, reason="r-b")}
     skip_other = {"lineagePlus_skipState": facet(skipped=True, reason="r-a")}
+    upstream_failed = {
+        "lineagePlus_skipState": facet(skipped=True, reason="TRIGGER_RULE", state="upstream_failed")
+    }
+    airflow = {"airflow": facet(dag={"dag_id": "orders"}), **dag_run}
     return [
         event("START", "orders", "dag-1", 0),
         event("START", "orders.load_orders", "load-1", 0.5, run_facets=dag_run),
@@ -44,6 +48,9 @@ def _tricky_events() -> list[dict[str, Any]]:
         event("COMPLETE", "orders.skippy", "skip-1", 41, run_facets=skip),
         event("COMPLETE", "orders.skippy", "skip-1", 41, run_facets=skip_other),
         event("COMPLETE", "orders.skippy", "skip-1", 41),
+        event("ABORT", "orders.after", "after-1", 43, run_facets=upstream_failed),
+        event("ABORT", "orders.after", "after-1", 43, run_facets=skip),
+        event("START", "orders.after", "after-1", 42.5, run_facets=airflow),
         event("FAIL", "orders.erring", "err-1", 42, run_facets={"errorMessage": facet(message="b")}),
         event("FAIL", "orders.erring", "err-1", 42, run_facets={"errorMessage": facet(message="a")}),
         event(
@@ -59,7 +66,10 @@ def _tricky_events() -> list[dict[str, Any]]:
             "dag-1",
             51,
             run_facets={
-                "airflowState": facet(dagRunState="success", tasksState={"report": "success", "x": "skipped"})
+                "airflowState": facet(
+                    dagRunState="success",
+                    tasksState={"report": "success", "x": "skipped", "y": "upstream_failed"},
+                )
             },
         ),
     ]
@@ -112,7 +122,7 @@ def _fingerprint(graph: LineageGraph) -> dict[str, Any]:
         "succ": sets(graph.succ),
         "pred": sets(graph.pred),
         "children": sets(graph.children),
-        "skips": {key: (s.key, s.job_ids) for key, s in graph.dag_run_skips.items()},
+        "skips": {key: (s.key, s.job_ids, s.upstream_failed) for key, s in graph.dag_run_skips.items()},
         "skipped_by": sets(graph.skipped_by),
         "column_readers": sets(graph.column_readers),
         "version": graph.version,
@@ -125,7 +135,14 @@ def test_the_tricky_events_exercise_the_tie_rules() -> None:
     assert skippy.state == "SKIPPED" and skippy.skip_reason == "r-a"
     assert graph.runs[run_id("err-1")].error == "b"
     assert graph.datasets[dataset_node("tie_ds")].fields == (("a", "INT", None),)
-    assert graph.dag_run_skips[run_id("dag-1")].job_ids == (job_node("orders.x"),)
+    assert graph.dag_run_skips[run_id("dag-1")].job_ids == (job_node("orders.x"), job_node("orders.y"))
+    assert graph.dag_run_skips[run_id("dag-1")].upstream_failed == (job_node("orders.y"),)
+    after = graph.runs[run_id("after-1")]
+    assert (after.state, after.dag_id, after.parent_job_id) == (
+        "UPSTREAM_FAILED",
+        "orders",
+        job_node("orders"),
+    )
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -3,12 +3,15 @@
 It ingests OpenLineage events like ``POST /api/v1/lineage`` and answers from them with its own,
 deliberately plain implementation: events are sorted by eventTime and replayed in order (what an
 ordered stream would give), with no code shared with ``airflow_lineage_plus.graph``.
-Knobs: ``api_key`` (Bearer check), ``delay`` (seconds before answering), ``fail_status``.
+Knobs: ``api_key`` (Bearer check), ``delay`` (seconds before answering), ``fail_status``,
+``ignore_offset`` (every page answered as the first). :class:`SilentMarquez` is a Marquez that accepts
+connections and never answers.
 """
 
 from __future__ import annotations
 
 import json
+import socket
 import threading
 import time
 from collections import deque
@@ -369,6 +372,7 @@ class FakeMarquez:
         self.api_key = api_key
         self.delay = 0.0
         self.fail_status: int | None = None
+        self.ignore_offset = False  # answer every page as the first (a proxy or an old server that drops it)
         self.responses: list[tuple[str, Any]] = []  # (path, body) of every JSON answer, for contract checks
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self._server.daemon_threads = True
@@ -441,6 +445,8 @@ class FakeMarquez:
         parts = [unquote(p) for p in path.split("/")[3:]]  # after /api/v1
         state = self.state
         limit, offset = int(query.get("limit", 100)), int(query.get("offset", 0))
+        if self.ignore_offset:
+            offset = 0
         if parts == ["lineage"]:
             return state.lineage(query["nodeId"], int(query.get("depth", 20)))
         if parts == ["column-lineage"]:
@@ -539,3 +545,44 @@ class FakeMarquez:
             ]
             return body
         return None
+
+
+class SilentMarquez:
+    """A Marquez that never answers: it accepts every connection, reads, and sends nothing back.
+
+    ``with SilentMarquez() as marquez: marquez.url``; ``connections`` counts what it accepted."""
+
+    def __init__(self) -> None:
+        self._socket = socket.socket()
+        self._socket.bind(("127.0.0.1", 0))
+        self._socket.listen(128)
+        self._socket.settimeout(0.2)
+        self._held: list[socket.socket] = []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._accept, daemon=True)
+        self.connections = 0
+
+    @property
+    def url(self) -> str:
+        host, port = self._socket.getsockname()[:2]
+        return f"http://{host}:{port}"
+
+    def _accept(self) -> None:
+        while not self._stop.is_set():
+            try:
+                connection, _ = self._socket.accept()
+            except OSError:
+                continue
+            self.connections += 1
+            self._held.append(connection)  # kept open, never written to
+
+    def __enter__(self) -> SilentMarquez:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join(5)
+        for connection in self._held:
+            connection.close()
+        self._socket.close()

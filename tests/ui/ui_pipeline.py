@@ -5,6 +5,7 @@
   is "a stage two hops up failed". It also writes a dataset named ``<img src=x onerror=alert(1)>``.
 * ``record_sample_pipeline``: the project's sample pipeline (``dags/ecommerce_orders.py`` and
   ``dags/crm_contacts_ingestion.py``) in the samples' environment, the failing day included.
+* ``record_permission_pipeline``: ``tests/ui/dags/perm_dags.py``, two DAGs of two teams sharing a table.
 """
 
 from __future__ import annotations
@@ -112,3 +113,44 @@ def record_sample_pipeline(workdir: Path) -> SamplePipeline:
 
 
 SAMPLE_STAGES = ("ingest_orders_to_s3", "load_stg_orders", "fct_daily_orders")
+
+PERM_DAG_FILE = DAGS / "perm_dags.py"
+ALPHA_DAG, BETA_DAG = "perm_alpha", "perm_beta"
+#: the alpha DAG's task: its job name is longer than a node's line, to see it shown whole
+ALPHA_TASK = "publish_customer_report_for_the_board"
+#: what perm_beta's lineage says that a reader of perm_alpha only must never get: names of its jobs,
+#: datasets and child job, its SQL, error, description, owning team (its run ids come from the log)
+BETA_STRINGS = (
+    "perm_beta",
+    "beta_vault",
+    "beta_scoring_model",
+    "notify_beta",
+    "score_customers",
+    "beta_secret_formula",
+    "beta-secret-error",
+    "beta-confidential",
+    "beta-secret-team",
+)
+
+
+@dataclass
+class PermissionPipeline:
+    """The events of ``tests/ui/dags/perm_dags.py``: one run of each DAG (beta's fails), one log."""
+
+    log: Path
+    alpha: DagRunResult
+    beta: DagRunResult
+
+
+@cache
+def record_permission_pipeline(workdir: Path) -> PermissionPipeline:
+    """Both DAGs of ``perm_dags.py`` run for real (different logical dates, so different run ids)."""
+    workdir.mkdir(parents=True, exist_ok=True)
+    runner = AirflowRunner(workdir)
+    beta = runner.run(PERM_DAG_FILE, dag_id=BETA_DAG, logical_date="2024-03-02T00:00:00+00:00")
+    alpha = runner.run(PERM_DAG_FILE, dag_id=ALPHA_DAG, logical_date="2024-03-01T00:00:00+00:00")
+    log = workdir / "permission-events.jsonl"
+    with log.open("w") as out:
+        for run in (beta, alpha):
+            out.writelines(json.dumps(event) + "\n" for event in run.events)
+    return PermissionPipeline(log=log, alpha=alpha, beta=beta)
