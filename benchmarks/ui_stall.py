@@ -30,7 +30,7 @@ import httpx
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests" / "support"))
 
-from fab_airflow import wait_until_serving  # noqa: E402
+from fab_airflow import stop, wait_until_serving  # noqa: E402
 from fake_marquez import SilentMarquez  # noqa: E402
 
 AIRFLOW_ROUTES = ("/api/v2/monitor/health", "/api/v2/dags", "/")
@@ -53,8 +53,12 @@ def _summary(samples: list[float]) -> dict[str, float]:
 
 
 def _timed(client: httpx.Client, path: str, headers: dict[str, str]) -> tuple[float, int, str, str]:
+    """(seconds, status, Retry-After, body); status 0 when the client gave up (``--client-timeout``)."""
     began = time.monotonic()
-    response = client.get(path, headers=headers)
+    try:
+        response = client.get(path, headers=headers)
+    except httpx.TimeoutException:
+        return time.monotonic() - began, 0, "", ""
     return (
         time.monotonic() - began,
         response.status_code,
@@ -121,7 +125,7 @@ def measure(requests: int, deadline: float, client_timeout: float) -> dict[str, 
             wait_until_serving(f"{base}/api/v2/monitor/health", proc, timeout=300)
             started_s = time.monotonic() - began
             client = httpx.Client(
-                base_url=base, timeout=120, limits=httpx.Limits(max_connections=requests + 8)
+                base_url=base, timeout=client_timeout, limits=httpx.Limits(max_connections=requests + 8)
             )
             token = client.post("/auth/token", json={"username": "bench", "password": "bench-pw"})
             headers = {"Authorization": f"Bearer {token.json()['access_token']}"}
@@ -129,14 +133,14 @@ def measure(requests: int, deadline: float, client_timeout: float) -> dict[str, 
                 path: _summary([_timed(client, path, headers)[0] for _ in range(10)])
                 for path in AIRFLOW_ROUTES
             }
-            stop = threading.Event()
+            finished = threading.Event()
             node = "/lineage-plus/api/node?node=dataset:warehouse:analytics.orders"
             with ThreadPoolExecutor(requests + 1) as pool:
-                during = pool.submit(_airflow_latencies, client, headers, stop)
+                during = pool.submit(_airflow_latencies, client, headers, finished)
                 began = time.monotonic()
                 lineage = list(pool.map(lambda _: _timed(client, node, headers), range(requests)))
                 all_done_s = time.monotonic() - began
-                stop.set()
+                finished.set()
                 airflow_during = during.result()
             secrets_in_bodies = sum(marquez.url.split("//")[1] in text for _, _, _, text in lineage)
             return {

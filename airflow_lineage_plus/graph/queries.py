@@ -22,6 +22,7 @@ from airflow_lineage_plus.graph.visibility import (
     restricted_edge,
     restricted_node,
     visible_details,
+    visible_run_details,
 )
 
 _R = TypeVar("_R")
@@ -384,13 +385,15 @@ class LineageQueries:
     @_guarded
     def run_details(self, run_id: str) -> dict[str, Any]:
         details = self.source.run_details(run_id)
-        if self.may_read_dag is not None:
-            job_id = str((details.get("job") or {}).get("id") or "")
-            try:
-                self._graph(job_id, 1)
-            except (NodeNotFound, ValueError):
-                raise NodeNotFound(f"unknown run {run_id}") from None
-        return details
+        if self.may_read_dag is None:
+            return details
+        job_id = str((details.get("job") or {}).get("id") or "")
+        try:
+            _, visibility = self._graph(job_id, 1)
+        except (NodeNotFound, ValueError):
+            raise NodeNotFound(f"unknown run {run_id}") from None
+        assert visibility is not None
+        return visible_run_details(details, visibility)
 
     def may_read(self, dag_id: str) -> bool:
         """Whether this reader may read the DAG ``dag_id`` (always, unscoped)."""

@@ -35,6 +35,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from airflow_lineage_plus import facet_keys as fk
 from airflow_lineage_plus import node_ids as ids
 from airflow_lineage_plus.graph.model import LineageGraph
 from airflow_lineage_plus.graph.runs import RunRecord
@@ -191,3 +192,30 @@ def visible_details(details: dict[str, Any], visibility: Visibility) -> dict[str
         for column, inputs in (details.get("columnLineage") or {}).items()
     }
     return shown
+
+
+def visible_run_details(details: dict[str, Any], visibility: Visibility) -> dict[str, Any]:
+    """A visible run's details without a ``parent`` facet (or its ``root``) naming a job the reader may not
+    see: a child of a job shared by two DAGs, a DAG run started by another system."""
+    parent = (details.get("facets") or {}).get(fk.PARENT)
+    if not isinstance(parent, dict):
+        return details
+    shown = dict(parent)
+    root = shown.get("root")
+    if isinstance(root, dict) and not _job_shown(visibility, root.get("job")):
+        del shown["root"]
+    facets = dict(details["facets"])
+    if _job_shown(visibility, shown.get("job")):
+        facets[fk.PARENT] = shown
+    else:
+        del facets[fk.PARENT]
+    return {**details, "facets": facets}
+
+
+def _job_shown(visibility: Visibility, job: Any) -> bool:
+    """Whether a facet's ``{"namespace", "name"}`` job is one the reader may see (one outside the graph:
+    only by a reader of lineage of no DAG)."""
+    if not isinstance(job, dict):
+        return True
+    job_id = ids.job_id(str(job.get("namespace")), str(job.get("name")))
+    return visibility.job(job_id) if job_id in visibility.graph.jobs else visibility.may_read_dag(None)

@@ -50,6 +50,7 @@ def test_each_job_belongs_to_the_dag_its_parent_chain_reaches(source: Any) -> No
             "dbt-run-alpha",
             "spark_app",
             "shared_model",
+            "shared_child",
             "late_child",
             "stray_child",
         )
@@ -63,6 +64,7 @@ def test_each_job_belongs_to_the_dag_its_parent_chain_reaches(source: Any) -> No
         "dbt-run-alpha": {"alpha"},
         "spark_app": {None},  # no parent, no Airflow facet: no DAG
         "shared_model": {"alpha", "beta"},
+        "shared_child": {"alpha"},  # its parent run is alpha's, whatever else its parent job ran under
         "late_child": {"beta"},  # parent run not in the log: its parent job's DAG
         "stray_child": {None},  # parent job unknown: no DAG
     }

@@ -287,8 +287,8 @@ def permissions_world() -> list[dict[str, Any]]:
 
     DAG ``alpha`` publishes a report from ``scores``; DAG ``beta`` computes ``scores`` from a private table,
     with SQL and an error, and starts a dbt-like child run that starts a grandchild; a Spark job of no DAG
-    reads ``scores``; one job runs under both DAGs; a child whose parent run is not in the log and one whose
-    parent job is unknown; a dataset no job touches."""
+    reads ``scores``; one job runs under both DAGs, and a child of its alpha run; a child whose parent run is
+    not in the log and one whose parent job is unknown; a dataset no job touches."""
     events = [*_dag_run("alpha", 0), *_dag_run("beta", 0)]
     events += _task(
         "beta",
@@ -324,6 +324,10 @@ def permissions_world() -> list[dict[str, Any]]:
         "shared_model", "shared-a", "alpha.publish", "alpha-publish", 2.3, outputs=[ds("shared_out")]
     )
     events += _child("shared_model", "shared-b", "beta.score", "beta-score", 1.4, outputs=[ds("shared_out")])
+    # a child of the shared job's alpha run: its run's chain says alpha, even though its job is shared
+    events += _child(
+        "shared_child", "shared-child", "shared_model", "shared-a", 2.4, outputs=[ds("alpha_extra")]
+    )
     events += _child(
         "late_child", "late", "beta.score", "beta-score-not-logged", 1.5, outputs=[ds("late_out")]
     )
