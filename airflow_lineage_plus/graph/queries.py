@@ -417,6 +417,8 @@ def _column_walk(
                 continue
             entry = best.get(key)
             if entry is None:
+                if len(best) >= MAX_WALK_NODES:
+                    continue  # a bounded answer: the nearest columns are kept
                 best[key] = (level + 1, set(transforms), namespace, name)
             elif entry[0] == level + 1:
                 entry[1].update(transforms)
