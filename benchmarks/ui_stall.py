@@ -14,7 +14,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import socket
 import statistics
 import subprocess
 import sys
@@ -30,17 +29,10 @@ import httpx
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests" / "support"))
 
-from fab_airflow import stop, wait_until_serving  # noqa: E402
 from fake_marquez import SilentMarquez  # noqa: E402
+from servers import free_port, stop, wait_until_serving  # noqa: E402
 
 AIRFLOW_ROUTES = ("/api/v2/monitor/health", "/api/v2/dags", "/")
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
 
 
 def _summary(samples: list[float]) -> dict[str, float]:
@@ -116,7 +108,7 @@ def _airflow_latencies(
 
 def measure(requests: int, deadline: float, client_timeout: float) -> dict[str, Any]:
     home = Path(tempfile.mkdtemp(prefix="alp-ui-stall-"))
-    port = _free_port()
+    port = free_port()
     base = f"http://127.0.0.1:{port}"
     with SilentMarquez() as marquez:
         proc = _start_server(home, marquez.url, deadline, port)

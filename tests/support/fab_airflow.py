@@ -15,16 +15,15 @@ Users (password = user name):
 from __future__ import annotations
 
 import os
-import signal
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import httpx
+from servers import stop, wait_until_serving
 
 FAB_AUTH_MANAGER = "airflow.providers.fab.auth_manager.fab_auth_manager.FabAuthManager"
 USERS = ("admin", "viewer", "alpha", "nodags")
@@ -84,19 +83,6 @@ def fab_env(base_env: dict[str, str], event_log: Path, port: int) -> dict[str, s
     }
 
 
-def wait_until_serving(url: str, proc: subprocess.Popen[bytes], timeout: float = 180.0) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise RuntimeError(f"airflow api-server exited with {proc.returncode}")
-        try:
-            httpx.get(url, timeout=2)
-            return
-        except httpx.HTTPError:
-            time.sleep(0.5)
-    raise TimeoutError(f"airflow api-server did not answer {url} within {timeout} s")
-
-
 @contextmanager
 def fab_airflow(workdir: Path, event_log: Path, readable_dag: str, port: int) -> Iterator[FabAirflow]:
     """Users and roles created, then an API server started with FAB; stopped on exit."""
@@ -131,15 +117,3 @@ def fab_airflow(workdir: Path, event_log: Path, readable_dag: str, port: int) ->
             yield FabAirflow(base=f"http://127.0.0.1:{port}", log=log, env=env)
         finally:
             stop(proc)
-
-
-def stop(proc: subprocess.Popen[bytes]) -> None:
-    """SIGTERM the process group, SIGKILL it after 20 s."""
-    if proc.poll() is not None:
-        return
-    os.killpg(proc.pid, signal.SIGTERM)
-    try:
-        proc.wait(timeout=20)
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait()

@@ -6,12 +6,12 @@ Starting it costs a minute (roles and users, then the API server), so ``test_per
 
 from __future__ import annotations
 
-import socket
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from fab_airflow import FabAirflow, fab_airflow
+from servers import free_port
 from ui_pipeline import ALPHA_DAG, PermissionPipeline, record_permission_pipeline
 
 
@@ -27,8 +27,7 @@ def permission_pipeline(airflow_db: Path, tmp_path_factory: pytest.TempPathFacto
 def fab_server(
     permission_pipeline: PermissionPipeline, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[FabAirflow]:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    with fab_airflow(tmp_path_factory.mktemp("fab"), permission_pipeline.log, ALPHA_DAG, port) as server:
+    with fab_airflow(
+        tmp_path_factory.mktemp("fab"), permission_pipeline.log, ALPHA_DAG, free_port()
+    ) as server:
         yield server

@@ -10,18 +10,14 @@ from __future__ import annotations
 
 import json
 import os
-import signal
-import socket
 import subprocess
 import sys
-import time
-import urllib.error
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from servers import free_port, stop, wait_until_serving
 from ui_pipeline import HOSTILE_ID, HOSTILE_NAME, SamplePipeline, record_sample_pipeline
 
 pytestmark = [pytest.mark.airflow, pytest.mark.browser]
@@ -40,28 +36,6 @@ CHROMIUM_ARGS = [
     "--disable-sync",
 ]
 USER, PASSWORD = "viewer", "viewer-password"
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
-
-
-def wait_until_serving(url: str, proc: subprocess.Popen[bytes], timeout: float = 120.0) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise RuntimeError(f"airflow api-server exited with {proc.returncode}")
-        try:
-            urllib.request.urlopen(url, timeout=2)
-            return
-        except urllib.error.HTTPError:
-            return  # it answers (401 for an anonymous request): it is up
-        except OSError:
-            time.sleep(0.5)
-    raise TimeoutError(f"airflow api-server did not answer {url} within {timeout}s")
 
 
 @pytest.fixture(scope="module")
@@ -101,13 +75,7 @@ def airflow_ui(sample: SamplePipeline, tmp_path_factory: pytest.TempPathFactory)
         wait_until_serving(f"{base}/lineage-plus/", proc)
         yield base
     finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGTERM)
-            try:
-                proc.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                os.killpg(proc.pid, signal.SIGKILL)
-                proc.wait()
+        stop(proc)
         log.close()
 
 
