@@ -29,6 +29,8 @@ _R = TypeVar("_R")
 _P = ParamSpec("_P")
 Node = dict[str, Any]
 Edge = dict[str, str]
+#: (origin, destination) -> the edge's state (:mod:`.declared`)
+Edges = dict[tuple[str, str], str]
 HIGH_ABOVE, MEDIUM_ABOVE = 5, 1
 #: every walk stops after this many nodes (the rest is counted in ``truncated``): a query has a bounded cost
 MAX_WALK_NODES = 20_000
@@ -40,7 +42,7 @@ def node_dict(graph: LineageGraph, node_id: str, depth: int) -> Node:
     job = graph.jobs.get(node_id)
     if job is not None:
         latest = graph.latest_run(job)
-        return {
+        node = {
             "id": node_id,
             "type": ids.JOB,
             "namespace": job.namespace,
@@ -48,6 +50,9 @@ def node_dict(graph: LineageGraph, node_id: str, depth: int) -> Node:
             "depth": depth,
             "latestRun": latest.summary() if latest is not None else None,
         }
+        if graph.declared_only(job):
+            node["declared"] = True  # known from its declaration in DAG code only: no run yet
+        return node
     dataset = graph.datasets[node_id]
     return {
         "id": node_id,
@@ -63,13 +68,13 @@ def node_dict(graph: LineageGraph, node_id: str, depth: int) -> Node:
 class Walk:
     """What one breadth-first walk reached.
 
-    ``seen``: {node id: least edges from the start}; ``edges``: the (origin, destination) edges crossed;
-    ``restricted``: {reached node: depth} for the nodes with neighbours the reader may not see (the walk
-    does not enter them); ``cut``: {reached node: how many neighbours the node cap left out}.
+    ``seen``: {node id: least edges from the start}; ``edges``: {(origin, destination): state} of the
+    edges crossed; ``restricted``: {reached node: depth} for the nodes with neighbours the reader may not
+    see (the walk does not enter them); ``cut``: {reached node: how many neighbours the node cap left out}.
     """
 
     seen: dict[str, int]
-    edges: set[tuple[str, str]]
+    edges: Edges
     restricted: dict[str, int]
     cut: dict[str, int]
 
@@ -80,24 +85,25 @@ def walk(
     depth: int,
     *,
     upstream: bool,
+    declared: bool = True,
     visible: Callable[[str], bool] | None = None,
     cap: int | None = None,
 ) -> Walk:
-    """Breadth-first walk, nearest first, through visible nodes only, stopping at ``cap`` nodes
-    (default :data:`MAX_WALK_NODES`)."""
+    """Breadth-first walk, nearest first, through visible nodes only, stopping at ``cap`` nodes (default
+    :data:`MAX_WALK_NODES`); declared edges of jobs that have not run are followed too when ``declared``."""
     cap = MAX_WALK_NODES if cap is None else cap
-    adjacency = graph.pred if upstream else graph.succ
     seen = {start: 0}
-    edges: set[tuple[str, str]] = set()
+    edges: Edges = {}
     restricted: dict[str, int] = {}
     cut: dict[str, int] = {}
     queue = deque([start])
+    neighbours = graph.neighbours
     while queue:
         node = queue.popleft()
         level = seen[node]
         if level >= depth:
             continue
-        for other in adjacency.get(node, ()):
+        for other, edge_state in neighbours(node, upstream=upstream, declared_too=declared):
             if visible is not None and not visible(other):
                 restricted[node] = level + 1
                 continue
@@ -107,12 +113,12 @@ def walk(
                     continue
                 seen[other] = level + 1
                 queue.append(other)
-            edges.add((other, node) if upstream else (node, other))
+            edges[(other, node) if upstream else (node, other)] = edge_state
     return Walk(seen, edges, restricted, cut)
 
 
-def _edge_list(edges: set[tuple[str, str]]) -> list[Edge]:
-    return [{"origin": o, "destination": d} for o, d in sorted(edges)]
+def _edge_list(edges: Edges) -> list[Edge]:
+    return [{"origin": o, "destination": d, "state": s} for (o, d), s in sorted(edges.items())]
 
 
 def _nodes(graph: LineageGraph, seen: dict[str, int], start: str) -> list[Node]:
@@ -122,8 +128,8 @@ def _nodes(graph: LineageGraph, seen: dict[str, int], start: str) -> list[Node]:
 
 
 def _keep_nearest(
-    start: str, seen: dict[str, int], edges: set[tuple[str, str]], limit: int
-) -> tuple[dict[str, int], set[tuple[str, str]], dict[str, int]]:
+    start: str, seen: dict[str, int], edges: Edges, limit: int
+) -> tuple[dict[str, int], Edges, dict[str, int]]:
     """At most ``limit`` nodes besides ``start``, the farthest cut; {kept node: neighbours cut}."""
     ordered = sorted((kv for kv in seen.items() if kv[0] != start), key=lambda kv: (kv[1], kv[0]))
     kept = {start, *(n for n, _ in ordered[:limit])}
@@ -136,7 +142,7 @@ def _keep_nearest(
     truncated = {n: len(c) for n, c in sorted(cut_from.items())}
     return (
         {n: d for n, d in seen.items() if n in kept},
-        {(o, d) for o, d in edges if o in kept and d in kept},
+        {(o, d): s for (o, d), s in edges.items() if o in kept and d in kept},
         truncated,
     )
 
@@ -145,11 +151,11 @@ def _shape(graph: LineageGraph, start: str, walks: list[tuple[Walk, bool]], limi
     """The answer for a node's neighbourhood: the walks merged, cut to ``limit`` nodes (nearest kept),
     with a ``RESTRICTED`` placeholder per direction for kept nodes whose neighbours are hidden."""
     seen: dict[str, int] = {}
-    edges: set[tuple[str, str]] = set()
+    edges: Edges = {}
     for walked, _ in walks:
         for node, level in walked.seen.items():
             seen[node] = min(level, seen.get(node, level))
-        edges |= walked.edges
+        edges.update(walked.edges)
     truncated: dict[str, int] = {}
     if limit is not None and len(seen) - 1 > limit:
         seen, edges, truncated = _keep_nearest(start, seen, edges, limit)
@@ -223,38 +229,57 @@ class LineageQueries:
         return self._graph(dataset_id, depth)
 
     def _walk(
-        self, graph: LineageGraph, visibility: Visibility | None, start: str, depth: int, upstream: bool
+        self,
+        graph: LineageGraph,
+        visibility: Visibility | None,
+        start: str,
+        depth: int,
+        upstream: bool,
+        declared: bool = True,
     ) -> Walk:
         return walk(
             graph,
             start,
             depth,
             upstream=upstream,
+            declared=declared,
             visible=visibility.node if visibility is not None else None,
         )
 
     @_guarded
-    def upstream(self, node_id: str, depth: int = 10, limit: int | None = None) -> dict[str, Any]:
+    def upstream(
+        self, node_id: str, depth: int = 10, limit: int | None = None, *, include_declared: bool = True
+    ) -> dict[str, Any]:
         graph, visibility = self._graph(node_id, depth)
-        return _shape(graph, node_id, [(self._walk(graph, visibility, node_id, depth, True), True)], limit)
+        walked = self._walk(graph, visibility, node_id, depth, True, include_declared)
+        return _shape(graph, node_id, [(walked, True)], limit)
 
     @_guarded
-    def downstream(self, node_id: str, depth: int = 10, limit: int | None = None) -> dict[str, Any]:
+    def downstream(
+        self, node_id: str, depth: int = 10, limit: int | None = None, *, include_declared: bool = True
+    ) -> dict[str, Any]:
         graph, visibility = self._graph(node_id, depth)
-        return _shape(graph, node_id, [(self._walk(graph, visibility, node_id, depth, False), False)], limit)
+        walked = self._walk(graph, visibility, node_id, depth, False, include_declared)
+        return _shape(graph, node_id, [(walked, False)], limit)
 
     @_guarded
-    def lineage(self, node_id: str, depth: int = 5, limit: int | None = None) -> dict[str, Any]:
+    def lineage(
+        self, node_id: str, depth: int = 5, limit: int | None = None, *, include_declared: bool = True
+    ) -> dict[str, Any]:
         """Both directions (for a graph view); past ``limit`` nodes the farthest are cut and counted."""
         graph, visibility = self._graph(node_id, depth)
-        walks = [(self._walk(graph, visibility, node_id, depth, up), up) for up in (True, False)]
+        walks = [
+            (self._walk(graph, visibility, node_id, depth, up, include_declared), up) for up in (True, False)
+        ]
         return _shape(graph, node_id, walks, limit)
 
     @_guarded
-    def failed_upstream(self, dataset_id: str, depth: int = 10) -> dict[str, Any]:
+    def failed_upstream(
+        self, dataset_id: str, depth: int = 10, *, include_declared: bool = True
+    ) -> dict[str, Any]:
         """Upstream jobs whose latest run FAILED or ABORTED, and the edges from them to the target."""
         graph, visibility = self._dataset_graph(dataset_id, depth)
-        walked = self._walk(graph, visibility, dataset_id, depth, True)
+        walked = self._walk(graph, visibility, dataset_id, depth, True, include_declared)
         seen, edges = walked.seen, walked.edges
         failed = {
             n
@@ -273,7 +298,7 @@ class LineageQueries:
                 if nxt not in on_path:
                     on_path.add(nxt)
                     queue.append(nxt)
-        path_edges = {(o, d) for o, d in edges if o in on_path and d in on_path}
+        path_edges = {(o, d): s for (o, d), s in edges.items() if o in on_path and d in on_path}
         return {
             "target": node_dict(graph, dataset_id, 0),
             "nodes": _nodes(graph, {n: seen[n] for n in failed}, dataset_id),
@@ -281,13 +306,12 @@ class LineageQueries:
         }
 
     @_guarded
-    def impact(self, dataset_id: str, depth: int = 10) -> dict[str, Any]:
+    def impact(self, dataset_id: str, depth: int = 10, *, include_declared: bool = True) -> dict[str, Any]:
         """Downstream jobs and datasets, their owners, and HIGH (>5 jobs) / MEDIUM (>1) / LOW (visible
         jobs only; hidden ones are ``RESTRICTED`` placeholders)."""
         graph, visibility = self._dataset_graph(dataset_id, depth)
-        answer = _shape(
-            graph, dataset_id, [(self._walk(graph, visibility, dataset_id, depth, False), False)], None
-        )
+        walked = self._walk(graph, visibility, dataset_id, depth, False, include_declared)
+        answer = _shape(graph, dataset_id, [(walked, False)], None)
         nodes = answer["nodes"]
         jobs = [n for n in nodes if n["type"] == ids.JOB]
         owners: set[str] = set()

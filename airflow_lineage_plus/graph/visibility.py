@@ -47,6 +47,9 @@ DagPredicate = Callable[[str | None], bool]
 MAX_CHAIN = 16
 #: the node type of the placeholder that stands for the hidden neighbours of a visible node
 RESTRICTED = "RESTRICTED"
+#: the state of the edge between a visible node and its placeholder (whether the hidden edges it stands
+#: for are current or declared is not said)
+RESTRICTED_EDGE = "restricted"
 
 _NO_DAG: frozenset[str | None] = frozenset({None})
 
@@ -115,7 +118,11 @@ class Visibility:
             if dataset_id not in self.graph.datasets:
                 known = self.may_read_dag(None)
             else:
-                jobs = [*self.graph.pred.get(dataset_id, ()), *self.graph.succ.get(dataset_id, ())]
+                jobs = [
+                    job
+                    for upstream in (True, False)
+                    for job, _ in self.graph.neighbours(dataset_id, upstream=upstream, declared_too=True)
+                ]
                 known = not jobs or any(self.job(job) for job in jobs)
             self._datasets[dataset_id] = known
         return known
@@ -156,7 +163,7 @@ def restricted_node(of: str, *, upstream: bool, depth: int) -> dict[str, Any]:
 def restricted_edge(of: str, *, upstream: bool) -> dict[str, str]:
     placeholder = restricted_id(of, upstream=upstream)
     origin, destination = (placeholder, of) if upstream else (of, placeholder)
-    return {"origin": origin, "destination": destination}
+    return {"origin": origin, "destination": destination, "state": RESTRICTED_EDGE}
 
 
 def is_restricted(node_id: str) -> bool:

@@ -14,6 +14,7 @@ import msgspec
 
 from airflow_lineage_plus import facet_keys as fk
 from airflow_lineage_plus.exceptions import BadEventError
+from airflow_lineage_plus.timestamps import parse_iso
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 _MICRO = timedelta(microseconds=1)
@@ -81,6 +82,12 @@ class Dataset(msgspec.Struct):
 
 class JobFacets(msgspec.Struct):
     ownership: msgspec.Raw = NO_RAW
+    sloTier: msgspec.Raw = msgspec.field(default=NO_RAW, name=fk.SLO_TIER)
+
+
+class SloTier(msgspec.Struct):
+    tier: str | None = None
+    freshnessMinutes: int | None = None
 
 
 class Job(msgspec.Struct):
@@ -164,6 +171,7 @@ _any_decoder = msgspec.json.Decoder()
 _schema_decoder = msgspec.json.Decoder(Schema)
 _ownership_decoder = msgspec.json.Decoder(Ownership)
 _column_lineage_decoder = msgspec.json.Decoder(ColumnLineage)
+_slo_decoder = msgspec.json.Decoder(SloTier)
 
 
 _dataset_facets_decoder = msgspec.json.Decoder(DatasetFacets)
@@ -190,6 +198,15 @@ def decode_ownership(raw: bytes) -> Ownership | None:
         return None
 
 
+def decode_freshness_minutes(raw: bytes) -> int | None:
+    """``freshnessMinutes`` of a ``lineagePlus_sloTier`` job facet (None when absent or malformed)."""
+    try:
+        minutes = _slo_decoder.decode(raw).freshnessMinutes
+    except msgspec.DecodeError:
+        return None
+    return minutes if minutes is not None and minutes >= 0 else None
+
+
 def decode_column_lineage(raw: bytes) -> ColumnLineage | None:
     try:
         return _column_lineage_decoder.decode(raw)
@@ -199,10 +216,7 @@ def decode_column_lineage(raw: bytes) -> ColumnLineage | None:
 
 def to_micros(value: str) -> int:
     """Epoch microseconds of an ISO-8601 time; a time without zone is taken as UTC."""
-    moment = datetime.fromisoformat(value)
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=timezone.utc)
-    return (moment - _EPOCH) // _MICRO
+    return (parse_iso(value) - _EPOCH) // _MICRO
 
 
 def format_micros(micros: int | None) -> str | None:

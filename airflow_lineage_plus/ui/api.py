@@ -24,6 +24,8 @@ NodeId = Annotated[
     str, Query(min_length=1, max_length=MAX_ID_LENGTH, description="dataset:NS:NAME or job:NS:NAME")
 ]
 Depth = Annotated[int, Query(ge=1, le=MAX_DEPTH)]
+#: Whether to follow edges declared in DAG code by jobs that have not run yet (drawn dotted).
+Declared = Annotated[bool, Query(description="include declared edges of jobs that have not run")]
 AirflowId = Annotated[str, Query(min_length=1, max_length=512)]
 
 router = APIRouter(prefix="/api")
@@ -93,20 +95,22 @@ async def lineage_graph(
     node: NodeId,
     depth: Depth = 6,
     direction: Annotated[str, Query(pattern="^(both|upstream|downstream)$")] = "both",
+    declared: Declared = True,
 ) -> dict[str, Any]:
-    """The graph around ``node``; for a dataset also the upstream jobs whose latest run failed."""
+    """The graph around ``node``; for a dataset also the upstream jobs whose latest run failed. Each edge
+    has a ``state``: ``current`` (reported by a run) or ``declared`` (in DAG code; the job has not run)."""
     _checked_node_id(node)
     limit = conf.ui_max_nodes()
 
     def query(queries: Any) -> dict[str, Any]:
         if direction == "upstream":
-            graph: dict[str, Any] = queries.upstream(node, depth, limit=limit)
+            graph: dict[str, Any] = queries.upstream(node, depth, limit=limit, include_declared=declared)
         elif direction == "downstream":
-            graph = queries.downstream(node, depth, limit=limit)
+            graph = queries.downstream(node, depth, limit=limit, include_declared=declared)
         else:
-            graph = queries.lineage(node, depth, limit=limit)
+            graph = queries.lineage(node, depth, limit=limit, include_declared=declared)
         if graph["target"]["type"] == "DATASET":
-            failed = queries.failed_upstream(node, depth)
+            failed = queries.failed_upstream(node, depth, include_declared=declared)
             graph["failedUpstream"] = failed.get("nodes", []) if isinstance(failed, dict) else list(failed)
         return graph
 
@@ -131,6 +135,18 @@ async def node_details(lineage: Lineage, node: NodeId) -> dict[str, Any]:
         return details
 
     return await lineage.ask(query)
+
+
+@router.get("/freshness")
+async def freshness(lineage: Lineage) -> dict[str, Any]:
+    """Datasets older than their freshness target (``SloTier``), with the job responsible (docs/alerts.md):
+    only datasets and jobs the reader may see."""
+    from airflow_lineage_plus.act.freshness import report
+
+    result: dict[str, Any] = await lineage.ask(
+        lambda queries: report(queries.source, may_read_dag=queries.may_read_dag)
+    )
+    return result
 
 
 @router.get("/run")
@@ -163,15 +179,18 @@ def _task_jobs(queries: Any, dag_id: str, task_id: str | None) -> list[dict[str,
 
 
 @router.get("/dag")
-async def dag_lineage(lineage: Lineage, dag_id: AirflowId, depth: Depth = 2) -> dict[str, Any]:
-    """The lineage of all tasks of one DAG, merged into one graph centred on the DAG."""
+async def dag_lineage(
+    lineage: Lineage, dag_id: AirflowId, depth: Depth = 2, declared: Declared = True
+) -> dict[str, Any]:
+    """The lineage of all tasks of one DAG, merged into one graph centred on the DAG (a DAG that has not
+    run yet shows the lineage its tasks declare, published with ``lineage-plus publish-static``)."""
     limit = conf.ui_max_nodes()
 
     def query(queries: Any) -> dict[str, Any]:
         jobs = _task_jobs(queries, dag_id, None)[:MAX_DAG_JOBS]
         if not jobs:
             raise HTTPException(status.HTTP_404_NOT_FOUND, "No lineage recorded for this DAG")
-        graphs = [queries.lineage(job["id"], depth, limit=limit) for job in jobs]
+        graphs = [queries.lineage(job["id"], depth, limit=limit, include_declared=declared) for job in jobs]
         target = {"id": f"dag:{dag_id}", "type": "DAG", "name": dag_id, "namespace": "", "depth": 0}
         merged = _merge_graphs(target, graphs)
         merged["dagJobs"] = [job["id"] for job in jobs]

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from graph_builders import dataset_node, ds, event, facet, job_node, run_id, varied_events
+from graph_builders import dataset_node, ds, event, facet, job_event, job_node, run_id, varied_events
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -40,7 +40,14 @@ def _tricky_events() -> list[dict[str, Any]]:
         "lineagePlus_skipState": facet(skipped=True, reason="TRIGGER_RULE", state="upstream_failed")
     }
     airflow = {"airflow": facet(dag={"dag_id": "orders"}), **dag_run}
+    declared_v1 = [ds("stg_orders"), ds("fx_rates")]
     return [
+        # declarations: two of one job (the later drops an input), one of a job that also ran
+        job_event("orders.planned", 20, inputs=declared_v1, outputs=[ds("plan", fields=[("a", "INT")])]),
+        job_event(
+            "orders.planned", 21, inputs=[ds("stg_orders")], outputs=[ds("plan", fields=[("b", "INT")])]
+        ),
+        job_event("orders.tie_job", 60, outputs=[ds("tie_ds", fields=[("a", "VARCHAR")], owners=["team:c"])]),
         event("START", "orders", "dag-1", 0),
         event("START", "orders.load_orders", "load-1", 0.5, run_facets=dag_run),
         event("COMPLETE", "orders.tie_job", "tie-1", 40, outputs=[tie_a]),
@@ -125,6 +132,9 @@ def _fingerprint(graph: LineageGraph) -> dict[str, Any]:
         "skips": {key: (s.key, s.job_ids, s.upstream_failed) for key, s in graph.dag_run_skips.items()},
         "skipped_by": sets(graph.skipped_by),
         "column_readers": sets(graph.column_readers),
+        "declared": {key: j.declared for key, j in graph.jobs.items() if j.declared is not None},
+        "declared_succ": sets(graph.declared_succ),
+        "declared_pred": sets(graph.declared_pred),
         "version": graph.version,
     }
 
@@ -143,6 +153,10 @@ def test_the_tricky_events_exercise_the_tie_rules() -> None:
         "orders",
         job_node("orders"),
     )
+    # a declaration never wins over a run's facts, even a later one
+    assert graph.datasets[dataset_node("tie_ds")].owners == ("team:b",)
+    assert graph.declared_succ[dataset_node("stg_orders")] == {job_node("orders.planned")}
+    assert graph.datasets[dataset_node("plan")].fields == (("b", "INT", None),)
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -170,17 +184,7 @@ def _generated_log(path: Path) -> Path:
     return path
 
 
-@pytest.fixture
-def single_threaded() -> None:
-    """Worker processes are forked only from a process running one thread (see ``_parallel_ok``):
-    wait for threads other tests left behind (e.g. the stand-in Marquez's request handlers) to end."""
-    for thread in threading.enumerate():
-        if thread is not threading.main_thread():
-            thread.join(timeout=30)
-    assert threading.active_count() == 1, threading.enumerate()
-
-
-@pytest.mark.usefixtures("single_threaded")
+@pytest.mark.single_threaded
 def test_a_log_folded_by_worker_processes_equals_the_sequential_load(tmp_path: Path) -> None:
     log = _generated_log(tmp_path / "events.jsonl")
     sequential = EventLogSource(log, workers=1)
@@ -206,7 +210,7 @@ class _WorkerThatDies(EventLogSource):
         sender.close()  # exits without sending its part
 
 
-@pytest.mark.usefixtures("single_threaded")
+@pytest.mark.single_threaded
 def test_a_part_whose_worker_fails_is_read_by_the_parent(tmp_path: Path) -> None:
     log = _generated_log(tmp_path / "events.jsonl")
     sequential = EventLogSource(log, workers=1)
@@ -220,7 +224,7 @@ def test_a_part_whose_worker_fails_is_read_by_the_parent(tmp_path: Path) -> None
     )
 
 
-@pytest.mark.usefixtures("single_threaded")
+@pytest.mark.single_threaded
 def test_small_reads_and_appends_stay_in_one_process(tmp_path: Path) -> None:
     log = _generated_log(tmp_path / "events.jsonl")
     size = log.stat().st_size
@@ -261,7 +265,7 @@ class _ReaderThatFailsHere(EventLogSource):
 PARENT_PID = os.getpid()
 
 
-@pytest.mark.usefixtures("single_threaded")
+@pytest.mark.single_threaded
 def test_an_error_while_folding_here_leaves_no_worker_behind(tmp_path: Path) -> None:
     log = _generated_log(tmp_path / "events.jsonl")
     with pytest.raises(SourceUnavailable, match="the disk went away"):

@@ -11,7 +11,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from graph_builders import dataset_node, ds, job_node, permissions_world, run_id, run_pair, write_log
+from graph_builders import (
+    dataset_node,
+    ds,
+    job_event,
+    job_node,
+    permissions_world,
+    run_id,
+    run_pair,
+    write_log,
+)
 
 from airflow_lineage_plus.graph import LineageQueries, NodeNotFound, open_source
 from airflow_lineage_plus.graph.queries import walk
@@ -162,3 +171,32 @@ def test_a_walk_stops_at_its_node_cap_and_counts_what_it_left_out(tmp_path: Path
     assert sum(walked.cut.values()) == 1
     full = walk(graph, dataset_node("d0"), 100, upstream=False)
     assert len(full.seen) == 61 and full.cut == {}
+
+
+def test_a_declared_job_and_the_tables_only_it_declares_are_shown_only_to_readers_of_every_dag(
+    tmp_path: Path,
+) -> None:
+    """A JobEvent names no DAG (its job name is only a name): lineage of no DAG. Its declared edges are cut
+    for a one-DAG reader like any hidden job's, and a table only it declares is not "touched by no job"."""
+    planned = job_event("beta.planned", 20, inputs=[ds("scores")], outputs=[ds("beta_planned_out")])
+    log = write_log(tmp_path / "events.jsonl", [*permissions_world(), planned])
+    everyone = LineageQueries(open_source(events=log))
+    alpha = everyone.scoped(lambda dag_id: dag_id == "alpha")
+    out = dataset_node("beta_planned_out")
+    states = {(e["origin"], e["destination"]): e["state"] for e in everyone.lineage(out, 2)["edges"]}
+    assert states == {
+        (job_node("beta.planned"), out): "declared",
+        (dataset_node("scores"), job_node("beta.planned")): "declared",
+    }
+    for node_id in (job_node("beta.planned"), out):
+        with pytest.raises(NodeNotFound):
+            alpha.node_details(node_id)
+    consumers = alpha.node_details(dataset_node("scores"))["consumers"]
+    assert consumers == [job_node("alpha.publish")]
+    downstream = alpha.downstream(dataset_node("scores"), 3)
+    assert {n["id"] for n in downstream["nodes"]} == {
+        job_node("alpha.publish"),
+        dataset_node("alpha_report"),
+        "restricted:downstream:" + dataset_node("scores"),
+    }
+    assert "planned" not in json.dumps([downstream, alpha.search("planned", 20)])

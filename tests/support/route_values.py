@@ -46,17 +46,17 @@ class RouteValues:
             dag, task = _dag_and_task(job["name"], dags)
             if dag and task:
                 tasks[dag].add(task)
-            facets = event["run"].get("facets") or {}
+            facets = (event.get("run") or {}).get("facets") or {}  # a JobEvent (declared) has no run
             for key in ("airflow", "airflowDagRun"):
                 run_id = ((facets.get(key) or {}).get("dagRun") or {}).get("run_id")
                 if dag and run_id:
                     airflow_runs[dag].add(run_id)
             parent = ((facets.get("parent") or {}).get("job") or {}).get("name", "")
-            if hidden_dag in (dag, _dag_and_task(parent, dags)[0]):
+            if "run" in event and hidden_dag in (dag, _dag_and_task(parent, dags)[0]):
                 hidden_runs.add(event["run"]["runId"])
         return cls(
             nodes=sorted(nodes),
-            runs=sorted({event["run"]["runId"] for event in events}),
+            runs=sorted({event["run"]["runId"] for event in events if "run" in event}),
             dags=list(dags),
             tasks={dag: sorted(found) for dag, found in tasks.items()},
             airflow_runs={dag: sorted(found) for dag, found in airflow_runs.items()},
@@ -80,6 +80,7 @@ class RouteValues:
             "q",
             "limit",
             "name",
+            "declared",  # left at its default, true: declared edges too, the most a route can show
         }
         if unknown:
             pytest.fail(

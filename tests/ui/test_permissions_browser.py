@@ -7,13 +7,12 @@ screenshot of what ``alpha`` sees is written to a temporary folder (its path is 
 
 from __future__ import annotations
 
-import shutil
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 from fab_airflow import FabAirflow
-from test_lineage_browser import CHROMIUM, CHROMIUM_ARGS, open_lineage_from_navigation, search_and_open
+from test_lineage_browser import CHROMIUM_ARGS, chromium_path, open_lineage_from_navigation, search_and_open
 from ui_pipeline import ALPHA_DAG, ALPHA_TASK, BETA_DAG, BETA_STRINGS
 
 pytestmark = [pytest.mark.airflow, pytest.mark.browser]
@@ -26,9 +25,10 @@ ALPHA_JOB = f"job:test-airflow:{ALPHA_DAG}.{ALPHA_TASK}"
 def browser() -> Iterator[Any]:
     from playwright.sync_api import sync_playwright
 
-    executable = shutil.which("chromium") or CHROMIUM
     with sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS, headless=True)
+        chromium = playwright.chromium.launch(
+            executable_path=chromium_path(), args=CHROMIUM_ARGS, headless=True
+        )
         yield chromium
         chromium.close()
 

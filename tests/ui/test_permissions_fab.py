@@ -5,6 +5,9 @@ User ``alpha`` may read ``perm_alpha`` only (a FAB role with ``can_read`` on ``D
 may read every DAG. Every route of the Lineage app, enumerated from the FastAPI app itself, is asked with
 every value of its parameters the log offers: ``alpha`` never gets a name, SQL, error, run or facet of
 ``perm_beta``, ``viewer`` gets all of it. A route whose parameters this test does not know fails it.
+That covers the routes added with the act/ and declared/ stages too: ``/api/freshness`` (beta's tables are
+stale, one of them shared) and the declared edges of ``perm_beta_planned``, a beta DAG that never ran and
+whose lineage was published with ``lineage-plus publish-static``.
 """
 
 from __future__ import annotations
@@ -22,6 +25,9 @@ from ui_pipeline import ALPHA_DAG, ALPHA_TASK, BETA_DAG, BETA_STRINGS, Permissio
 pytestmark = pytest.mark.airflow
 
 NAMESPACE = "test-airflow"
+WAREHOUSE = "postgres://warehouse:5432"
+SCORES = f"dataset:{WAREHOUSE}:analytics.shared.customer_scores"
+PLANNED = "perm_beta_planned.export_scores"
 
 
 def job(name: str) -> str:
@@ -95,9 +101,10 @@ def test_a_one_dag_user_sees_its_dag_its_child_job_and_a_nameless_restricted_nod
         job(f"{ALPHA_DAG}.{ALPHA_TASK}"),
         "dataset:postgres://warehouse:5432:analytics.alpha_reports.customer_report",
         f"restricted:upstream:{scores}",
+        f"restricted:downstream:{scores}",  # the beta task that only declared it reads the table
     }
-    [restricted] = [node for node in graph["nodes"] if node["type"] == "RESTRICTED"]
-    assert restricted["name"] == "" and restricted["namespace"] == ""
+    restricted = [node for node in graph["nodes"] if node["type"] == "RESTRICTED"]
+    assert [(node["name"], node["namespace"]) for node in restricted] == [("", "")] * 2
     assert fab_server.get("/lineage-plus/api/dag", "alpha", dag_id=BETA_DAG).status_code == 404
     child = fab_server.get("/lineage-plus/api/node", "alpha", node=job("alpha_report_model"))
     assert child.status_code == 200, "a child run's job inherits its parent task's DAG"
@@ -131,3 +138,58 @@ def test_users_without_dag_read_and_anonymous_requests_get_no_lineage(
         response = fab_server.get(f"/lineage-plus{path}", user, **params)
         assert response.status_code == status, path
         assert [secret for secret in BETA_STRINGS if secret in response.text] == []
+
+
+def test_freshness_shows_a_one_dag_user_only_the_tables_and_jobs_they_may_see(fab_server: FabAirflow) -> None:
+    """Both beta tables are stale (never written: the scoring task failed). ``viewer`` gets both, caused by
+    the failed beta task; ``alpha`` gets only the shared table, counted alone, with no job named."""
+    every = fab_server.get("/lineage-plus/api/freshness", "viewer").json()
+    assert every["checked"] == 2
+    assert sorted(b["dataset"]["id"] for b in every["breaches"]) == [
+        f"dataset:{WAREHOUSE}:analytics.beta_vault.score_audit",
+        SCORES,
+    ]
+    for breach in every["breaches"]:
+        assert (breach["cause"], breach["responsible"]["name"]) == ("FAILED", f"{BETA_DAG}.score_customers")
+    alpha = fab_server.get("/lineage-plus/api/freshness", "alpha").json()
+    assert alpha["checked"] == 1
+    [breach] = alpha["breaches"]
+    assert breach["dataset"]["id"] == SCORES and breach["lastSuccess"] is None
+    assert (breach["cause"], breach["responsible"]) == ("LATE", None)
+    assert [secret for secret in BETA_STRINGS if secret in json.dumps(alpha)] == []
+    nobody = fab_server.get("/lineage-plus/api/freshness", "nodags")
+    assert nobody.status_code == 403 and "customer_scores" not in nobody.text
+
+
+def test_declared_lineage_of_a_dag_that_never_ran_is_shown_only_to_a_user_of_every_dag(
+    fab_server: FabAirflow,
+) -> None:
+    """A declaration names no DAG that can be trusted, so it is lineage of no DAG: a one-DAG user gets a
+    Restricted node where the declared job reads the shared table, and 404 for the job, its DAG and the
+    table only it declares; ``viewer`` gets the edges, in state ``declared``."""
+    export = f"dataset:{WAREHOUSE}:analytics.beta_vault.scores_export"
+    graph = fab_server.get("/lineage-plus/api/lineage", "viewer", node=SCORES, depth=2).json()
+    states = {(e["origin"], e["destination"]): e["state"] for e in graph["edges"]}
+    assert states[(SCORES, job(PLANNED))] == "declared" and states[(job(PLANNED), export)] == "declared"
+    assert states[(SCORES, job(f"{ALPHA_DAG}.{ALPHA_TASK}"))] == "current"
+    viewer_dag = fab_server.get("/lineage-plus/api/dag", "viewer", dag_id="perm_beta_planned").json()
+    assert viewer_dag["dagJobs"] == [job(PLANNED)]
+    alpha = fab_server.get("/lineage-plus/api/lineage", "alpha", node=SCORES, depth=2).json()
+    downstream = {
+        (e["origin"], e["destination"], e["state"]) for e in alpha["edges"] if e["origin"] == SCORES
+    }
+    assert downstream == {
+        (SCORES, job(f"{ALPHA_DAG}.{ALPHA_TASK}"), "current"),
+        (SCORES, f"restricted:downstream:{SCORES}", "restricted"),
+    }
+    for path, params in (
+        ("/api/node", {"node": job(PLANNED)}),
+        ("/api/node", {"node": export}),
+        ("/api/lineage", {"node": export}),
+        ("/api/dag", {"dag_id": "perm_beta_planned"}),
+        ("/api/task-instance", {"dag_id": "perm_beta_planned", "task_id": "export_scores"}),
+    ):
+        assert fab_server.get(f"/lineage-plus{path}", "alpha", **params).status_code == 404, path
+    details = fab_server.get("/lineage-plus/api/node", "alpha", node=SCORES).json()
+    assert details["consumers"] == [job(f"{ALPHA_DAG}.{ALPHA_TASK}")] and details["restrictedConsumers"]
+    assert fab_server.get("/lineage-plus/api/search", "alpha", q="export").json()["results"] == []

@@ -4,7 +4,8 @@
   second (a later logical date) fails at ``load_stg_orders``, so the mart table's newest upstream state
   is "a stage two hops up failed". It also writes a dataset named ``<img src=x onerror=alert(1)>``.
 * ``record_sample_pipeline``: the project's sample pipeline (``dags/ecommerce_orders.py`` and
-  ``dags/crm_contacts_ingestion.py``) in the samples' environment, the failing day included.
+  ``dags/crm_contacts_ingestion.py``), the failing day included: the samples' own recording (the
+  ``demo_runs`` fixture), plus the hostile name.
 * ``record_permission_pipeline``: ``tests/ui/dags/perm_dags.py``, two DAGs of two teams sharing a table.
 """
 
@@ -12,12 +13,14 @@ from __future__ import annotations
 
 import json
 import shutil
-import sys
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
+from typing import Any
 
 from harness import AirflowRunner, DagRunResult
+
+from airflow_lineage_plus import cli
 
 DAGS = Path(__file__).resolve().parent / "dags"
 DAG_FILE = DAGS / "ui_orders.py"
@@ -36,8 +39,9 @@ JOB_IDS = {
 
 
 @cache
-def record_pipeline(workdir: Path) -> tuple[Path, DagRunResult, DagRunResult]:
-    """(event log, good run, failed run). ``workdir`` must outlive the test process's use of the log."""
+def record_pipeline(basetemp: Path) -> tuple[Path, DagRunResult, DagRunResult]:
+    """(event log, good run, failed run), recorded once per process under pytest's ``basetemp``."""
+    workdir = basetemp / "ui-orders"
     workdir.mkdir(parents=True, exist_ok=True)
     runner = AirflowRunner(workdir)
     good = runner.run(DAG_FILE, dag_id=DAG_ID, logical_date="2024-01-01T00:00:00+00:00")
@@ -60,38 +64,12 @@ class SamplePipeline:
     failed_run: DagRunResult
 
 
-@cache
-def record_sample_pipeline(workdir: Path) -> SamplePipeline:
-    """The samples' demo runs (CRM, a good day, a day without orders, a day whose staging load fails).
-
-    Uses the samples' own environment (moto S3 server, DuckDB warehouse) from ``tests/samples``.
-    """
-    samples = str(Path(__file__).resolve().parents[1] / "samples")
-    if samples not in sys.path:
-        sys.path.insert(0, samples)
-    from sample_world import BUCKET, CRM_DAG, ORDERS_DAG, LocalS3, make_world
-
+def record_sample_pipeline(basetemp: Path, demo_runs: Any) -> SamplePipeline:
+    """The samples' demo runs (CRM, a good day, a day without orders, a day whose staging load fails)."""
+    runs = demo_runs.all()
+    workdir = basetemp / "ui-sample-pipeline"
     workdir.mkdir(parents=True, exist_ok=True)
-    s3 = LocalS3()
-    s3.start()
-    try:
-        s3.create_bucket(BUCKET)
-        world = make_world(workdir / "world", s3)
-        runs = [
-            world.run("crm", CRM_DAG, "crm_contacts_ingestion", "2024-06-01", {}),
-            world.run("orders-ok", ORDERS_DAG, "ecommerce_orders", "2024-06-01", {"order_count": 40}),
-            world.run("orders-empty", ORDERS_DAG, "ecommerce_orders", "2024-06-02", {"order_count": 0}),
-            world.run(
-                "orders-failed",
-                ORDERS_DAG,
-                "ecommerce_orders",
-                "2024-06-03",
-                {"order_count": 25, "fail_stage": "load_stg_orders"},
-            ),
-        ]
-    finally:
-        s3.stop()
-    hostile_log, _, _ = record_pipeline(workdir / "ui-orders")
+    hostile_log, _, _ = record_pipeline(basetemp)
     log = workdir / "sample-events.jsonl"
     with log.open("w") as out:
         for run in runs:
@@ -115,6 +93,8 @@ def record_sample_pipeline(workdir: Path) -> SamplePipeline:
 SAMPLE_STAGES = ("ingest_orders_to_s3", "load_stg_orders", "fct_daily_orders")
 
 PERM_DAG_FILE = DAGS / "perm_dags.py"
+#: DAGs that never run: their lineage is only declared (``lineage-plus publish-static``)
+PLANNED_DAGS = DAGS.parent / "declared_dags"
 ALPHA_DAG, BETA_DAG = "perm_alpha", "perm_beta"
 #: the alpha DAG's task: its job name is longer than a node's line, to see it shown whole
 ALPHA_TASK = "publish_customer_report_for_the_board"
@@ -130,6 +110,8 @@ BETA_STRINGS = (
     "beta-secret-error",
     "beta-confidential",
     "beta-secret-team",
+    "score_audit",
+    "scores_export",
 )
 
 
@@ -144,7 +126,9 @@ class PermissionPipeline:
 
 @cache
 def record_permission_pipeline(workdir: Path) -> PermissionPipeline:
-    """Both DAGs of ``perm_dags.py`` run for real (different logical dates, so different run ids)."""
+    """Both DAGs of ``perm_dags.py`` run for real (different logical dates, so different run ids), then
+    the declared lineage of ``declared_dags/perm_planned.py`` (a beta DAG that never ran) published to the
+    same log with ``lineage-plus publish-static``."""
     workdir.mkdir(parents=True, exist_ok=True)
     runner = AirflowRunner(workdir)
     beta = runner.run(PERM_DAG_FILE, dag_id=BETA_DAG, logical_date="2024-03-02T00:00:00+00:00")
@@ -153,4 +137,6 @@ def record_permission_pipeline(workdir: Path) -> PermissionPipeline:
     with log.open("w") as out:
         for run in (beta, alpha):
             out.writelines(json.dumps(event) + "\n" for event in run.events)
+    code, _, err = cli.run(["--events", str(log), "publish-static", "--dags", str(PLANNED_DAGS)])
+    assert code == 0, err
     return PermissionPipeline(log=log, alpha=alpha, beta=beta)

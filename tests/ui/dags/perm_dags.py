@@ -1,11 +1,12 @@
 """Two DAGs of two teams that share one table, for the per-DAG permission tests.
 
 ``perm_beta`` (the team a one-DAG user may NOT read) scores customers from a private table into the shared
-``analytics.shared.customer_scores``, with SQL, a description and an owning team, starts a child run of its
-own (a dbt-like ``beta_scoring_model`` job whose ``parent`` facet is the task's run), then fails; its
-``notify_beta`` task never runs (upstream_failed). ``perm_alpha`` (the DAG they may read) publishes a
-report from the shared table and starts a child run too. Every name of beta says "beta", so a test can
-look for any of it in what an alpha reader gets.
+``analytics.shared.customer_scores`` and a private audit table, both with a freshness target (``SloTier``,
+one minute: never written, both are stale), with SQL, a description and an owning team, starts a child
+run of its own (a dbt-like ``beta_scoring_model`` job whose ``parent`` facet is the task's run), then
+fails; its ``notify_beta`` task never runs (upstream_failed). ``perm_alpha`` (the DAG they may read)
+publishes a report from the shared table and starts a child run too. Every name of beta says "beta", so a
+test can look for any of it in what an alpha reader gets.
 """
 
 from __future__ import annotations
@@ -15,12 +16,13 @@ import os
 import pendulum
 from airflow.sdk import dag, get_current_context, task
 
-from airflow_lineage_plus import OwningTeam, lineage
+from airflow_lineage_plus import OwningTeam, SloTier, lineage
 from airflow_lineage_plus import datasets as ds
 
 PRIVATE = ds.postgres("warehouse", "analytics", "beta_vault", "private_customers")
 SCORES = ds.postgres("warehouse", "analytics", "shared", "customer_scores")
 REPORT = ds.postgres("warehouse", "analytics", "alpha_reports", "customer_report")
+AUDIT = ds.postgres("warehouse", "analytics", "beta_vault", "score_audit")
 BETA_SQL = "SELECT id, beta_secret_formula(spend) AS score FROM beta_vault.private_customers"
 BETA_ERROR = "beta-secret-error: the scoring model diverged"
 
@@ -63,10 +65,13 @@ def emit_child_run(job_name: str, output: str) -> None:
 def perm_beta() -> None:
     @lineage(
         inputs=[PRIVATE],
-        outputs=[SCORES],
+        outputs=[SCORES, AUDIT],
         sql=BETA_SQL,
         description="beta-confidential scoring of private customers",
-        facets=[OwningTeam(name="beta-secret-team", contact="#beta-secret-channel")],
+        facets=[
+            OwningTeam(name="beta-secret-team", contact="#beta-secret-channel"),
+            SloTier(tier="gold", freshnessMinutes=1),
+        ],
     )
     @task
     def score_customers() -> None:
