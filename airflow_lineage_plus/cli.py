@@ -12,7 +12,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -244,12 +244,13 @@ def _answer(queries: LineageQueries, args: argparse.Namespace, target: str | Non
     if command == "columns":
         answer = queries.columns(target, args.column, args.depth)
         return answer, text.render_columns(answer)
-    method = {
+    methods: dict[str, Callable[..., dict[str, Any]]] = {
         "upstream": queries.upstream,
         "downstream": queries.downstream,
         "failed-upstream": queries.failed_upstream,
         "impact": queries.impact,
-    }[command]
+    }
+    method = methods[command]
     answer = method(target, args.depth, include_declared=args.include_declared)
     return answer, text.render_graph(f"{command} of", answer)
 

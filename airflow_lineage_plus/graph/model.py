@@ -30,8 +30,10 @@ from airflow_lineage_plus.graph.records import (
 from airflow_lineage_plus.graph.runs import (
     _RUN_STATE,
     _TERMINAL,
+    AIRFLOW_UPSTREAM_FAILED,
     FAILED_STATES,
     SCHEDULER_SKIP_REASON,
+    UPSTREAM_FAILED_REASON,
     RunRecord,
 )
 
@@ -55,8 +57,9 @@ _T = TypeVar("_T")
 
 @dataclass
 class _DagRunSkips:
-    key: tuple[int, tuple[str, ...]]
-    job_ids: tuple[str, ...]
+    key: tuple[int, tuple[str, ...], tuple[str, ...]]
+    job_ids: tuple[str, ...]  # every job the DAG run did not run
+    upstream_failed: tuple[str, ...] = ()  # those of them whose upstream failed
 
 
 class LineageGraph:
@@ -357,25 +360,29 @@ class LineageGraph:
     def apply_tasks_state(
         self, dag: JobRecord, dag_run_id: str, states: dict[str, str | None], micros: int
     ) -> None:
-        skipped = tuple(
-            sorted(
-                ids.job_id(dag.namespace, f"{dag.name}.{task}")
-                for task, s in states.items()
-                if s == "skipped"
-            )
-        )
-        self.set_dag_run_skips(dag_run_id, (micros, skipped), skipped)
+        """Note the tasks a DAG run's ``tasksState`` says never ran: skipped, or upstream failed."""
+        not_run = {task: s for task, s in states.items() if s in ("skipped", AIRFLOW_UPSTREAM_FAILED)}
+        job_ids = {task: ids.job_id(dag.namespace, f"{dag.name}.{task}") for task in not_run}
+        skipped = tuple(sorted(job_ids.values()))
+        failed = tuple(sorted(job_ids[t] for t, s in not_run.items() if s == AIRFLOW_UPSTREAM_FAILED))
+        self.set_dag_run_skips(dag_run_id, (micros, skipped, failed), skipped, failed)
 
     def set_dag_run_skips(
-        self, dag_run_id: str, key: tuple[int, tuple[str, ...]], skipped: tuple[str, ...]
+        self,
+        dag_run_id: str,
+        key: tuple[int, tuple[str, ...], tuple[str, ...]],
+        skipped: tuple[str, ...],
+        upstream_failed: tuple[str, ...] = (),
     ) -> None:
+        """``skipped``: every job the DAG run did not run; ``upstream_failed``: those of them whose
+        upstream failed."""
         current = self.dag_run_skips.get(dag_run_id)
         if current is not None and key <= current.key:
             return
         if current is not None:
             for job_id in current.job_ids:
                 self.skipped_by.get(job_id, set()).discard(dag_run_id)
-        self.dag_run_skips[dag_run_id] = _DagRunSkips(key, skipped)
+        self.dag_run_skips[dag_run_id] = _DagRunSkips(key, skipped, upstream_failed)
         for job_id in skipped:
             self.skipped_by.setdefault(job_id, set()).add(dag_run_id)
 
@@ -403,7 +410,8 @@ class LineageGraph:
 
     # -- reading --------------------------------------------------------------------------------
     def all_runs(self, job: JobRecord) -> Iterator[RunRecord]:
-        """The job's runs, plus a SKIPPED run for each DAG run whose tasksState skipped it without a run."""
+        """The job's runs, plus a SKIPPED (or UPSTREAM_FAILED) run for each DAG run whose tasksState says
+        it did not run, when it has no run of its own there."""
         yield from job.runs
         for dag_run_id in self.skipped_by.get(job.id, ()):
             if job.id in self.children.get(dag_run_id, ()):
@@ -412,9 +420,13 @@ class LineageGraph:
             synthetic = RunRecord(None, job.id)
             if dag_run is not None:
                 synthetic.start, synthetic.end = dag_run.started_at, dag_run.end
+                synthetic.dag_id, synthetic.parent_job_id = dag_run.dag_id, dag_run.job_id
             synthetic.terminal = (synthetic.end or 0, 1)
             synthetic.skipped = True
-            synthetic.skip_reason = SCHEDULER_SKIP_REASON
+            synthetic.upstream_failed = job.id in self.dag_run_skips[dag_run_id].upstream_failed
+            synthetic.skip_reason = (
+                UPSTREAM_FAILED_REASON if synthetic.upstream_failed else SCHEDULER_SKIP_REASON
+            )
             synthetic.parent_run_id = dag_run_id
             yield synthetic
 

@@ -30,7 +30,10 @@ def export_state(graph: LineageGraph) -> bytes:
             list(map(operator.attrgetter(*_RUN_STATE), graph.runs.values())),
             list(map(operator.attrgetter(*_DATASET_STATE), graph.datasets.values())),
             graph.succ,  # pred, and each job's sources and targets, are its mirror image
-            {dag_run: (skips.key, skips.job_ids) for dag_run, skips in graph.dag_run_skips.items()},
+            {
+                dag_run: (skips.key, skips.job_ids, skips.upstream_failed)
+                for dag_run, skips in graph.dag_run_skips.items()
+            },
             graph.version,
             graph.salvaged,
             {job.id: job.declared for job in graph.jobs.values() if job.declared is not None},
@@ -87,7 +90,7 @@ def absorb(graph: LineageGraph, exported: bytes) -> None:
                 jobs_by_id[destination].sources.add(origin)
     for job_id, ((micros, tie), edges) in declarations.items():
         graph.declare(graph.jobs[job_id], frozenset(edges), micros, tie)
-    for dag_run_id, (key, job_ids) in skips.items():
-        graph.set_dag_run_skips(dag_run_id, key, job_ids)
+    for dag_run_id, (key, job_ids, upstream_failed) in skips.items():
+        graph.set_dag_run_skips(dag_run_id, key, job_ids, upstream_failed)
     graph.version += version
     graph.salvaged += salvaged

@@ -36,6 +36,10 @@ def _tricky_events() -> list[dict[str, Any]]:
     tie_b = ds("tie_ds", fields=[("a", "BIGINT")], owners=["team:b"])
     skip = {"lineagePlus_skipState": facet(skipped=True, reason="r-b")}
     skip_other = {"lineagePlus_skipState": facet(skipped=True, reason="r-a")}
+    upstream_failed = {
+        "lineagePlus_skipState": facet(skipped=True, reason="TRIGGER_RULE", state="upstream_failed")
+    }
+    airflow = {"airflow": facet(dag={"dag_id": "orders"}), **dag_run}
     declared_v1 = [ds("stg_orders"), ds("fx_rates")]
     return [
         # declarations: two of one job (the later drops an input), one of a job that also ran
@@ -51,6 +55,9 @@ def _tricky_events() -> list[dict[str, Any]]:
         event("COMPLETE", "orders.skippy", "skip-1", 41, run_facets=skip),
         event("COMPLETE", "orders.skippy", "skip-1", 41, run_facets=skip_other),
         event("COMPLETE", "orders.skippy", "skip-1", 41),
+        event("ABORT", "orders.after", "after-1", 43, run_facets=upstream_failed),
+        event("ABORT", "orders.after", "after-1", 43, run_facets=skip),
+        event("START", "orders.after", "after-1", 42.5, run_facets=airflow),
         event("FAIL", "orders.erring", "err-1", 42, run_facets={"errorMessage": facet(message="b")}),
         event("FAIL", "orders.erring", "err-1", 42, run_facets={"errorMessage": facet(message="a")}),
         event(
@@ -66,7 +73,10 @@ def _tricky_events() -> list[dict[str, Any]]:
             "dag-1",
             51,
             run_facets={
-                "airflowState": facet(dagRunState="success", tasksState={"report": "success", "x": "skipped"})
+                "airflowState": facet(
+                    dagRunState="success",
+                    tasksState={"report": "success", "x": "skipped", "y": "upstream_failed"},
+                )
             },
         ),
     ]
@@ -119,7 +129,7 @@ def _fingerprint(graph: LineageGraph) -> dict[str, Any]:
         "succ": sets(graph.succ),
         "pred": sets(graph.pred),
         "children": sets(graph.children),
-        "skips": {key: (s.key, s.job_ids) for key, s in graph.dag_run_skips.items()},
+        "skips": {key: (s.key, s.job_ids, s.upstream_failed) for key, s in graph.dag_run_skips.items()},
         "skipped_by": sets(graph.skipped_by),
         "column_readers": sets(graph.column_readers),
         "declared": {key: j.declared for key, j in graph.jobs.items() if j.declared is not None},
@@ -135,7 +145,14 @@ def test_the_tricky_events_exercise_the_tie_rules() -> None:
     assert skippy.state == "SKIPPED" and skippy.skip_reason == "r-a"
     assert graph.runs[run_id("err-1")].error == "b"
     assert graph.datasets[dataset_node("tie_ds")].fields == (("a", "INT", None),)
-    assert graph.dag_run_skips[run_id("dag-1")].job_ids == (job_node("orders.x"),)
+    assert graph.dag_run_skips[run_id("dag-1")].job_ids == (job_node("orders.x"), job_node("orders.y"))
+    assert graph.dag_run_skips[run_id("dag-1")].upstream_failed == (job_node("orders.y"),)
+    after = graph.runs[run_id("after-1")]
+    assert (after.state, after.dag_id, after.parent_job_id) == (
+        "UPSTREAM_FAILED",
+        "orders",
+        job_node("orders"),
+    )
     # a declaration never wins over a run's facts, even a later one
     assert graph.datasets[dataset_node("tie_ds")].owners == ("team:b",)
     assert graph.declared_succ[dataset_node("stg_orders")] == {job_node("orders.planned")}

@@ -150,6 +150,28 @@ def run_pair(
     ]
 
 
+def parent_facet(job: str, run: str, namespace: str = JOB_NS) -> dict[str, Any]:
+    """The standard ``parent`` run facet naming ``job``'s run ``run`` (a label, see :func:`run_id`)."""
+    return facet(run={"runId": run_id(run)}, job={"namespace": namespace, "name": job})
+
+
+def airflow_facets(dag_id: str, *, task_id: str | None = None) -> dict[str, Any]:
+    """The provider's facet carrying the DAG id: ``airflow`` for a task run, ``airflowDagRun`` for a DAG
+    run (only the parts the graph reads, plus ids)."""
+    if task_id is None:
+        return {"airflowDagRun": facet(dag={"dag_id": dag_id}, dagRun={"dag_id": dag_id})}
+    return {
+        "airflow": facet(dag={"dag_id": dag_id}, task={"task_id": task_id}, taskInstance={"try_number": 1})
+    }
+
+
+def with_run_facets(events: list[dict[str, Any]], facets: dict[str, Any]) -> list[dict[str, Any]]:
+    """``events`` with ``facets`` added to each one's run facets."""
+    for item in events:
+        item["run"]["facets"].update(facets)
+    return events
+
+
 def write_log(path: Path, events: Iterable[dict[str, Any]]) -> Path:
     with open(path, "w") as handle:
         for item in events:
@@ -286,4 +308,77 @@ def varied_events() -> list[dict[str, Any]]:
     events += run_pair(
         "orders.load_orders", "load-3", 30, 31, "ABORT", inputs=[ds("raw_orders")], outputs=[ds("stg_orders")]
     )
+    return events
+
+
+def _task(dag: str, task: str, run: str, start: float, *state: str, **kwargs: Any) -> list[dict[str, Any]]:
+    events = run_pair(f"{dag}.{task}", run, start, start + 1, *state, **kwargs)
+    return with_run_facets(
+        events, {**airflow_facets(dag, task_id=task), "parent": parent_facet(dag, f"{dag}-run")}
+    )
+
+
+def _dag_run(dag: str, start: float) -> list[dict[str, Any]]:
+    return with_run_facets(run_pair(dag, f"{dag}-run", start, start + 5), airflow_facets(dag))
+
+
+def _child(
+    job: str, run: str, parent_job: str, parent_run: str, start: float, **kwargs: Any
+) -> list[dict[str, Any]]:
+    return with_run_facets(
+        run_pair(job, run, start, start + 0.5, **kwargs), {"parent": parent_facet(parent_job, parent_run)}
+    )
+
+
+def permissions_world() -> list[dict[str, Any]]:
+    """Two DAGs and what hangs off them, for per-DAG visibility (tests/graph/test_visibility.py).
+
+    DAG ``alpha`` publishes a report from ``scores``; DAG ``beta`` computes ``scores`` from a private table,
+    with SQL and an error, and starts a dbt-like child run that starts a grandchild; a Spark job of no DAG
+    reads ``scores``; one job runs under both DAGs, and a child of its alpha run; a child whose parent run is
+    not in the log and one whose parent job is unknown; a dataset no job touches."""
+    events = [*_dag_run("alpha", 0), *_dag_run("beta", 0)]
+    events += _task(
+        "beta",
+        "score",
+        "beta-score",
+        1,
+        "FAIL",
+        inputs=[ds("beta_private")],
+        outputs=[ds("scores")],
+        error="beta secret boom",
+    )
+    events[-1]["job"]["facets"] = {"sql": facet(query="SELECT secret FROM beta_private")}
+    events += _task(
+        "alpha", "publish", "alpha-publish", 2, inputs=[ds("scores")], outputs=[ds("alpha_report")]
+    )
+    events += _child(
+        "dbt-run-beta", "dbt-beta", "beta.score", "beta-score", 1.2, outputs=[ds("beta_child_out")]
+    )
+    events += _child(
+        "beta_model.x",
+        "model-x",
+        "dbt-run-beta",
+        "dbt-beta",
+        1.3,
+        inputs=[ds("beta_child_out")],
+        outputs=[ds("beta_model_out")],
+    )
+    events += _child(
+        "dbt-run-alpha", "dbt-alpha", "alpha.publish", "alpha-publish", 2.2, outputs=[ds("alpha_child_out")]
+    )
+    events += run_pair("spark_app", "spark-1", 3, 4, inputs=[ds("scores")], outputs=[ds("spark_out")])
+    events += _child(
+        "shared_model", "shared-a", "alpha.publish", "alpha-publish", 2.3, outputs=[ds("shared_out")]
+    )
+    events += _child("shared_model", "shared-b", "beta.score", "beta-score", 1.4, outputs=[ds("shared_out")])
+    # a child of the shared job's alpha run: its run's chain says alpha, even though its job is shared
+    events += _child(
+        "shared_child", "shared-child", "shared_model", "shared-a", 2.4, outputs=[ds("alpha_extra")]
+    )
+    events += _child(
+        "late_child", "late", "beta.score", "beta-score-not-logged", 1.5, outputs=[ds("late_out")]
+    )
+    events += _child("stray_child", "stray", "ghost.task", "ghost-run", 1.6, outputs=[ds("stray_out")])
+    events.append({"eventTime": at(9), "dataset": ds("lonely_ds"), "producer": PRODUCER})  # no job at all
     return events
