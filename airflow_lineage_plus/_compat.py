@@ -172,3 +172,13 @@ def trusted_middleware_marker() -> Any | None:
     except ImportError:
         return None
     return USER_INJECTED_BY_TRUSTED_MIDDLEWARE
+
+
+def openlineage_client_config() -> dict[str, Any] | None:
+    """The OpenLineage client config the provider uses (``[openlineage] config_conn_id``, ``config_path``
+    or ``transport``, connection auth resolved), or None when it falls back to the client's own discovery
+    (``OPENLINEAGE_URL``, ``openlineage.yml``, ``OPENLINEAGE__*``)."""
+    from airflow.providers.openlineage.plugins.adapter import OpenLineageAdapter
+
+    config = OpenLineageAdapter().get_openlineage_config()
+    return dict(config) if config else None

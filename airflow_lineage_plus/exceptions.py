@@ -12,10 +12,12 @@ written against those keeps working::
     ├── NodeNotFound (LookupError)             the graph knows no such dataset, job, column or run
     ├── SourceUnavailable (RuntimeError)       the graph's source cannot be read (file missing, Marquez down)
     ├── BadEventError (ValueError)             bytes of the event log that are not a usable event
-    └── UsageError (ValueError)                bad command-line arguments
+    ├── UsageError (ValueError)                bad command-line arguments
+    └── DbtRunFailed (RuntimeError)            dbt run by ``run_dbt`` failed: the task fails (on purpose)
 
 Declaration-time errors name the field and the fix; run-time errors are contained by
-:mod:`airflow_lineage_plus.containment` and never reach a task. This module imports nothing, so the
+:mod:`airflow_lineage_plus.containment` and never reach a task (``DbtRunFailed`` is the task's own failure:
+its dbt command failed). This module imports nothing, so the
 Airflow-free graph can use it.
 """
 
@@ -61,3 +63,7 @@ class BadEventError(LineagePlusError, ValueError):
 
 class UsageError(LineagePlusError, ValueError):
     """Bad command-line arguments (the CLI exits with status 2)."""
+
+
+class DbtRunFailed(LineagePlusError, RuntimeError):  # noqa: N818 - names what happened, as dbt says it
+    """``dbt`` (run by :func:`airflow_lineage_plus.dbt.run_dbt`) exited with an error: the task fails."""

@@ -9,7 +9,8 @@ echo "==> pinning the floor versions"
 uv pip install --quiet -p "$ROOT/.venv-floor/bin/python" \
   "apache-airflow==3.1.*" \
   "apache-airflow-providers-openlineage==2.20.0" \
-  "openlineage-python==1.53.0" "openlineage-integration-common==1.53.0" "openlineage-sql==1.53.0"
+  "openlineage-python==1.53.0" "openlineage-integration-common==1.53.0" "openlineage-sql==1.53.0" \
+  "openlineage-dbt==1.53.0"
 python -c 'import airflow, airflow.providers.openlineage as p; print("floor: Airflow", airflow.__version__, "provider", p.__version__)'
 set +e
 python -m pytest tests/test_trivial_dag.py tests/test_provider_info.py tests/author tests/emit "$@"

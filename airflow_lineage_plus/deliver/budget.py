@@ -110,6 +110,42 @@ def _option(option: str) -> Any:
         return conf.parse_bool(value) if OPTIONS[option]["type"] == "boolean" else int(value)
 
 
+@attr.frozen
+class Limits:
+    """The ``[lineage_plus]`` values :func:`enforce` applies, read once.
+
+    A process that must not import Airflow (``dbt-ol`` reporting to the task's transport) gets them
+    passed in (:meth:`from_dict` of :meth:`as_dict`) from the task that read them.
+    """
+
+    sql_max_length: int
+    schema_max_columns: int
+    event_size_budget: int
+    quality_include_values: bool
+
+    @classmethod
+    def configured(cls) -> Limits:
+        """The configured values (the defaults where Airflow is not installed)."""
+        return cls(
+            sql_max_length=int(_option("sql_max_length")),
+            schema_max_columns=int(_option("schema_max_columns")),
+            event_size_budget=int(_option("event_size_budget")),
+            quality_include_values=bool(_option("quality_include_values")),
+        )
+
+    @classmethod
+    def from_dict(cls, values: dict[str, Any]) -> Limits:
+        return cls(
+            sql_max_length=int(values["sql_max_length"]),
+            schema_max_columns=int(values["schema_max_columns"]),
+            event_size_budget=int(values["event_size_budget"]),
+            quality_include_values=conf.parse_bool(values["quality_include_values"]),
+        )
+
+    def as_dict(self) -> dict[str, Any]:
+        return attr.asdict(self)
+
+
 # -- fixed limits -------------------------------------------------------------------------------------
 
 
@@ -227,14 +263,19 @@ def _drop_largest_facets(event: Any, budget: int, size: int, cuts: dict[str, int
 # -- the whole pass -------------------------------------------------------------------------------------
 
 
-def enforce(event: Any) -> Any:
-    """``event`` (object or dict) redacted, within the configured limits and budget; changed in place."""
-    redacted = redact(event)
+def enforce(event: Any, settings: Limits | None = None, *, secrets_masker: bool = True) -> Any:
+    """``event`` (object or dict) redacted, within the limits and budget; changed in place.
+
+    ``settings`` default to the configured ones; ``secrets_masker=False`` leaves Airflow's secrets masker
+    out (a process without Airflow, where it has nothing to mask), keeping the URI-credential redaction.
+    """
+    settings = settings or Limits.configured()
+    redacted = redact(event, secrets_masker=secrets_masker)
     if redacted:
         limits.count_cut("redacted strings", redacted)
         log.info("airflow-lineage-plus: redacted %d string(s) in %s", redacted, describe(event))
-    cuts = _apply_fixed_limits(event)
-    budget = int(_option("event_size_budget"))
+    cuts = _apply_fixed_limits(event, settings)
+    budget = settings.event_size_budget
     original = size = _size(event)
     if size > budget:
         size = _trim_to_budget(event, budget, size, cuts)
@@ -244,12 +285,12 @@ def enforce(event: Any) -> Any:
     return event
 
 
-def _apply_fixed_limits(event: Any) -> dict[str, int]:
+def _apply_fixed_limits(event: Any, settings: Limits) -> dict[str, int]:
     cuts: dict[str, int] = {}
-    if not _option("quality_include_values"):
+    if not settings.quality_include_values:
         cuts[VALUES_CUT] = _drop_value_metrics(event)
-    cuts[limits.SQL_CUT] = _cut_sql(event, _option("sql_max_length"))
-    cuts[limits.SCHEMA_CUT] = _cut_schemas(event, _option("schema_max_columns"))
+    cuts[limits.SQL_CUT] = _cut_sql(event, settings.sql_max_length)
+    cuts[limits.SCHEMA_CUT] = _cut_schemas(event, settings.schema_max_columns)
     return cuts
 
 

@@ -24,10 +24,13 @@ def scrub(text: str, mask: Callable[[str], str] | None = None) -> str:
     return mask(text) if mask is not None else text
 
 
-def redact(event: Any) -> int:
-    """Redact credentials and known secrets in every string of ``event``, in place; returns how many."""
+def redact(event: Any, *, secrets_masker: bool = True) -> int:
+    """Redact credentials and known secrets in every string of ``event``, in place; returns how many.
+
+    ``secrets_masker=False``: URI credentials only (no Airflow import, for processes without Airflow).
+    """
     counter = [0]
-    _scrub_all(event, _compat.secrets_redactor(), counter)
+    _scrub_all(event, _compat.secrets_redactor() if secrets_masker else None, counter)
     return counter[0]
 
 

@@ -9,6 +9,7 @@ from typing import Any, Concatenate, ParamSpec, TypeVar
 
 from airflow_lineage_plus import node_ids as ids
 from airflow_lineage_plus.exceptions import NodeNotFound
+from airflow_lineage_plus.graph.ancestry import ran_by_nodes
 from airflow_lineage_plus.graph.model import LineageGraph
 from airflow_lineage_plus.graph.names import lint_names
 from airflow_lineage_plus.graph.runs import FAILED_STATES
@@ -26,7 +27,7 @@ def node_dict(graph: LineageGraph, node_id: str, depth: int) -> Node:
     job = graph.jobs.get(node_id)
     if job is not None:
         latest = graph.latest_run(job)
-        return {
+        node: Node = {
             "id": node_id,
             "type": ids.JOB,
             "namespace": job.namespace,
@@ -34,6 +35,10 @@ def node_dict(graph: LineageGraph, node_id: str, depth: int) -> Node:
             "depth": depth,
             "latestRun": latest.summary() if latest is not None else None,
         }
+        ran = ran_by_nodes(graph, latest)
+        if ran:  # the latest run was run by other runs (a dbt model by dbt, by an Airflow task)
+            node["ranBy"] = ran
+        return node
     dataset = graph.datasets[node_id]
     return {
         "id": node_id,

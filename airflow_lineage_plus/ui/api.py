@@ -137,7 +137,7 @@ def node_details(request: Request, node: NodeId) -> dict[str, Any]:
         if details.get("type") == "JOB":
             for run in details.get("runs") or []:
                 if run.get("runId"):
-                    run["airflow"] = _task_instance_ids(queries.run_details(run["runId"]))
+                    run["airflow"] = _run_task_instance(queries, run["runId"])
         return details
 
     result: dict[str, Any] = _answer(request, query)
@@ -184,6 +184,17 @@ def dag_lineage(request: Request, dag_id: AirflowId, depth: Depth = 2) -> dict[s
 
     result: dict[str, Any] = _answer(request, query)
     return result
+
+
+def _run_task_instance(queries: Any, run_id: str) -> dict[str, Any] | None:
+    """The Airflow ids of a run's task instance; for a run a task ran (dbt's), those of that task."""
+    details = queries.run_details(run_id)
+    found = _task_instance_ids(details)
+    for parent in details.get("ranBy") or ():
+        if found is not None:
+            break
+        found = _task_instance_ids(queries.run_details(parent["runId"]))
+    return found
 
 
 def _task_instance_ids(run: dict[str, Any]) -> dict[str, Any] | None:

@@ -7,6 +7,7 @@ production (``aws_default``, ``warehouse``). The four runs are made once per mod
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -59,7 +60,8 @@ def make_world(root: Path, s3: LocalS3) -> SampleWorld:
     env = {
         "AIRFLOW_CONN_AWS_DEFAULT": s3.airflow_connection(),
         "AIRFLOW_CONN_WAREHOUSE": warehouse_connection(warehouse_file),
-        "PYTHONPATH": str(DAGS),
+        # the DAGs folder first (lineage_samples), then what the tests run with (this checkout's package)
+        "PYTHONPATH": os.pathsep.join(p for p in (str(DAGS), os.environ.get("PYTHONPATH", "")) if p),
     }
     if skip_facets_available():
         env["AIRFLOW__OPENLINEAGE__CUSTOM_RUN_FACETS"] = "airflow_lineage_plus.skip.run_facets"
@@ -85,7 +87,7 @@ class DemoRuns:
 def demo_runs_fixture(
     airflow_db: Path, local_s3: LocalS3, tmp_path_factory: pytest.TempPathFactory
 ) -> DemoRuns:
-    """The demo's four runs: CRM contacts, a good day, a day without orders, a day whose load fails."""
+    """The demo's four runs: CRM contacts, a good day, a day without orders, a day whose dbt model fails."""
     world = make_world(tmp_path_factory.mktemp("samples"), local_s3)
     return DemoRuns(
         crm=world.run("crm", CRM_DAG, "crm_contacts_ingestion", "2024-06-01", {}),
@@ -98,7 +100,7 @@ def demo_runs_fixture(
             ORDERS_DAG,
             "ecommerce_orders",
             "2024-06-03",
-            {"order_count": 25, "fail_stage": "load_stg_orders"},
+            {"order_count": 25, "fail_stage": "fct_daily_orders"},
         ),
         world=world,
     )

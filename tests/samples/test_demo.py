@@ -37,12 +37,14 @@ def test_demo_runs_the_pipelines_and_reports_the_failed_upstream_job_of_the_mart
     assert proc.returncode == 0, out[-4000:] + proc.stderr[-4000:]
     steps = [line for line in out.splitlines() if line.startswith("[")]
     assert [s.split("]")[0] for s in steps] == [f"[{i}/7" for i in range(1, 8)]
-    assert "load_stg_orders fails on purpose) ... failed, as intended" in out
+    assert "the dbt model fct_daily_orders fails on purpose) ... failed, as intended" in out
     assert "fct_daily_orders=skipped" in out and "load_stg_orders=skipped" in out
-    assert "fct_daily_orders=upstream_failed" in out
+    assert "fct_daily_orders=failed" in out
     failed_section = out.split("failed-upstream --namespace", 1)[1].split("$ lineage-plus", 1)[0]
-    assert "ecommerce_orders.load_stg_orders  FAILED" in failed_section
-    assert "fail_stage='load_stg_orders'" in failed_section
+    assert "analytics.marts.shop.fct_daily_orders.build.run  FAILED" in failed_section
+    assert "fail_stage='fct_daily_orders'" in failed_section
+    assert "ran by: JOB demo-airflow / dbt-run-shop  FAILED" in failed_section
+    assert "JOB demo-airflow / ecommerce_orders.fct_daily_orders  FAILED" in failed_section
     assert (tmp_path / "home" / "lineage" / "events.jsonl").stat().st_size > 0
 
 

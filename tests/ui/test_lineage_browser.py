@@ -2,8 +2,9 @@
 
 A real ``airflow api-server`` runs with the plugin (installed entry point) over the events of the sample
 pipeline run for real (``dags/ecommerce_orders.py``: a good day, an empty day, a day whose staging load
-fails; see ``ui_pipeline.record_sample_pipeline``). Debian's Chromium, headless, is driven by Playwright
-through Airflow's own login page and navigation. The screenshot is saved to ``docs/images/lineage-view.png``.
+fails; the mart built by a dbt model that a task runs; see ``ui_pipeline.record_sample_pipeline``).
+Debian's Chromium, headless, is driven by Playwright through Airflow's own login page and navigation. The
+screenshot is saved to ``docs/images/lineage-view.png``.
 """
 
 from __future__ import annotations
@@ -177,8 +178,10 @@ def test_user_finds_the_mart_table_sees_three_hops_and_the_failed_job(
     assert failed.get_attribute("data-state") == "FAILED"
     assert "failed-upstream" in (failed.get_attribute("class") or "")
     assert failed.locator("text.pill-text").text_content() == "FAILED"
-    not_run = frame.locator(f'#viewport g.node[data-node-id="{sample.job_ids["fct_daily_orders"]}"]')
-    assert not_run.get_attribute("data-state") != "COMPLETED", "it did not run on the failing day"
+    # the mart's writer is the dbt model, drawn in the task that ran dbt
+    model = frame.locator(f'#viewport g.node[data-node-id="{sample.job_ids["fct_daily_orders"]}"]')
+    assert model.get_attribute("data-owner") == sample.dbt_task_id
+    assert model.locator("text.subtitle").text_content() == "in ecommerce_orders.fct_daily_orders"
 
     banner = frame.locator("#banner")
     assert banner.is_visible()
@@ -196,6 +199,32 @@ def test_user_finds_the_mart_table_sees_three_hops_and_the_failed_job(
     SCREENSHOT.parent.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(SCREENSHOT))
     assert page.dialogs == []
+
+
+def test_the_runs_of_the_task_that_ran_dbt_collapse_into_it_and_expand_again(
+    logged_in_page: Any, sample: SamplePipeline
+) -> None:
+    frame = open_lineage_from_navigation(logged_in_page)
+    search_and_open(frame, "fct_daily_orders", sample.mart_id)
+    model_id = sample.job_ids["fct_daily_orders"]
+    model = frame.locator(f'#viewport g.node[data-node-id="{model_id}"]')
+    model.locator("text.group-toggle").click()
+    task = frame.locator(f'#viewport g.node[data-node-id="{sample.dbt_task_id}"]')
+    task.wait_for(timeout=30_000)
+    # the model and the run of its tests (it reads the mart) are drawn as the task
+    assert task.get_attribute("data-group-size") == "2"
+    assert task.locator("text.kind-label").text_content() == "TASK"
+    assert model.count() == 0
+    edges = frame.locator("#viewport path.edge")
+    drawn = {
+        (edges.nth(i).get_attribute("data-origin"), edges.nth(i).get_attribute("data-destination"))
+        for i in range(edges.count())
+    }
+    assert (sample.dbt_task_id, sample.mart_id) in drawn
+    assert model_id not in {node for edge in drawn for node in edge}
+    task.locator("text.group-toggle").click()
+    model.wait_for(timeout=30_000)
+    assert task.count() == 0
 
 
 def test_hostile_dataset_name_is_shown_as_text_and_never_runs(logged_in_page: Any) -> None:
