@@ -10,6 +10,7 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from harness import _HOME, TESTS, AirflowRunner
@@ -38,3 +39,20 @@ def airflow_runner(airflow_db: Path, tmp_path: Path) -> Iterator[AirflowRunner]:
 @pytest.fixture
 def dag_file_dir() -> Path:
     return TESTS / "dags"
+
+
+@pytest.fixture(scope="session")
+def local_s3() -> Iterator[Any]:
+    """moto's S3 server with the sample bucket (``sample_world``), started once per session."""
+    from sample_world import local_s3_session
+
+    yield from local_s3_session()
+
+
+@pytest.fixture(scope="session")
+def demo_runs(airflow_db: Path, local_s3: Any, tmp_path_factory: pytest.TempPathFactory) -> Any:
+    """The demo's four sample DAG runs, made once per session: tests/samples and tests/test_cli.py read
+    the same runs (each set is four real ``airflow dags test`` runs, two of them with ``dbt build``)."""
+    from sample_world import record_demo_runs
+
+    return record_demo_runs(local_s3, tmp_path_factory.mktemp("samples"))

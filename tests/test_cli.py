@@ -15,12 +15,6 @@ from graph_builders import orders_pipeline, run_pair, write_log
 
 from airflow_lineage_plus.cli import run
 
-try:  # the sample pipelines' runs (helper "samples"), for the end-to-end check at the end
-    sys.path.insert(0, str(Path(__file__).resolve().parent / "samples"))
-    from sample_world import demo_runs_fixture, local_s3_fixture  # noqa: F401
-except ImportError:  # the samples are not there: that one test reports the missing fixture
-    pass
-
 REPO = Path(__file__).resolve().parents[1]
 FCT = ["--namespace", "warehouse", "--name", "fct_daily_orders"]
 
@@ -273,7 +267,7 @@ def test_a_skipped_latest_run_shows_as_skipped(tmp_path: Path) -> None:
 def test_failed_upstream_names_the_failed_job_of_the_sample_pipeline(
     tmp_path: Path, request: pytest.FixtureRequest
 ) -> None:
-    """The demo's runs (a good day, an empty day, a day whose load fails), through the real provider."""
+    """The demo's runs (a good day, an empty day, a day whose dbt model fails), through the real provider."""
     demo_runs = request.getfixturevalue("demo_runs")
     log = tmp_path / "events.jsonl"
     write_log(log, demo_runs.events())

@@ -320,7 +320,7 @@ def _job_type(event: RunEvent) -> str | None:
     job_type = (event.job.facets or {}).get("jobType")
     if job_type is None or str(getattr(job_type, "integration", "")).upper() != "DBT":
         return None
-    return str(job_type.jobType).upper()
+    return str(getattr(job_type, "jobType", "")).upper() or None
 
 
 def _unique_id(event: RunEvent) -> str | None:

@@ -14,7 +14,7 @@ import boto3
 import duckdb
 import pytest
 from openlineage_spec import validate_events
-from sample_world import BUCKET, DAGS, DemoRuns, demo_runs_fixture, local_s3_fixture  # noqa: F401
+from sample_world import BUCKET, DAGS, DemoRuns
 
 pytestmark = pytest.mark.airflow
 

@@ -181,7 +181,8 @@ def test_user_finds_the_mart_table_sees_three_hops_and_the_failed_job(
     # the mart's writer is the dbt model, drawn in the task that ran dbt
     model = frame.locator(f'#viewport g.node[data-node-id="{sample.job_ids["fct_daily_orders"]}"]')
     assert model.get_attribute("data-owner") == sample.dbt_task_id
-    assert model.locator("text.subtitle").text_content() == "in ecommerce_orders.fct_daily_orders"
+    subtitle = model.locator("text.subtitle").text_content() or ""
+    assert subtitle.startswith("in ") and subtitle.endswith("orders.fct_daily_orders")  # the end if cut
 
     banner = frame.locator("#banner")
     assert banner.is_visible()

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import sys
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -64,11 +63,8 @@ class SamplePipeline:
 def record_sample_pipeline(workdir: Path) -> SamplePipeline:
     """The samples' demo runs (CRM, a good day, a day without orders, a day whose staging load fails).
 
-    Uses the samples' own environment (moto S3 server, DuckDB warehouse) from ``tests/samples``.
+    Uses the samples' own environment (moto S3 server, DuckDB warehouse) from ``sample_world``.
     """
-    samples = str(Path(__file__).resolve().parents[1] / "samples")
-    if samples not in sys.path:
-        sys.path.insert(0, samples)
     from sample_world import BUCKET, CRM_DAG, ORDERS_DAG, LocalS3, make_world
 
     workdir.mkdir(parents=True, exist_ok=True)

@@ -1,8 +1,9 @@
 """Sample pipelines under test: a local S3 endpoint, an embedded warehouse and the four demo runs.
 
-The sample DAGs run for real (``airflow dags test`` through the harness in ``tests/conftest.py``) against
-moto's S3-compatible server and a DuckDB warehouse, reached through the same Airflow connection ids as in
-production (``aws_default``, ``warehouse``). The four runs are made once per module and shared.
+The sample DAGs run for real (``airflow dags test`` through the harness in ``harness.py``) against moto's
+S3-compatible server and a DuckDB warehouse, reached through the same Airflow connection ids as in
+production (``aws_default``, ``warehouse``). The four runs are made once per test session (the
+``demo_runs`` fixture of ``tests/conftest.py``) and shared by tests/samples and tests/test_cli.py.
 """
 
 from __future__ import annotations
@@ -14,7 +15,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import pytest
 from harness import REPO, AirflowRunner, DagRunResult
 
 if str(REPO) not in sys.path:
@@ -28,8 +28,8 @@ CRM_DAG = DAGS / "crm_contacts_ingestion.py"
 ORDERS_DAG = DAGS / "ecommerce_orders.py"
 
 
-@pytest.fixture(scope="session", name="local_s3")
-def local_s3_fixture() -> Iterator[LocalS3]:
+def local_s3_session() -> Iterator[LocalS3]:
+    """moto's S3 server with the sample bucket, for as long as the generator is not closed."""
     s3 = LocalS3()
     s3.start()
     s3.create_bucket(BUCKET)
@@ -83,12 +83,9 @@ class DemoRuns:
         return [event for result in self.all() for event in result.events]
 
 
-@pytest.fixture(scope="module", name="demo_runs")
-def demo_runs_fixture(
-    airflow_db: Path, local_s3: LocalS3, tmp_path_factory: pytest.TempPathFactory
-) -> DemoRuns:
+def record_demo_runs(local_s3: LocalS3, root: Path) -> DemoRuns:
     """The demo's four runs: CRM contacts, a good day, a day without orders, a day whose dbt model fails."""
-    world = make_world(tmp_path_factory.mktemp("samples"), local_s3)
+    world = make_world(root, local_s3)
     return DemoRuns(
         crm=world.run("crm", CRM_DAG, "crm_contacts_ingestion", "2024-06-01", {}),
         orders_ok=world.run("orders-ok", ORDERS_DAG, "ecommerce_orders", "2024-06-01", {"order_count": 40}),
