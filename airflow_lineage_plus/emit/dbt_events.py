@@ -29,6 +29,7 @@ and the problem is logged once (:mod:`airflow_lineage_plus.containment`).
 from __future__ import annotations
 
 import os
+import sys
 import time
 from collections import Counter
 from collections.abc import Iterable, Mapping
@@ -55,6 +56,7 @@ from airflow_lineage_plus.provider_info import OPTIONS
 
 WRAPPER, MODEL, SNAPSHOT, TEST = "JOB", "MODEL", "SNAPSHOT", "TEST"
 TERMINAL = frozenset({RunState.COMPLETE, RunState.FAIL, RunState.ABORT})
+STRUCTURED_LOGS = "--consume-structured-logs"
 LIMIT_OPTIONS = ("sql_max_length", "schema_max_columns", "event_size_budget", "quality_include_values")
 
 
@@ -128,8 +130,11 @@ class DbtLineageTransport(Transport):
             if config.limits:
                 self.limits = Limits.from_dict(config.limits)
         self.target_path = config.target_path or target_path_of_command_line()
+        # dbt-ol --consume-structured-logs sends events live, by other job names, with its own ABORTs for
+        # skipped nodes: its events get names, redaction and limits, nothing from the artifacts
+        self.live = STRUCTURED_LOGS in sys.argv[1:]
         self._artifacts: DbtArtifacts | None = None
-        self._loaded = False
+        self._loaded = self.live
         self.wrapper: Any = None  # the START event of dbt-ol's run of the whole command
         self.planned_outputs: dict[str, list[Any]] = {}  # runId -> outputs named at START
         self.namespaces: Counter[str] = Counter()  # dataset namespaces seen, for skip records' inputs

@@ -3,8 +3,8 @@
 A dbt model's run is a child of ``dbt-ol``'s run of the command, which is a child of the Airflow task
 that ran dbt, which is a child of the DAG run (the root: it has no parent of its own). The graph keeps
 each run's parent run id (:attr:`RunRecord.parent_run_id`); this module follows them, so an answer can
-name, next to a failed dbt model, the Airflow task that ran it, and a child run can be attributed to the
-DAG it ran in.
+name, next to a failed dbt model, the Airflow task that ran it; a child run can be attributed to the task
+(and DAG) it ran in; and a task's view can show the jobs it ran.
 """
 
 from __future__ import annotations
@@ -63,10 +63,26 @@ def ran_by_nodes(graph: LineageGraph, run: RunRecord | None) -> list[dict[str, A
     return nodes
 
 
-def root_job_name(graph: LineageGraph, run: RunRecord) -> str | None:
-    """The name of the job at the top of ``run``'s parent chain: for runs the OpenLineage provider
-    emits (and dbt runs started from its tasks), the id of the DAG the run belongs to."""
-    chain = parent_chain(graph, run)
-    top = chain[-1] if chain else run
-    job = graph.jobs.get(top.job_id)
-    return job.name if job is not None else None
+def descendant_jobs(graph: LineageGraph, job_id: str, limit: int = 200) -> list[str]:
+    """Ids of the jobs whose runs the job's latest run ran, children first (a task's ``dbt-run-<project>``,
+    then dbt's model and test jobs), at most ``limit``."""
+    job = graph.jobs.get(job_id)
+    latest = graph.latest_run(job) if job is not None else None
+    found: list[str] = []
+    frontier = [latest] if latest is not None and latest.run_id is not None else []
+    seen_runs = {run.run_id for run in frontier}
+    while frontier and len(found) < limit:
+        following: list[RunRecord] = []
+        for run in frontier:
+            for child_id in sorted(graph.children.get(run.run_id or "", ())):
+                child = graph.jobs.get(child_id)
+                if child is None:
+                    continue
+                if child_id not in found and child_id != job_id:
+                    found.append(child_id)
+                for child_run in child.runs:
+                    if child_run.parent_run_id == run.run_id and child_run.run_id not in seen_runs:
+                        seen_runs.add(child_run.run_id)
+                        following.append(child_run)
+        frontier = following
+    return found[:limit]

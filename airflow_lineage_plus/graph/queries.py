@@ -9,7 +9,7 @@ from typing import Any, Concatenate, ParamSpec, TypeVar
 
 from airflow_lineage_plus import node_ids as ids
 from airflow_lineage_plus.exceptions import NodeNotFound
-from airflow_lineage_plus.graph.ancestry import ran_by_nodes
+from airflow_lineage_plus.graph.ancestry import descendant_jobs, ran_by_nodes
 from airflow_lineage_plus.graph.model import LineageGraph
 from airflow_lineage_plus.graph.names import lint_names
 from airflow_lineage_plus.graph.runs import FAILED_STATES
@@ -251,6 +251,14 @@ class LineageQueries:
             }
             for kind, ns, name in self.source.search(text, limit)
         ]
+
+    @_guarded
+    def descendants(self, job_id: str, limit: int = 200) -> list[str]:
+        """Ids of the jobs the job's latest run ran (dbt's runs under the task that ran dbt), children
+        first; empty for a job that ran none, or a dataset."""
+        if ids.node_type(job_id) != ids.JOB:
+            return []
+        return descendant_jobs(self._graph(job_id, 1), job_id, limit)
 
     @_guarded
     def node_details(self, node_id: str) -> dict[str, Any]:

@@ -114,6 +114,10 @@ def lineage(
             graph = queries.downstream(node, depth)
         else:
             graph = queries.lineage(node, depth, limit=conf.ui_max_nodes())
+            children = queries.descendants(node)  # a task that ran dbt: the lineage of dbt's jobs too
+            if children:
+                around = [queries.lineage(c, depth, limit=conf.ui_max_nodes()) for c in children]
+                graph = _merge_graphs(graph["target"], [graph, *around])
         if graph["target"]["type"] == "DATASET":
             failed = queries.failed_upstream(node, depth)
             graph["failedUpstream"] = failed.get("nodes", []) if isinstance(failed, dict) else list(failed)
@@ -176,7 +180,9 @@ def dag_lineage(request: Request, dag_id: AirflowId, depth: Depth = 2) -> dict[s
         if not jobs:
             raise HTTPException(status.HTTP_404_NOT_FOUND, "No lineage recorded for this DAG")
         limit = conf.ui_max_nodes()
-        graphs = [queries.lineage(job["id"], depth, limit=limit) for job in jobs]
+        # and the jobs the tasks ran (dbt's), which carry the lineage of tasks that report none themselves
+        ran = [child for job in jobs for child in queries.descendants(job["id"])]
+        graphs = [queries.lineage(job_id, depth, limit=limit) for job_id in [j["id"] for j in jobs] + ran]
         target = {"id": f"dag:{dag_id}", "type": "DAG", "name": dag_id, "namespace": "", "depth": 0}
         merged = _merge_graphs(target, graphs)
         merged["dagJobs"] = [job["id"] for job in jobs]

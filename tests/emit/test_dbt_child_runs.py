@@ -193,59 +193,32 @@ def test_what_dbt_skipped_gets_one_skip_record_naming_the_cause(dbt_run: DbtRun)
     }
 
 
+def _cli(log: Path, namespace: str, *query: str) -> str:
+    """``lineage-plus --events LOG <query...> --namespace NS --name ...``: its output (exit code 0)."""
+    command, *rest = query
+    code, out, err = run(["--events", str(log), command, "--namespace", namespace, *rest])
+    assert code == 0, err
+    return out
+
+
 def test_failed_upstream_names_the_failed_model_and_the_airflow_task_that_ran_it(
     dbt_run: DbtRun, tmp_path: Path
 ) -> None:
     log = write_log(tmp_path / "events.jsonl", dbt_run.events)
     namespace = f"duckdb://{dbt_run.warehouse / 'analytics.duckdb'}"
-    code, out, err = run(
-        [
-            "--events",
-            str(log),
-            "failed-upstream",
-            "--namespace",
-            namespace,
-            "--name",
-            "analytics.marts.broken",
-            "--format",
-            "json",
-        ]
-    )
-    assert code == 0, err
-    [failed] = json.loads(out)["nodes"]
+    broken = ("failed-upstream", "--name", "analytics.marts.broken")
+    [failed] = json.loads(_cli(log, namespace, *broken, "--format", "json"))["nodes"]
     assert failed["name"] == dbt_run.model_job("broken")
     assert [(r["name"], r["state"]) for r in failed["ranBy"]] == [
         (f"dbt-run-{PROJECT}", "FAILED"),
         (f"{DAG_ID}.dbt_build", "FAILED"),
     ]
-    code, text, _ = run(
-        [
-            "--events",
-            str(log),
-            "failed-upstream",
-            "--namespace",
-            namespace,
-            "--name",
-            "analytics.marts.broken",
-        ]
-    )
+    text = _cli(log, namespace, *broken)
     assert f"ran by: JOB test-airflow / dbt-run-{PROJECT}  FAILED" in text
     assert f"JOB test-airflow / {DAG_ID}.dbt_build  FAILED" in text
     # one graph: upstream of the model's table reaches the Airflow task that loaded staging
-    code, out, _ = run(
-        [
-            "--events",
-            str(log),
-            "upstream",
-            "--namespace",
-            namespace,
-            "--name",
-            "analytics.marts.orders_by_day",
-            "--format",
-            "json",
-        ]
-    )
-    assert f"job:test-airflow:{DAG_ID}.load_staging" in {n["id"] for n in json.loads(out)["nodes"]}
+    upstream = _cli(log, namespace, "upstream", "--name", "analytics.marts.orders_by_day", "--format", "json")
+    assert f"job:test-airflow:{DAG_ID}.load_staging" in {n["id"] for n in json.loads(upstream)["nodes"]}
 
 
 def test_a_dbt_job_belongs_to_the_task_instance_that_ran_it(dbt_run: DbtRun, tmp_path: Path) -> None:
@@ -257,3 +230,10 @@ def test_a_dbt_job_belongs_to_the_task_instance_that_ran_it(dbt_run: DbtRun, tmp
     assert details["airflow"]["dag_id"] == DAG_ID and details["airflow"]["task_id"] == "dbt_build"
     wrapper = queries.node_details(f"job:test-airflow:dbt-run-{PROJECT}")
     assert (wrapper["airflow"]["dag_id"], wrapper["airflow"]["task_id"]) == (DAG_ID, "dbt_build")
+    # what the task ran, children first: dbt's run of the command, then its model, test and skip runs
+    ran = queries.descendants(f"job:test-airflow:{DAG_ID}.dbt_build")
+    assert ran[0] == f"job:test-airflow:dbt-run-{PROJECT}"
+    assert sorted(ran[1:]) == sorted(
+        {f"job:test-airflow:{e['job']['name']}" for e in dbt_run.dbt_events()} - {ran[0]}
+    )
+    assert queries.descendants(f"job:test-airflow:{DAG_ID}.load_staging") == []

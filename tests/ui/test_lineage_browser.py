@@ -203,7 +203,7 @@ def test_user_finds_the_mart_table_sees_three_hops_and_the_failed_job(
 
 
 def test_the_runs_of_the_task_that_ran_dbt_collapse_into_it_and_expand_again(
-    logged_in_page: Any, sample: SamplePipeline
+    logged_in_page: Any, airflow_ui: str, sample: SamplePipeline
 ) -> None:
     frame = open_lineage_from_navigation(logged_in_page)
     search_and_open(frame, "fct_daily_orders", sample.mart_id)
@@ -226,6 +226,15 @@ def test_the_runs_of_the_task_that_ran_dbt_collapse_into_it_and_expand_again(
     task.locator("text.group-toggle").click()
     model.wait_for(timeout=30_000)
     assert task.count() == 0
+    # the task's own Lineage tab shows the dbt jobs it ran (the task reports no datasets itself)
+    runs = logged_in_page.request.get(f"{airflow_ui}/api/v2/dags/ecommerce_orders/dagRuns").json()["dag_runs"]
+    [good_day] = [r["dag_run_id"] for r in runs if str(r["logical_date"]).startswith("2024-06-01")]
+    logged_in_page.goto(
+        f"{airflow_ui}/dags/ecommerce_orders/runs/{good_day}/tasks/fct_daily_orders/plugin/lineage-task-instance"
+    )
+    tab = logged_in_page.frame_locator("iframe[title=Lineage]")
+    tab.locator(f'#viewport g.node.target[data-node-id="{sample.dbt_task_id}"]').wait_for(timeout=30_000)
+    tab.locator(f'#viewport g.node[data-node-id="{model_id}"]').wait_for(timeout=30_000)
 
 
 def test_hostile_dataset_name_is_shown_as_text_and_never_runs(logged_in_page: Any) -> None:
