@@ -182,3 +182,29 @@ def openlineage_client_config() -> dict[str, Any] | None:
 
     config = OpenLineageAdapter().get_openlineage_config()
     return dict(config) if config else None
+
+
+def dag_bag(dag_folder: str) -> Any:
+    """Airflow's DagBag of the DAG files under ``dag_folder``, parsed in this process (no database)."""
+    try:
+        from airflow.dag_processing import dagbag
+    except ImportError:  # Airflow 3.1 keeps it in airflow.models
+        from airflow.models import dagbag  # type: ignore[no-redef]
+    return dagbag.DagBag(dag_folder=dag_folder)
+
+
+def task_documentation(task: Any, dag: Any) -> tuple[str | None, str | None]:
+    """(documentation, MIME type) the provider puts on a task's job: the task's doc, else the DAG's."""
+    from airflow.providers.openlineage.utils.utils import get_dag_documentation, get_task_documentation
+
+    doc, doc_type = get_task_documentation(task)
+    if not doc:
+        doc, doc_type = get_dag_documentation(dag)
+    return doc, doc_type
+
+
+def openlineage_client() -> Any:
+    """The OpenLineage client of the provider's ``[openlineage]`` configuration (its transport)."""
+    from airflow.providers.openlineage.plugins.adapter import OpenLineageAdapter
+
+    return OpenLineageAdapter().get_or_create_openlineage_client()

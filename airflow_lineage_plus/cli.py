@@ -3,7 +3,8 @@
     lineage-plus [--events PATH | --marquez URL [--api-key KEY]] COMMAND [options]
 
 Exit status: 0 with an answer; 2 for bad arguments or an unknown dataset or job; 1 when the source
-cannot be read. See docs/graph.md for the JSON contract.
+cannot be read. See docs/graph.md for the JSON contract. ``publish-static`` and ``diff`` (static
+lineage, docs/static-lineage.md) are owned by :mod:`airflow_lineage_plus.declared.commands`.
 """
 
 from __future__ import annotations
@@ -12,9 +13,12 @@ import argparse
 import json
 import sys
 from collections.abc import Sequence
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from airflow_lineage_plus.act import freshness
+from airflow_lineage_plus.declared import commands as declared
 from airflow_lineage_plus.deliver import replay
 from airflow_lineage_plus.exceptions import NodeNotFound, SourceUnavailable, UsageError
 from airflow_lineage_plus.graph import LineageQueries
@@ -35,6 +39,7 @@ COMMANDS = (
     "report",
 )
 DATASET_ONLY = {"failed-upstream", "impact", "schema-diff", "columns"}
+WALKS = ("upstream", "downstream", "failed-upstream", "impact")
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -57,6 +62,13 @@ def _parser() -> argparse.ArgumentParser:
             command.add_argument("--job", help="job name")
         if name != "schema-diff":
             command.add_argument("--depth", type=int, default=10)
+        if name in WALKS:
+            command.add_argument(
+                "--include-declared",
+                action=argparse.BooleanOptionalAction,
+                default=True,
+                help="follow edges declared in DAG code of jobs that have not run yet (default: on)",
+            )
         if name == "columns":
             command.add_argument("--column", required=True)
         if name == "schema-diff":
@@ -64,8 +76,23 @@ def _parser() -> argparse.ArgumentParser:
                 "--proposed",
                 help="proposed schema: a JSON file or inline JSON ([{name, type}] or {name: type})",
             )
+    fresh = sub.add_parser("freshness", help="datasets older than their SLO, and the job responsible")
+    fresh.add_argument("--format", choices=("text", "json"), default="text")
+    fresh.add_argument("--at", help="judge freshness at this ISO-8601 time instead of now")
+    fresh.add_argument(
+        "--notify",
+        action="store_true",
+        help="alert the owners of each breach once ([lineage_plus] alert_notifier)",
+    )
     # -- replay (owned by airflow_lineage_plus.deliver.replay; docs/reliability.md) --
     replay.add_arguments(sub.add_parser("replay", help="re-send to Marquez the events it missed"))
+    # -- static lineage (owned by airflow_lineage_plus.declared; docs/static-lineage.md) --
+    declared.add_publish_arguments(
+        sub.add_parser("publish-static", help="send the lineage DAG files declare, before they run")
+    )
+    declared.add_diff_arguments(
+        sub.add_parser("diff", help="what a change to DAG files does to lineage, and whom it affects")
+    )
     return parser
 
 
@@ -131,8 +158,12 @@ def run(argv: Sequence[str] | None = None) -> tuple[int, str, str]:
         return int(exc.code or 0), "", ""
     if args.command == "replay":  # reads the event log and writes to Marquez: not a graph query
         return replay.command(args)
+    if args.command == "publish-static":  # parses DAGs and sends their declared lineage
+        return declared.publish_command(args)
+    if args.command == "diff":  # compares two versions of DAGs, with impact over the current graph
+        return declared.diff_command(args, lambda: _open(args))
     try:
-        target = None if args.command in ("lint-names", "report") else _target(args)
+        target = None if args.command in ("lint-names", "report", "freshness") else _target(args)
         source = _open(args)
     except UsageError as exc:
         return 2, "", f"lineage-plus: {exc}\n"
@@ -158,8 +189,46 @@ def run(argv: Sequence[str] | None = None) -> tuple[int, str, str]:
     return 0, out + "\n", err
 
 
+def _at(value: str | None) -> datetime | None:
+    if value is None:
+        return None
+    try:
+        moment = datetime.fromisoformat(value)
+    except ValueError as exc:
+        raise UsageError(f"--at is not an ISO-8601 time: {value!r}") from exc
+    return moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)
+
+
+def _freshness(queries: LineageQueries, args: argparse.Namespace) -> tuple[Any, str]:
+    at = _at(args.at)
+    answer = freshness.report(queries.source, at)
+    rendered = text.render_freshness(answer)
+    if args.notify:
+        answer["alerts"] = _notify_breaches(queries.source, at)
+        rendered += "\n" + ", ".join(f"{k}: {v}" for k, v in answer["alerts"].items())
+    return answer, rendered
+
+
+def _notify_breaches(source: LineageSource, at: datetime | None) -> dict[str, int]:
+    """Send the alerts of the current breaches (each once, whoever asks); counts of what happened."""
+    from airflow_lineage_plus import conf
+    from airflow_lineage_plus.act.claims import open_claims
+    from airflow_lineage_plus.act.notifiers import configured_factory, send_once
+
+    factory = configured_factory()
+    if factory is None:
+        raise UsageError("--notify needs [lineage_plus] alert_notifier (docs/alerts.md)")
+    _, found = freshness.breaches(source, at)
+    alerts = freshness.freshness_alerts(
+        source, found, base_url=conf.airflow_base_url(), recipients=conf.alert_recipients()
+    )
+    return send_once(alerts, open_claims(), factory).counts()
+
+
 def _answer(queries: LineageQueries, args: argparse.Namespace, target: str | None) -> tuple[Any, str]:
     command = args.command
+    if command == "freshness":
+        return _freshness(queries, args)
     if command == "lint-names":
         answer = queries.lint_names()
         return answer, text.render_lint(answer)
@@ -181,7 +250,7 @@ def _answer(queries: LineageQueries, args: argparse.Namespace, target: str | Non
         "failed-upstream": queries.failed_upstream,
         "impact": queries.impact,
     }[command]
-    answer = method(target, args.depth)
+    answer = method(target, args.depth, include_declared=args.include_declared)
     return answer, text.render_graph(f"{command} of", answer)
 
 

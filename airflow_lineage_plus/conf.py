@@ -130,6 +130,60 @@ def ui_max_nodes() -> int:
     return _get_int("ui_max_nodes")
 
 
+def contract_mode() -> str:
+    """[lineage_plus] contract_mode: ``warn`` (default), ``fail`` or ``off``."""
+    value = _get("contract_mode").strip().lower() or "warn"
+    if value not in {"warn", "fail", "off"}:
+        raise ValueError(f"[lineage_plus] contract_mode must be 'warn', 'fail' or 'off', not {value!r}")
+    return value
+
+
+def alert_notifier() -> str:
+    """[lineage_plus] alert_notifier: empty (alerts off), ``smtp`` or a dotted path."""
+    return _get("alert_notifier").strip()
+
+
+def alert_recipients() -> dict[str, list[str]]:
+    """[lineage_plus] alert_recipients: owner -> where its alerts go (always a list)."""
+    import json
+
+    raw = _get("alert_recipients").strip() or "{}"
+    try:
+        value = json.loads(raw)
+    except ValueError as exc:
+        raise ValueError(f"[lineage_plus] alert_recipients is not JSON: {exc}") from exc
+    if not isinstance(value, dict):
+        raise ValueError('[lineage_plus] alert_recipients must be a JSON object {"owner": "address"}')
+    return {str(k): [v] if isinstance(v, str) else [str(x) for x in v] for k, v in value.items()}
+
+
+def alert_smtp_conn_id() -> str:
+    """[lineage_plus] alert_smtp_conn_id."""
+    return _get("alert_smtp_conn_id").strip() or "smtp_default"
+
+
+def alert_from_email() -> str | None:
+    """[lineage_plus] alert_from_email (None: the SMTP connection's sender)."""
+    return _get("alert_from_email").strip() or None
+
+
+def alert_timeout() -> float:
+    """[lineage_plus] alert_timeout, in seconds."""
+    return float(_get("alert_timeout"))
+
+
+def alert_claims_path() -> Path:
+    """Where alert claims are noted when Airflow's metadata database cannot be reached."""
+    return airflow_home() / "lineage_plus" / "alert_claims.sqlite"
+
+
+def airflow_base_url() -> str:
+    """Airflow's ``[api] base_url`` without a trailing slash (``http://localhost:8080`` when unset)."""
+    from airflow.configuration import conf
+
+    return (conf.get("api", "base_url", fallback="") or "http://localhost:8080").rstrip("/")
+
+
 def openlineage_namespace() -> str:
     """The job namespace the OpenLineage provider uses ([openlineage] namespace)."""
     from airflow.providers.openlineage import conf as ol_conf

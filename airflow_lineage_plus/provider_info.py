@@ -113,6 +113,51 @@ OPTIONS: dict[str, dict[str, Any]] = {
         "default": "",
         "example": "/var/lib/airflow/lineage/skip_records.sqlite",
     },
+    "contract_mode": {
+        "description": "What a task does when the schema it wrote breaks the DataContract of one of its "
+        "declared outputs (column removed, type narrowed or changed, nulls in a not-null column): "
+        "``warn`` logs it and records a failed dataQualityAssertions entry, ``fail`` also fails the task, "
+        "``off`` checks nothing (docs/alerts.md).",
+        "type": "string",
+        "default": "warn",
+        "example": "fail",
+    },
+    "alert_notifier": {
+        "description": "How impact and freshness alerts are sent: empty (no alerts), ``smtp`` (the SMTP "
+        "provider's SmtpNotifier through ``alert_smtp_conn_id``) or the dotted path of a callable that "
+        "takes an ``airflow_lineage_plus.act.message.Alert`` and returns an Airflow notifier (any "
+        "``BaseNotifier``, such as the Slack provider's). See docs/alerts.md.",
+        "type": "string",
+        "default": "",
+        "example": "smtp",
+    },
+    "alert_recipients": {
+        "description": "JSON object mapping an owner (as declared: ``team:analytics``) to where its alerts "
+        "go: an address or a list of addresses for ``smtp``, whatever the notifier expects otherwise. "
+        "Owners that are e-mail addresses need no entry.",
+        "type": "string",
+        "default": "",
+        "example": '{"team:analytics": "analytics@example.com"}',
+    },
+    "alert_smtp_conn_id": {
+        "description": "Airflow connection of the SMTP server the ``smtp`` notifier sends through.",
+        "type": "string",
+        "default": "smtp_default",
+        "example": "smtp_alerts",
+    },
+    "alert_from_email": {
+        "description": "Sender of alert e-mails; empty means the SMTP connection's ``from_email``.",
+        "type": "string",
+        "default": "",
+        "example": "lineage-alerts@example.com",
+    },
+    "alert_timeout": {
+        "description": "Seconds an alert hand-off may take in all (reading the lineage, claiming, sending) "
+        "before it is given up; it runs in a process of its own, never in the task or the scheduler.",
+        "type": "float",
+        "default": "60.0",
+        "example": "20",
+    },
     "ui_max_nodes": {
         "description": "Most nodes the Lineage view draws around one node; the rest show as 'N more'.",
         "type": "integer",

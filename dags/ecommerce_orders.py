@@ -28,10 +28,12 @@ from airflow.providers.openlineage.api.emission_policy import extend_global_open
 from airflow.sdk import Param, dag, get_current_context, task
 from lineage_samples import catalog, lake, marts, sources, warehouse
 
-from airflow_lineage_plus import ColumnFrom, Input, Output, lineage, runtime
+from airflow_lineage_plus import ColumnFrom, Input, Output, SloTier, lineage, runtime
 
 STAGES = ["ingest_orders_to_s3", "load_stg_orders", "fct_daily_orders"]
 OWNERS = ["team:commerce-data"]
+#: A daily pipeline's tables may be a day old, plus two hours of slack (``lineage-plus freshness``).
+DAILY_SLO_MINUTES = 26 * 60
 
 
 class SimulatedStageError(RuntimeError):
@@ -122,6 +124,7 @@ def ecommerce_orders() -> None:
         ],
         owners=OWNERS,
         description="Loads the day's orders from the data lake into staging, adding _loaded_at",
+        facets=[SloTier(tier="silver", freshnessMinutes=DAILY_SLO_MINUTES)],
     )
     @task
     def load_stg_orders() -> int:
@@ -141,6 +144,8 @@ def ecommerce_orders() -> None:
     @lineage(
         owners=["team:analytics"],
         description="Builds the marts with dbt (dags/dbt/shop): fct_daily_orders and its tests",
+        # dbt's model jobs run by this task carry its owners and service level (docs/dbt.md)
+        facets=[SloTier(tier="gold", freshnessMinutes=DAILY_SLO_MINUTES)],
     )
     @task
     def fct_daily_orders() -> dict[str, str]:

@@ -46,7 +46,11 @@ def test_failed_upstream_json_names_the_failed_job(log: Path) -> None:
     assert job["latestRun"]["state"] == "FAILED"
     assert job["latestRun"]["errorMessage"] == "column amount does not exist"
     assert answer["edges"] == [
-        {"origin": "job:pipeline:orders.build_fct", "destination": "dataset:warehouse:fct_daily_orders"}
+        {
+            "origin": "job:pipeline:orders.build_fct",
+            "destination": "dataset:warehouse:fct_daily_orders",
+            "state": "current",
+        }
     ]
 
 

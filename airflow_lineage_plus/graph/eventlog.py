@@ -330,6 +330,9 @@ class EventLogSource(LineageSource):
         self._require(node_id)
         return self.graph
 
+    def full_graph(self) -> LineageGraph:
+        return self.graph
+
     def column_graph(self, dataset_id: str, column: str, depth: int) -> LineageGraph:
         self._require(dataset_id)
         return self.graph

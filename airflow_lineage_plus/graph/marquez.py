@@ -63,16 +63,7 @@ class MarquezSource(LineageSource):
                 _add_dataset(graph, data)
             elif node.get("type") == ids.JOB:
                 parents |= _add_job(graph, data)
-        for node in nodes:
-            for edge in (node.get("inEdges") or []) + (node.get("outEdges") or []):
-                origin, destination = edge.get("origin"), edge.get("destination")
-                if (
-                    origin in present
-                    and destination in present
-                    and graph.has_node(origin)
-                    and graph.has_node(destination)
-                ):
-                    graph.add_edge(origin, destination)
+        _add_edges(graph, nodes, present)
         if not graph.has_node(node_id):
             raise NodeNotFound(f"unknown node {node_id}")
         for job in graph.jobs.values():  # a task with no run under its DAG: candidates by name, <dag>.<task>
@@ -219,8 +210,8 @@ class MarquezSource(LineageSource):
             "owners": list(record.owners),
             "tags": sorted(data.get("tags") or []),
             "documentation": data.get("description"),
-            "producers": sorted(around.pred.get(node_id, ())),
-            "consumers": sorted(around.succ.get(node_id, ())),
+            "producers": sorted(other for other, _ in around.neighbours(node_id, upstream=True)),
+            "consumers": sorted(other for other, _ in around.neighbours(node_id, upstream=False)),
         }
 
     def _job_details(self, around: LineageGraph, node_id: str, namespace: str, name: str) -> dict[str, Any]:
@@ -241,6 +232,7 @@ class MarquezSource(LineageSource):
             "runs": [run_summary(r) for r in records],
             "inputs": sorted(ids.dataset_id(d["namespace"], d["name"]) for d in data.get("inputs") or []),
             "outputs": sorted(ids.dataset_id(d["namespace"], d["name"]) for d in data.get("outputs") or []),
+            "declared": around.declared_only(job),
             "sql": (facets.get(fk.SQL) or {}).get("query"),
             "owners": list(job.owners),
             "documentation": data.get("description"),
@@ -267,6 +259,27 @@ class MarquezSource(LineageSource):
             "inputs": [_version_entry(v) for v in data.get("inputDatasetVersions") or []],
             "outputs": [_version_entry(v) for v in data.get("outputDatasetVersions") or []],
         }
+
+
+def _add_edges(graph: LineageGraph, nodes: list[dict[str, Any]], present: set[Any]) -> None:
+    """The edges between the nodes of a Marquez lineage graph. A job Marquez knows no run of is known from
+    a JobEvent only: its edges are its declaration (:mod:`.declared`); once it ran, Marquez's job version
+    (what its runs reported) decides them."""
+    declarations: dict[str, set[tuple[str, str]]] = {}
+    for node in nodes:
+        for edge in (node.get("inEdges") or []) + (node.get("outEdges") or []):
+            origin, destination = edge.get("origin"), edge.get("destination")
+            if not (origin in present and destination in present):
+                continue
+            if not (graph.has_node(origin) and graph.has_node(destination)):
+                continue
+            job = graph.jobs.get(origin) or graph.jobs.get(destination)
+            if job is not None and not job.runs:
+                declarations.setdefault(job.id, set()).add((origin, destination))
+            else:
+                graph.add_edge(origin, destination)
+    for job_id, edges in declarations.items():
+        graph.declare(graph.jobs[job_id], frozenset(edges), 0)
 
 
 def _column_nodes(graph: LineageGraph, body: Any) -> dict[str, dict[str, tuple[ColumnInput, ...]]]:

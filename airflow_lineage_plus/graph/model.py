@@ -16,7 +16,7 @@ from typing import Any, TypeVar
 import msgspec
 
 from airflow_lineage_plus import node_ids as ids
-from airflow_lineage_plus.graph import state
+from airflow_lineage_plus.graph import declared, state
 from airflow_lineage_plus.graph import wire as w
 from airflow_lineage_plus.graph.records import (
     ColumnInput,
@@ -65,8 +65,11 @@ class LineageGraph:
     def __init__(self) -> None:
         self.jobs: dict[str, JobRecord] = {}
         self.datasets: dict[str, DatasetRecord] = {}
-        self.succ: dict[str, set[str]] = {}
+        self.succ: dict[str, set[str]] = {}  # edges runs reported
         self.pred: dict[str, set[str]] = {}
+        # edges of the jobs' latest declarations (:mod:`.declared`), shown while the job has no run
+        self.declared_succ: dict[str, set[str]] = {}
+        self.declared_pred: dict[str, set[str]] = {}
         self.runs: dict[str, RunRecord] = {}
         self.children: dict[str, set[str]] = {}  # parent run id -> job ids with a run under it
         self.dag_run_skips: dict[str, _DagRunSkips] = {}  # DAG run id -> jobs the scheduler skipped
@@ -104,6 +107,20 @@ class LineageGraph:
         if into is None:
             into = self.pred[destination] = set()
         into.add(origin)
+
+    def declare(self, job: JobRecord, edges: frozenset[tuple[str, str]], micros: int, tie: str = "") -> None:
+        """Record a declaration of ``job`` (its edges, at declared time ``micros``) if it is the latest."""
+        key = (micros, tie or declared.tie(edges))
+        if job.declared is not None and key <= job.declared[0]:
+            return
+        old = job.declared[1] if job.declared is not None else frozenset()
+        for origin, destination in old - edges:
+            self.declared_succ[origin].discard(destination)
+            self.declared_pred[destination].discard(origin)
+        for origin, destination in edges - old:
+            self.declared_succ.setdefault(origin, set()).add(destination)
+            self.declared_pred.setdefault(destination, set()).add(origin)
+        job.declared = (key, edges)
 
     def add_run(self, job: JobRecord, run: RunRecord) -> None:
         job.runs.append(run)
@@ -162,6 +179,13 @@ class LineageGraph:
             record.owners_key = key
             record.owners = owners
 
+    @staticmethod
+    def set_slo(job: JobRecord, minutes: int, micros: int) -> None:
+        """The freshness target (minutes) of the job's outputs: the latest by event time wins."""
+        key = (micros, minutes)
+        if job.slo_key is None or key > job.slo_key:
+            job.slo_key, job.slo_minutes = key, minutes
+
     # -- folding events -------------------------------------------------------------------------
     def apply(self, event: w.Event, micros: int, ref: int) -> None:
         """Fold one decoded event (``ref`` locates its bytes for details). The hot loop of a load:
@@ -172,6 +196,9 @@ class LineageGraph:
             if event.dataset is not None:
                 self._apply_dataset(event.dataset, micros, ref, False)
             return
+        event_run = event.run
+        if event_run is None:  # a JobEvent: lineage declared in code, below every run's (:mod:`.declared`)
+            micros = declared.declared_time(micros)
         job_id = "job:" + event_job.namespace + ":" + event_job.name  # ids.job_id
         job = self.jobs.get(job_id)
         if job is None:
@@ -187,7 +214,17 @@ class LineageGraph:
                 owners = _cached(job.raw_cache, "ownership", job_facets.ownership, _parse_owners)
             if owners is not None:
                 self.set_owners(job, owners, micros)
+        if job_facets is not None and len(job_facets.sloTier):
+            minutes = _cached(job.raw_cache, "sloTier", job_facets.sloTier, w.decode_freshness_minutes)
+            if minutes is not None:
+                self.set_slo(job, minutes, micros)
         event_type = event.eventType
+        if event_run is None:
+            if len(event.inputs) or len(event.outputs):
+                self._apply_declaration(job, event, micros, ref)
+            if event.dataset is not None:
+                self._apply_dataset(event.dataset, micros, ref, False)
+            return
         terminal = event_type in _TERMINAL
         if len(event.inputs) > 2:
             self._apply_list(job, event.inputs, micros, ref, False, terminal)
@@ -195,9 +232,6 @@ class LineageGraph:
             self._apply_list(job, event.outputs, micros, ref, True, terminal)
         if event.dataset is not None:
             self._apply_dataset(event.dataset, micros, ref, False)
-        event_run = event.run
-        if event_run is None:
-            return
         facets = event_run.facets
         run = self.runs.get(event_run.runId)
         if run is None:
@@ -249,6 +283,20 @@ class LineageGraph:
                 cache.clear()
             cache[data] = None
             self._remember_bare(job, data, output)
+
+    def _apply_declaration(self, job: JobRecord, event: w.Event, micros: int, ref: int) -> None:
+        """Fold a JobEvent's inputs and outputs as the job's declaration (its datasets' facts included)."""
+        edges = set()
+        for raw, output in ((event.inputs, False), (event.outputs, True)):
+            if len(raw) <= 2:
+                continue
+            items, salvaged = w.decode_datasets(raw)
+            if salvaged:
+                self.salvaged += 1
+            for item in items:
+                record = self._apply_dataset(item, micros, ref, False)
+                edges.add((job.id, record.id) if output else (record.id, job.id))
+        self.declare(job, frozenset(edges), micros)
 
     @staticmethod
     def _remember_bare(job: JobRecord, data: bytes, output: bool) -> None:
@@ -381,6 +429,26 @@ class LineageGraph:
 
     def has_node(self, node_id: str) -> bool:
         return node_id in self.jobs or node_id in self.datasets
+
+    def neighbours(self, node_id: str, *, upstream: bool, declared_too: bool = True) -> list[tuple[str, str]]:
+        """(neighbour, edge state) of ``node_id`` one edge up- or downstream: the edges runs reported,
+        and (``declared_too``) the declared edges of jobs that have not run (:mod:`.declared`)."""
+        found = [
+            (other, declared.CURRENT) for other in (self.pred if upstream else self.succ).get(node_id, ())
+        ]
+        extra = (
+            (self.declared_pred if upstream else self.declared_succ).get(node_id) if declared_too else None
+        )
+        if extra:
+            for other in extra:
+                job = self.jobs.get(node_id if node_id.startswith("job:") else other)
+                if job is not None and not job.runs and (other, declared.CURRENT) not in found:
+                    found.append((other, declared.DECLARED))
+        return found
+
+    def declared_only(self, job: JobRecord) -> bool:
+        """Whether the job is known only from its declaration: it has not run yet."""
+        return job.declared is not None and not job.runs
 
     # -- folding a log in parts (:mod:`.state`) -------------------------------------------------
     def export_state(self) -> bytes:

@@ -20,6 +20,8 @@ _R = TypeVar("_R")
 _P = ParamSpec("_P")
 Node = dict[str, Any]
 Edge = dict[str, str]
+#: (origin, destination) -> the edge's state (:mod:`.declared`)
+Edges = dict[tuple[str, str], str]
 HIGH_ABOVE, MEDIUM_ABOVE = 5, 1
 
 
@@ -38,6 +40,8 @@ def node_dict(graph: LineageGraph, node_id: str, depth: int) -> Node:
         ran = ran_by_nodes(graph, latest)
         if ran:  # the latest run was run by other runs (a dbt model by dbt, by an Airflow task)
             node["ranBy"] = ran
+        if graph.declared_only(job):
+            node["declared"] = True  # known from its declaration in DAG code only: no run yet
         return node
     dataset = graph.datasets[node_id]
     return {
@@ -51,28 +55,29 @@ def node_dict(graph: LineageGraph, node_id: str, depth: int) -> Node:
 
 
 def walk(
-    graph: LineageGraph, start: str, depth: int, *, upstream: bool
-) -> tuple[dict[str, int], set[tuple[str, str]]]:
-    """Breadth-first walk: {node id: least edges from start} and the (origin, destination) edges crossed."""
-    adjacency = graph.pred if upstream else graph.succ
+    graph: LineageGraph, start: str, depth: int, *, upstream: bool, declared: bool = True
+) -> tuple[dict[str, int], Edges]:
+    """Breadth-first walk: {node id: least edges from start} and {(origin, destination): state} of the
+    edges crossed (declared edges of jobs that have not run too, when ``declared``)."""
     seen = {start: 0}
-    edges: set[tuple[str, str]] = set()
+    edges: Edges = {}
     queue = deque([start])
+    neighbours = graph.neighbours
     while queue:
         node = queue.popleft()
         level = seen[node]
         if level >= depth:
             continue
-        for other in adjacency.get(node, ()):
-            edges.add((other, node) if upstream else (node, other))
+        for other, edge_state in neighbours(node, upstream=upstream, declared_too=declared):
+            edges[(other, node) if upstream else (node, other)] = edge_state
             if other not in seen:
                 seen[other] = level + 1
                 queue.append(other)
     return seen, edges
 
 
-def _edge_list(edges: set[tuple[str, str]]) -> list[Edge]:
-    return [{"origin": o, "destination": d} for o, d in sorted(edges)]
+def _edge_list(edges: Edges) -> list[Edge]:
+    return [{"origin": o, "destination": d, "state": s} for (o, d), s in sorted(edges.items())]
 
 
 def _nodes(graph: LineageGraph, seen: dict[str, int], start: str) -> list[Node]:
@@ -111,9 +116,9 @@ class LineageQueries:
             raise NodeNotFound(f"{dataset_id} is not a dataset")
         return self._graph(dataset_id, depth)
 
-    def _directed(self, node_id: str, depth: int, *, upstream: bool) -> dict[str, Any]:
+    def _directed(self, node_id: str, depth: int, declared: bool, *, upstream: bool) -> dict[str, Any]:
         graph = self._graph(node_id, depth)
-        seen, edges = walk(graph, node_id, depth, upstream=upstream)
+        seen, edges = walk(graph, node_id, depth, upstream=upstream, declared=declared)
         return {
             "target": node_dict(graph, node_id, 0),
             "nodes": _nodes(graph, seen, node_id),
@@ -121,23 +126,25 @@ class LineageQueries:
         }
 
     @_guarded
-    def upstream(self, node_id: str, depth: int = 10) -> dict[str, Any]:
-        return self._directed(node_id, depth, upstream=True)
+    def upstream(self, node_id: str, depth: int = 10, *, include_declared: bool = True) -> dict[str, Any]:
+        return self._directed(node_id, depth, include_declared, upstream=True)
 
     @_guarded
-    def downstream(self, node_id: str, depth: int = 10) -> dict[str, Any]:
-        return self._directed(node_id, depth, upstream=False)
+    def downstream(self, node_id: str, depth: int = 10, *, include_declared: bool = True) -> dict[str, Any]:
+        return self._directed(node_id, depth, include_declared, upstream=False)
 
     @_guarded
-    def lineage(self, node_id: str, depth: int = 5, limit: int | None = None) -> dict[str, Any]:
+    def lineage(
+        self, node_id: str, depth: int = 5, limit: int | None = None, *, include_declared: bool = True
+    ) -> dict[str, Any]:
         """Both directions (for a graph view); past ``limit`` nodes the farthest are cut and counted."""
         graph = self._graph(node_id, depth)
-        up, up_edges = walk(graph, node_id, depth, upstream=True)
-        down, down_edges = walk(graph, node_id, depth, upstream=False)
+        up, up_edges = walk(graph, node_id, depth, upstream=True, declared=include_declared)
+        down, down_edges = walk(graph, node_id, depth, upstream=False, declared=include_declared)
         seen = dict(up)
         for node, level in down.items():
             seen[node] = min(level, seen.get(node, level))
-        edges = up_edges | down_edges
+        edges = {**up_edges, **down_edges}
         truncated: dict[str, int] = {}
         if limit is not None and len(seen) - 1 > limit:
             ordered = sorted((kv for kv in seen.items() if kv[0] != node_id), key=lambda kv: (kv[1], kv[0]))
@@ -150,7 +157,7 @@ class LineageQueries:
                     cut_from.setdefault(destination, set()).add(origin)
             truncated = {n: len(c) for n, c in sorted(cut_from.items())}
             seen = {n: d for n, d in seen.items() if n in kept}
-            edges = {(o, d) for o, d in edges if o in kept and d in kept}
+            edges = {(o, d): s for (o, d), s in edges.items() if o in kept and d in kept}
         answer = {
             "target": node_dict(graph, node_id, 0),
             "nodes": _nodes(graph, seen, node_id),
@@ -161,10 +168,12 @@ class LineageQueries:
         return answer
 
     @_guarded
-    def failed_upstream(self, dataset_id: str, depth: int = 10) -> dict[str, Any]:
+    def failed_upstream(
+        self, dataset_id: str, depth: int = 10, *, include_declared: bool = True
+    ) -> dict[str, Any]:
         """Upstream jobs whose latest run FAILED or ABORTED, and the edges from them to the target."""
         graph = self._dataset_graph(dataset_id, depth)
-        seen, edges = walk(graph, dataset_id, depth, upstream=True)
+        seen, edges = walk(graph, dataset_id, depth, upstream=True, declared=include_declared)
         failed = {
             n
             for n in seen
@@ -182,7 +191,7 @@ class LineageQueries:
                 if nxt not in on_path:
                     on_path.add(nxt)
                     queue.append(nxt)
-        path_edges = {(o, d) for o, d in edges if o in on_path and d in on_path}
+        path_edges = {(o, d): s for (o, d), s in edges.items() if o in on_path and d in on_path}
         return {
             "target": node_dict(graph, dataset_id, 0),
             "nodes": _nodes(graph, {n: seen[n] for n in failed}, dataset_id),
@@ -190,10 +199,10 @@ class LineageQueries:
         }
 
     @_guarded
-    def impact(self, dataset_id: str, depth: int = 10) -> dict[str, Any]:
+    def impact(self, dataset_id: str, depth: int = 10, *, include_declared: bool = True) -> dict[str, Any]:
         """Downstream jobs and datasets, their owners, and HIGH (>5 jobs) / MEDIUM (>1) / LOW."""
         graph = self._dataset_graph(dataset_id, depth)
-        seen, edges = walk(graph, dataset_id, depth, upstream=False)
+        seen, edges = walk(graph, dataset_id, depth, upstream=False, declared=include_declared)
         nodes = _nodes(graph, seen, dataset_id)
         answer = {"target": node_dict(graph, dataset_id, 0), "nodes": nodes, "edges": _edge_list(edges)}
         jobs = [n for n in nodes if n["type"] == ids.JOB]

@@ -33,6 +33,7 @@ def export_state(graph: LineageGraph) -> bytes:
             {dag_run: (skips.key, skips.job_ids) for dag_run, skips in graph.dag_run_skips.items()},
             graph.version,
             graph.salvaged,
+            {job.id: job.declared for job in graph.jobs.values() if job.declared is not None},
         )
     )
 
@@ -42,9 +43,11 @@ def absorb(graph: LineageGraph, exported: bytes) -> None:
     ``graph``'s in the log. The result is the graph one fold over both parts in log order gives: every
     fact is "latest by event time, ties broken by content" (or, for event references, by log order), and
     both parts are folded with the same rules (``tests/graph/test_split_load.py`` checks this)."""
-    jobs, runs, datasets, succ, skips, version, salvaged = marshal.loads(exported)
-    for namespace, name, owners, owners_key, ref, ref_time in jobs:
+    jobs, runs, datasets, succ, skips, version, salvaged, declarations = marshal.loads(exported)
+    for namespace, name, owners, owners_key, ref, ref_time, slo_minutes, slo_key in jobs:
         job = graph.job(namespace, name)
+        if slo_key is not None:
+            graph.set_slo(job, slo_minutes, slo_key[0])
         if owners_key is not None and (job.owners_key is None or owners_key > job.owners_key):
             job.owners_key, job.owners = owners_key, owners
         if ref is not None and ref_time >= job.ref_time:
@@ -82,6 +85,8 @@ def absorb(graph: LineageGraph, exported: bytes) -> None:
                 origin_job.targets.add(destination)
             else:
                 jobs_by_id[destination].sources.add(origin)
+    for job_id, ((micros, tie), edges) in declarations.items():
+        graph.declare(graph.jobs[job_id], frozenset(edges), micros, tie)
     for dag_run_id, (key, job_ids) in skips.items():
         graph.set_dag_run_skips(dag_run_id, key, job_ids)
     graph.version += version

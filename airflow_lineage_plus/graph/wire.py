@@ -81,6 +81,12 @@ class Dataset(msgspec.Struct):
 
 class JobFacets(msgspec.Struct):
     ownership: msgspec.Raw = NO_RAW
+    sloTier: msgspec.Raw = msgspec.field(default=NO_RAW, name=fk.SLO_TIER)
+
+
+class SloTier(msgspec.Struct):
+    tier: str | None = None
+    freshnessMinutes: int | None = None
 
 
 class Job(msgspec.Struct):
@@ -151,6 +157,7 @@ _any_decoder = msgspec.json.Decoder()
 _schema_decoder = msgspec.json.Decoder(Schema)
 _ownership_decoder = msgspec.json.Decoder(Ownership)
 _column_lineage_decoder = msgspec.json.Decoder(ColumnLineage)
+_slo_decoder = msgspec.json.Decoder(SloTier)
 
 
 _dataset_facets_decoder = msgspec.json.Decoder(DatasetFacets)
@@ -175,6 +182,15 @@ def decode_ownership(raw: bytes) -> Ownership | None:
         return _ownership_decoder.decode(raw)
     except msgspec.DecodeError:
         return None
+
+
+def decode_freshness_minutes(raw: bytes) -> int | None:
+    """``freshnessMinutes`` of a ``lineagePlus_sloTier`` job facet (None when absent or malformed)."""
+    try:
+        minutes = _slo_decoder.decode(raw).freshnessMinutes
+    except msgspec.DecodeError:
+        return None
+    return minutes if minutes is not None and minutes >= 0 else None
 
 
 def decode_column_lineage(raw: bytes) -> ColumnLineage | None:

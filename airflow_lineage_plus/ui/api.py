@@ -20,6 +20,8 @@ NodeId = Annotated[
     str, Query(min_length=1, max_length=MAX_ID_LENGTH, description="dataset:NS:NAME or job:NS:NAME")
 ]
 Depth = Annotated[int, Query(ge=1, le=MAX_DEPTH)]
+#: Whether to follow edges declared in DAG code by jobs that have not run yet (drawn dotted).
+Declared = Annotated[bool, Query(description="include declared edges of jobs that have not run")]
 AirflowId = Annotated[str, Query(min_length=1, max_length=512)]
 
 router = APIRouter(prefix="/api")
@@ -103,23 +105,26 @@ def lineage(
     node: NodeId,
     depth: Depth = 6,
     direction: Annotated[str, Query(pattern="^(both|upstream|downstream)$")] = "both",
+    declared: Declared = True,
 ) -> dict[str, Any]:
-    """The graph around ``node``; for a dataset also the upstream jobs whose latest run failed."""
+    """The graph around ``node``; for a dataset also the upstream jobs whose latest run failed. Each edge
+    has a ``state``: ``current`` (reported by a run) or ``declared`` (in DAG code; the job has not run)."""
     _checked_node_id(node)
 
     def query(queries: Any) -> dict[str, Any]:
         if direction == "upstream":
-            graph: dict[str, Any] = queries.upstream(node, depth)
+            graph: dict[str, Any] = queries.upstream(node, depth, include_declared=declared)
         elif direction == "downstream":
-            graph = queries.downstream(node, depth)
+            graph = queries.downstream(node, depth, include_declared=declared)
         else:
-            graph = queries.lineage(node, depth, limit=conf.ui_max_nodes())
+            limit = conf.ui_max_nodes()
+            graph = queries.lineage(node, depth, limit=limit, include_declared=declared)
             children = queries.descendants(node)  # a task that ran dbt: the lineage of dbt's jobs too
             if children:
-                around = [queries.lineage(c, depth, limit=conf.ui_max_nodes()) for c in children]
+                around = [queries.lineage(c, depth, limit=limit, include_declared=declared) for c in children]
                 graph = _merge_graphs(graph["target"], [graph, *around])
         if graph["target"]["type"] == "DATASET":
-            failed = queries.failed_upstream(node, depth)
+            failed = queries.failed_upstream(node, depth, include_declared=declared)
             graph["failedUpstream"] = failed.get("nodes", []) if isinstance(failed, dict) else list(failed)
         return graph
 
@@ -148,6 +153,15 @@ def node_details(request: Request, node: NodeId) -> dict[str, Any]:
     return result
 
 
+@router.get("/freshness")
+def freshness(request: Request) -> dict[str, Any]:
+    """Datasets older than their freshness target (``SloTier``), with the job responsible (docs/alerts.md)."""
+    from airflow_lineage_plus.act.freshness import report
+
+    result: dict[str, Any] = _answer(request, lambda queries: report(queries.source))
+    return result
+
+
 @router.get("/run")
 def run_details(request: Request, run: Annotated[str, Query(min_length=1, max_length=256)]) -> dict[str, Any]:
     """Inputs, outputs and facets of one run."""
@@ -172,8 +186,11 @@ def _task_jobs(queries: Any, dag_id: str, task_id: str | None) -> list[dict[str,
 
 
 @router.get("/dag")
-def dag_lineage(request: Request, dag_id: AirflowId, depth: Depth = 2) -> dict[str, Any]:
-    """The lineage of all tasks of one DAG, merged into one graph centred on the DAG."""
+def dag_lineage(
+    request: Request, dag_id: AirflowId, depth: Depth = 2, declared: Declared = True
+) -> dict[str, Any]:
+    """The lineage of all tasks of one DAG, merged into one graph centred on the DAG (a DAG that has not
+    run yet shows the lineage its tasks declare, published with ``lineage-plus publish-static``)."""
 
     def query(queries: Any) -> dict[str, Any]:
         jobs = _task_jobs(queries, dag_id, None)
@@ -182,7 +199,10 @@ def dag_lineage(request: Request, dag_id: AirflowId, depth: Depth = 2) -> dict[s
         limit = conf.ui_max_nodes()
         # and the jobs the tasks ran (dbt's), which carry the lineage of tasks that report none themselves
         ran = [child for job in jobs for child in queries.descendants(job["id"])]
-        graphs = [queries.lineage(job_id, depth, limit=limit) for job_id in [j["id"] for j in jobs] + ran]
+        graphs = [
+            queries.lineage(job_id, depth, limit=limit, include_declared=declared)
+            for job_id in [j["id"] for j in jobs] + ran
+        ]
         target = {"id": f"dag:{dag_id}", "type": "DAG", "name": dag_id, "namespace": "", "depth": 0}
         merged = _merge_graphs(target, graphs)
         merged["dagJobs"] = [job["id"] for job in jobs]

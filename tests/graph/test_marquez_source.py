@@ -16,6 +16,7 @@ from graph_builders import (
     ds,
     event,
     facet,
+    job_event,
     job_node,
     orders_pipeline,
     run_id,
@@ -49,6 +50,8 @@ def _events() -> list[dict[str, Any]]:
     for item in load:
         item["run"]["facets"]["parent"] = parent
     events += [event("START", "orders", "dagrun-9", 40), *load]
+    # a task declared in DAG code (a JobEvent) that has not run yet
+    events.append(job_event("orders.audit", 46, inputs=[ds("orders_report")], outputs=[ds("audit_log")]))
     events.append(
         event(
             "COMPLETE",
@@ -81,6 +84,7 @@ def _ask(queries: LineageQueries) -> dict[str, Any]:
         "up": queries.upstream(dataset_node("orders_report"), 10),
         "up2": queries.upstream(dataset_node("orders_report"), 2),
         "down": queries.downstream(dataset_node("raw_orders"), 10),
+        "down_run_only": queries.downstream(dataset_node("raw_orders"), 10, include_declared=False),
         "down_job": queries.downstream(job_node("orders.load_orders"), 3),
         "failed": queries.failed_upstream(dataset_node("orders_report"), 10),
         "impact": queries.impact(dataset_node("stg_orders"), 10),
@@ -104,6 +108,22 @@ def test_marquez_source_gives_the_same_answers_as_the_event_log(
     report = next(n for n in from_log["up2"]["nodes"] if n["id"] == job_node("orders.report"))
     # skipped by the scheduler in the last DAG run: known only from the DAG run's tasksState
     assert (report["latestRun"]["state"], report["latestRun"]["runId"]) == ("SKIPPED", None)
+    declared = [e for e in from_log["down"]["edges"] if e["state"] == "declared"]
+    assert declared == [
+        {
+            "origin": dataset_node("orders_report"),
+            "destination": job_node("orders.audit"),
+            "state": "declared",
+        },
+        {"origin": job_node("orders.audit"), "destination": dataset_node("audit_log"), "state": "declared"},
+    ]
+    audit = next(n for n in from_log["down"]["nodes"] if n["id"] == job_node("orders.audit"))
+    assert audit["declared"] is True and audit["latestRun"] is None
+    run_only = {n["id"] for n in from_log["down_run_only"]["nodes"]}
+    assert run_only == {n["id"] for n in from_log["down"]["nodes"]} - {
+        job_node("orders.audit"),
+        dataset_node("audit_log"),
+    }
 
 
 def test_every_fake_marquez_answer_matches_the_openapi_contract(fake_marquez: FakeMarquez) -> None:

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from graph_builders import dataset_node, ds, event, facet, job_node, run_id, varied_events
+from graph_builders import dataset_node, ds, event, facet, job_event, job_node, run_id, varied_events
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -36,7 +36,14 @@ def _tricky_events() -> list[dict[str, Any]]:
     tie_b = ds("tie_ds", fields=[("a", "BIGINT")], owners=["team:b"])
     skip = {"lineagePlus_skipState": facet(skipped=True, reason="r-b")}
     skip_other = {"lineagePlus_skipState": facet(skipped=True, reason="r-a")}
+    declared_v1 = [ds("stg_orders"), ds("fx_rates")]
     return [
+        # declarations: two of one job (the later drops an input), one of a job that also ran
+        job_event("orders.planned", 20, inputs=declared_v1, outputs=[ds("plan", fields=[("a", "INT")])]),
+        job_event(
+            "orders.planned", 21, inputs=[ds("stg_orders")], outputs=[ds("plan", fields=[("b", "INT")])]
+        ),
+        job_event("orders.tie_job", 60, outputs=[ds("tie_ds", fields=[("a", "VARCHAR")], owners=["team:c"])]),
         event("START", "orders", "dag-1", 0),
         event("START", "orders.load_orders", "load-1", 0.5, run_facets=dag_run),
         event("COMPLETE", "orders.tie_job", "tie-1", 40, outputs=[tie_a]),
@@ -115,6 +122,9 @@ def _fingerprint(graph: LineageGraph) -> dict[str, Any]:
         "skips": {key: (s.key, s.job_ids) for key, s in graph.dag_run_skips.items()},
         "skipped_by": sets(graph.skipped_by),
         "column_readers": sets(graph.column_readers),
+        "declared": {key: j.declared for key, j in graph.jobs.items() if j.declared is not None},
+        "declared_succ": sets(graph.declared_succ),
+        "declared_pred": sets(graph.declared_pred),
         "version": graph.version,
     }
 
@@ -126,6 +136,10 @@ def test_the_tricky_events_exercise_the_tie_rules() -> None:
     assert graph.runs[run_id("err-1")].error == "b"
     assert graph.datasets[dataset_node("tie_ds")].fields == (("a", "INT", None),)
     assert graph.dag_run_skips[run_id("dag-1")].job_ids == (job_node("orders.x"),)
+    # a declaration never wins over a run's facts, even a later one
+    assert graph.datasets[dataset_node("tie_ds")].owners == ("team:b",)
+    assert graph.declared_succ[dataset_node("stg_orders")] == {job_node("orders.planned")}
+    assert graph.datasets[dataset_node("plan")].fields == (("b", "INT", None),)
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -97,6 +97,26 @@ def event(
     }
 
 
+def job_event(
+    job: str,
+    minute: float,
+    *,
+    inputs: Iterable[dict[str, Any]] = (),
+    outputs: Iterable[dict[str, Any]] = (),
+    job_facets: dict[str, Any] | None = None,
+    namespace: str = JOB_NS,
+) -> dict[str, Any]:
+    """A JobEvent: a job's declared inputs and outputs, with no run (static lineage)."""
+    return {
+        "eventTime": at(minute),
+        "job": {"namespace": namespace, "name": job, "facets": job_facets or {}},
+        "inputs": list(inputs),
+        "outputs": list(outputs),
+        "producer": PRODUCER,
+        "schemaURL": "https://openlineage.io/spec/2-0-2/OpenLineage.json#/$defs/JobEvent",
+    }
+
+
 def run_pair(
     job: str,
     run: str,

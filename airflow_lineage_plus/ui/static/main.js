@@ -8,7 +8,7 @@ import { api } from "./api.js";
 import { $, append, clear, el, setStatus } from "./dom.js";
 import { showDetails } from "./panel.js";
 import { setupPanZoom } from "./panzoom.js";
-import { markSelected, renderBanner, renderGraph } from "./render.js";
+import { markSelected, markStale, renderBanner, renderGraph } from "./render.js";
 import { runSearch, setupSearch } from "./search.js";
 import { clampDepth, state, updateUrl } from "./state.js";
 import { renderTaskInstance } from "./task-instance.js";
@@ -44,6 +44,8 @@ function loadGraph() {
     setStatus("");
     renderBanner(graph);
     renderGraph(graph);
+    // freshness is an extra: a source that cannot answer it (Marquez) leaves the graph as it is
+    api("freshness", {}).then(markStale).catch(function () {});
   }).catch(function (error) {
     state.graph = null;
     clear($("viewport"));
