@@ -19,7 +19,10 @@ way, in the ``dbt-ol`` process, each event gets what ``dbt-ol`` leaves out or ge
 4. **Skipped models.** ``dbt-ol`` emits nothing for a model dbt skipped; here it gets one ABORT record with
    the skip facet (``TRIGGER_RULE``/``all_success``, state ``upstream_failed``, the failed upstream node),
    as a child of the dbt run, like the provider-side records of tasks the scheduler skipped.
-5. **Redaction and limits** of :func:`airflow_lineage_plus.deliver.budget.enforce`, with the values the
+5. **Owners and service level.** A model's job carries the task's job facets (owners, ``SloTier``,
+   ``OwningTeam``: freshness and alerts look at the jobs that write tables); a model's ``meta`` owner
+   becomes its table's ``ownership``.
+6. **Redaction and limits** of :func:`airflow_lineage_plus.deliver.budget.enforce`, with the values the
    task read (this process does not import Airflow): an event that cannot be checked is not sent.
 
 Nothing here can fail dbt or the task: an event that cannot be rewritten is sent as ``dbt-ol`` made it,
@@ -38,7 +41,7 @@ from typing import Any
 
 import attr
 from openlineage.client.event_v2 import InputDataset, Job, OutputDataset, Run, RunEvent, RunState
-from openlineage.client.facet_v2 import error_message_run, job_type_job, parent_run
+from openlineage.client.facet_v2 import error_message_run, job_type_job, ownership_dataset, parent_run
 from openlineage.client.transport import get_default_factory
 from openlineage.client.transport.noop import NoopConfig, NoopTransport
 from openlineage.client.transport.transport import Config, Transport
@@ -97,20 +100,26 @@ class DbtLineageConfig(Config):
             transport).
         target_path: dbt's target folder (default: as ``dbt-ol`` finds it from its command line).
         limits: the ``[lineage_plus]`` limits (:meth:`Limits.as_dict`); the defaults when missing.
+        job_facets: job facets (as JSON) of the task running dbt that its model jobs carry too (owners,
+            service level: :func:`airflow_lineage_plus.emit.dbt_run.task_job_facets`).
     """
 
     transport: dict[str, Any] | None = None
     target_path: str | None = None
     limits: dict[str, Any] | None = None
+    job_facets: dict[str, Any] | None = None
 
     @classmethod
     def from_dict(cls, params: dict[str, Any]) -> DbtLineageConfig:
-        transport = params.get("transport")
-        limits = params.get("limits")
+        def mapping(key: str) -> dict[str, Any] | None:
+            value = params.get(key)
+            return dict(value) if isinstance(value, dict) else None
+
         return cls(
-            transport=dict(transport) if isinstance(transport, dict) else None,
+            transport=mapping("transport"),
             target_path=str(params["target_path"]) if params.get("target_path") else None,
-            limits=dict(limits) if isinstance(limits, dict) else None,
+            limits=mapping("limits"),
+            job_facets=mapping("job_facets"),
         )
 
 
@@ -211,7 +220,15 @@ class DbtLineageTransport(Transport):
                 field.namespace, field.name = dataset_identity(field.namespace, field.name, self.cwd, tables)
 
     def _model_event(self, event: RunEvent, artifacts: DbtArtifacts) -> None:
-        """Remember what a model's START says it builds; give its FAIL dbt's error and that output."""
+        """The task's job facets and the model's owner on a model's events; remember what its START says
+        it builds; give its FAIL dbt's error and that output."""
+        self._add_task_facets(event)
+        node = artifacts.nodes.get(_unique_id(event) or "") or {}
+        owners = _meta_owners(node)
+        for dataset in event.outputs or ():
+            if owners and dataset.facets is not None and fk.OWNERSHIP not in dataset.facets:
+                owned = [ownership_dataset.Owner(name=owner) for owner in owners]
+                dataset.facets[fk.OWNERSHIP] = ownership_dataset.OwnershipDatasetFacet(owners=owned)
         run_id = str(event.run.runId)
         if event.eventType == RunState.START:
             self.planned_outputs[run_id] = [OutputDataset(d.namespace, d.name) for d in event.outputs or ()]
@@ -220,6 +237,12 @@ class DbtLineageTransport(Transport):
             _add_error(event, result.message if result is not None else None)
             if not event.outputs:
                 event.outputs = list(self.planned_outputs.get(run_id, ()))
+
+    def _add_task_facets(self, event: RunEvent) -> None:
+        """The job facets of the task running dbt (owners, service level) on a model job's event."""
+        facets = self.config.job_facets or {}
+        if facets:
+            event.job.facets = {**facets, **(event.job.facets or {})}
 
     def _skip_records(self, artifacts: DbtArtifacts, end: RunEvent) -> list[RunEvent]:
         """One ABORT per model or snapshot dbt skipped, a child of the dbt run, at the run's end."""
@@ -250,7 +273,7 @@ class DbtLineageTransport(Transport):
             run_facets["processing_engine"] = engine
         job_type = job_type_job.JobTypeJobFacet(processingType="BATCH", integration="DBT", jobType=kind)
         started = _parse_time(self.wrapper.eventTime)
-        return RunEvent(
+        record = RunEvent(
             eventType=RunState.ABORT,
             eventTime=end.eventTime,
             run=Run(
@@ -262,6 +285,8 @@ class DbtLineageTransport(Transport):
             outputs=[],
             producer=end.producer,
         )
+        self._add_task_facets(record)
+        return record
 
     def _dbt_run_as_parent(self) -> parent_run.ParentRunFacet:
         """The parent facet of dbt-ol's node runs: the dbt run, and the dbt run's own root."""
@@ -319,6 +344,14 @@ def _discovered_transport() -> Transport:
         return OpenLineageClient().transport
     finally:
         os.environ.update(ours)
+
+
+def _meta_owners(node: Mapping[str, Any]) -> list[str]:
+    """The owners a dbt node names in its ``meta`` (``owner: team:analytics`` or a list), dbt's convention."""
+    meta = {**(node.get("meta") or {}), **((node.get("config") or {}).get("meta") or {})}
+    owner = meta.get("owner")
+    names = owner if isinstance(owner, list) else [owner]
+    return [str(name) for name in names if isinstance(name, str) and name.strip()]
 
 
 def _job_type(event: RunEvent) -> str | None:

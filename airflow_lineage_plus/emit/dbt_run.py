@@ -37,6 +37,7 @@ from typing import Any
 import attr
 
 from airflow_lineage_plus import _compat, conf
+from airflow_lineage_plus import facet_keys as fk
 from airflow_lineage_plus.containment import contained
 from airflow_lineage_plus.exceptions import DbtRunFailed
 
@@ -50,6 +51,8 @@ UNSET = {
     "OPENLINEAGE_NAMESPACE": "dbt",
     "OPENLINEAGE__TRANSPORT": json.dumps({"type": TRANSPORT_CLASS}),
 }
+#: Airflow's owner of a task nobody named: not an owner to carry.
+DEFAULT_OWNER = "airflow"
 #: Inherited variables that would change the transport dbt-ol's client builds around ours.
 _CLIENT_DISCOVERY = ("OPENLINEAGE_URL", "OPENLINEAGE_CONFIG", "OPENLINEAGE_API_KEY", "OPENLINEAGE_ENDPOINT")
 
@@ -99,8 +102,31 @@ class TaskRunIds:
         }
 
 
-def dbt_transport_config(target_path: str | None = None) -> dict[str, Any]:
-    """``OPENLINEAGE__TRANSPORT`` for ``dbt-ol``: the dbt transport around the provider's transport."""
+def task_job_facets(task: Any) -> dict[str, Any]:
+    """The job facets of ``task`` (an operator) that the dbt models it runs carry too, as JSON: its owners
+    (``ownership``, from the task's ``owner``) and this package's declared job facets (``lineagePlus_*``:
+    service level, owning team). So freshness targets and owners reach the jobs that write the tables."""
+    from openlineage.client.facet_v2 import ownership_job
+
+    from airflow_lineage_plus.deliver.serialize import plain
+
+    facets: dict[str, Any] = {}
+    on_start = getattr(task, _compat.openlineage_method_names()[0], None)
+    declared = on_start() if callable(on_start) else None
+    for key, facet in (getattr(declared, "job_facets", None) or {}).items():
+        if key.startswith(fk.PREFIX):
+            facets[key] = plain(facet)
+    owners = [o.strip() for o in str(getattr(task, "owner", "") or "").split(",")]
+    owners = [o for o in owners if o and o != DEFAULT_OWNER]
+    if owners:
+        owned = ownership_job.OwnershipJobFacet(owners=[ownership_job.Owner(name=o) for o in owners])
+        facets[fk.OWNERSHIP] = plain(owned)
+    return facets
+
+
+def dbt_transport_config(target_path: str | None = None, task: Any = None) -> dict[str, Any]:
+    """``OPENLINEAGE__TRANSPORT`` for ``dbt-ol``: the dbt transport around the provider's transport, with
+    the ``[lineage_plus]`` limits and the job facets of ``task`` (the operator running dbt)."""
     from airflow_lineage_plus.deliver.budget import Limits
 
     config: dict[str, Any] = {"type": TRANSPORT_CLASS, "limits": Limits.configured().as_dict()}
@@ -109,6 +135,9 @@ def dbt_transport_config(target_path: str | None = None) -> dict[str, Any]:
         config["transport"] = provider["transport"]
     if target_path:
         config["target_path"] = str(target_path)
+    if task is not None:
+        with contained("the owners and service level of the task on dbt's model jobs"):
+            config["job_facets"] = task_job_facets(task)
     return config
 
 
@@ -135,7 +164,10 @@ def dbt_lineage_env(
             task_instance = get_current_context()["ti"]
         env.update(TaskRunIds.of(task_instance).parent_env())
     with contained("the transport of dbt's events (OPENLINEAGE__TRANSPORT)"):
-        env["OPENLINEAGE__TRANSPORT"] = json.dumps(dbt_transport_config(os.fspath(target_path or "") or None))
+        config = dbt_transport_config(
+            os.fspath(target_path or "") or None, getattr(task_instance, "task", None)
+        )
+        env["OPENLINEAGE__TRANSPORT"] = json.dumps(config)
     if job_name:
         env["OPENLINEAGE_DBT_JOB_NAME"] = job_name
     return env

@@ -125,6 +125,31 @@ def test_the_table_the_airflow_task_writes_is_the_node_the_dbt_model_reads(dbt_r
     assert "schema" not in model["inputs"][0]["facets"]
 
 
+def test_model_jobs_carry_the_tasks_owners_and_service_level_and_tables_their_meta_owner(
+    dbt_run: DbtRun,
+) -> None:
+    for job in (
+        dbt_run.model_job("Orders_By_Day"),
+        dbt_run.model_job("broken"),
+        dbt_run.model_job("after_broken"),
+    ):
+        for event in dbt_run.of(job):
+            facets = event["job"]["facets"]
+            assert [o["name"] for o in facets["ownership"]["owners"]] == ["team:marts"], job
+            assert (
+                facets["lineagePlus_sloTier"]["tier"],
+                facets["lineagePlus_sloTier"]["freshnessMinutes"],
+            ) == (
+                "gold",
+                1560,
+            )
+    [built] = dbt_run.terminal(dbt_run.model_job("Orders_By_Day"))["outputs"]
+    assert [o["name"] for o in built["facets"]["ownership"]["owners"]] == ["team:analytics"]  # meta: owner
+    # test runs are not writers: they keep dbt's own facets only
+    for event in dbt_run.of(dbt_run.model_job("Orders_By_Day", "test")):
+        assert "lineagePlus_sloTier" not in event["job"]["facets"]
+
+
 def test_dbt_tests_arrive_as_assertions_and_a_failing_test_fails_its_run(dbt_run: DbtRun) -> None:
     tests = dbt_run.terminal(dbt_run.model_job("Orders_By_Day", "test"))
     assert tests["eventType"] == "FAIL"

@@ -16,13 +16,17 @@ from airflow.providers.openlineage.api.emission_policy import extend_global_open
 from airflow.providers.standard.operators.bash import BashOperator
 from airflow.sdk import BaseHook, dag, task
 
-from airflow_lineage_plus import Field, Output, lineage
+from airflow_lineage_plus import Field, LineageMixin, Output, SloTier, lineage
 from airflow_lineage_plus import datasets as ds
 from airflow_lineage_plus.dbt import dbt_lineage_env_templates
 
 PROJECT = os.environ.get("LINEAGE_TEST_DBT_PROJECT", "/nonexistent")
 TARGET = os.environ.get("LINEAGE_TEST_DBT_TARGET", "/nonexistent")
 STG_ORDERS = ds.sql_table("warehouse", "analytics.staging.stg_orders")
+
+
+class DbtBashOperator(LineageMixin, BashOperator):
+    """A BashOperator with this package's declarations (the mixin of README "Declare lineage on a task")."""
 
 
 @dag(
@@ -43,8 +47,11 @@ def dbt_child_runs() -> None:
             ]
         )
 
-    dbt_build = BashOperator(
+    dbt_build = DbtBashOperator(
         task_id="dbt_build",
+        # the task's owners and service level: dbt's model jobs carry them too
+        lineage_owners=["team:marts"],
+        lineage_facets=[SloTier(tier="gold", freshnessMinutes=1560)],
         bash_command=(
             f"dbt-ol build --project-dir {shlex.quote(PROJECT)} --profiles-dir {shlex.quote(PROJECT)} "
             f"--target-path {shlex.quote(TARGET)} --log-path {shlex.quote(TARGET)}/logs"
