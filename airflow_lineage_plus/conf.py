@@ -55,6 +55,30 @@ def event_log_path() -> Path:
     return airflow_home() / "lineage_plus" / "events.jsonl"
 
 
+def event_log_file_mode() -> int:
+    """[lineage_plus] event_log_file_mode: permissions (octal, e.g. ``0640``) of a new event log."""
+    return _get_mode("event_log_file_mode")
+
+
+def event_log_dir_mode() -> int:
+    """[lineage_plus] event_log_dir_mode: permissions (octal, e.g. ``0750``) of a new event log directory."""
+    return _get_mode("event_log_dir_mode")
+
+
+def _get_mode(option: str) -> int:
+    value = _get(option).strip()
+    try:
+        mode = int(value, 8)
+    except ValueError:
+        mode = -1
+    if not 0 <= mode <= 0o777:
+        raise ValueError(
+            f"[lineage_plus] {option} must be octal permissions such as "
+            f"{OPTIONS[option]['default']}, not {value!r}"
+        )
+    return mode
+
+
 def graph_source() -> str:
     """[lineage_plus] graph_source: ``events`` or ``marquez``."""
     value = _get("graph_source").strip().lower() or "events"
@@ -117,12 +141,14 @@ def emit_skip_records() -> bool:
     return _get_bool("emit_skip_records")
 
 
-def skip_ledger_path() -> Path:
-    """[lineage_plus] skip_ledger_path; empty means ``$AIRFLOW_HOME/lineage_plus/skip_records.sqlite``."""
-    configured = _get("skip_ledger_path").strip()
-    if configured:
-        return Path(os.path.expanduser(configured))
-    return airflow_home() / "lineage_plus" / "skip_records.sqlite"
+def skip_claims_table() -> str:
+    """[lineage_plus] skip_claims_table: the metadata-database table of the skip records' claims."""
+    return _get("skip_claims_table").strip()
+
+
+def skip_query_timeout() -> float:
+    """[lineage_plus] skip_query_timeout, in seconds, per statement of the skip records."""
+    return float(_get("skip_query_timeout"))
 
 
 def ui_max_nodes() -> int:

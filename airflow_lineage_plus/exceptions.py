@@ -7,6 +7,7 @@ written against those keeps working::
     LineagePlusError
     ├── LineageDeclarationError (ValueError)   an authoring mistake, raised at DAG parse time
     │   └── DatasetNameError                   a dataset reference that cannot name a dataset
+    ├── ConfigurationError (ValueError)        a [lineage_plus] setting or a database the package cannot use
     ├── EventLostError (OSError)               an event could not be logged or delivered (always contained)
     ├── ReplayError (RuntimeError)             ``lineage-plus replay`` could not start
     ├── NodeNotFound (LookupError)             the graph knows no such dataset, job, column or run
@@ -39,9 +40,17 @@ class DatasetNameError(LineageDeclarationError):
     """A dataset reference that cannot name a dataset; the message names the field and the fix."""
 
 
+class ConfigurationError(LineagePlusError, ValueError):
+    """A ``[lineage_plus]`` setting, or a deployment (a metadata database), the package cannot work with."""
+
+
 class EventLostError(LineagePlusError, OSError):
     """An event could not be appended to the event log or delivered; contained and counted, never raised
     into a task."""
+
+
+class UncheckedEventError(LineagePlusError, ValueError):
+    """An event could not be checked for secrets; it is neither logged nor forwarded (fail closed)."""
 
 
 class ReplayError(LineagePlusError, RuntimeError):

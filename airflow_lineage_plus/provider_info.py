@@ -28,6 +28,21 @@ OPTIONS: dict[str, dict[str, Any]] = {
         "default": "",
         "example": "/var/lib/airflow/lineage/events.jsonl",
     },
+    "event_log_file_mode": {
+        "description": "Permissions (octal) the event log is created with. Lineage carries SQL, URIs "
+        "and error messages: by default only the owner writes and its group reads (the API server "
+        "and the CLI need read access through the group).",
+        "type": "string",
+        "default": "0640",
+        "example": "0600",
+    },
+    "event_log_dir_mode": {
+        "description": "Permissions (octal) the event log's directory is created with, when the event "
+        "log transport creates it.",
+        "type": "string",
+        "default": "0750",
+        "example": "0700",
+    },
     "graph_source": {
         "description": "Where the Lineage view and the CLI read lineage from: ``events`` (the event log) "
         "or ``marquez`` (the Marquez API at ``marquez_url``).",
@@ -105,13 +120,23 @@ OPTIONS: dict[str, dict[str, Any]] = {
         "default": "True",
         "example": "False",
     },
-    "skip_ledger_path": {
-        "description": "SQLite file in which the skip-state listener notes the runIds it has emitted "
-        "records for, so a DAG run reported twice gets nothing new. Empty means "
-        "``$AIRFLOW_HOME/lineage_plus/skip_records.sqlite``.",
+    "skip_claims_table": {
+        "description": "Table in Airflow's metadata database in which the skip-state listener claims "
+        "each record's runId before emitting it, so that of all the schedulers (and API servers) "
+        "reporting a DAG run exactly one emits each record. Created on first use, outside Airflow's "
+        "migrations; see docs/deployment.md to remove it.",
         "type": "string",
-        "default": "",
-        "example": "/var/lib/airflow/lineage/skip_records.sqlite",
+        "default": "lineage_plus_skip_claims",
+        "example": "lineage_plus_skip_claims",
+    },
+    "skip_query_timeout": {
+        "description": "Seconds each metadata-database statement of the skip records may take "
+        "(PostgreSQL statement_timeout, MySQL max_execution_time). The statements run in the "
+        "OpenLineage provider's process pool, never in the scheduler loop; on a timeout that DAG "
+        "run's records are lost with one warning.",
+        "type": "float",
+        "default": "5.0",
+        "example": "2.0",
     },
     "contract_mode": {
         "description": "What a task does when the schema it wrote breaks the DataContract of one of its "

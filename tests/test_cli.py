@@ -204,9 +204,11 @@ def test_bad_lines_are_reported_on_stderr_not_in_the_json(tmp_path: Path) -> Non
     assert "malformed=1" in err
 
 
-def test_marquez_source_gives_the_same_json_as_the_event_log(log: Path) -> None:
+def test_marquez_source_gives_the_same_json_as_the_event_log(tmp_path: Path) -> None:
+    events = sorted(orders_pipeline(full_start=True), key=lambda e: e["eventTime"])  # as a live stream
+    log = write_log(tmp_path / "events.jsonl", events)
     with FakeMarquez(api_key="k") as marquez:
-        for item in orders_pipeline():
+        for item in events:
             import httpx
 
             httpx.post(
@@ -268,11 +270,8 @@ def test_a_skipped_latest_run_shows_as_skipped(tmp_path: Path) -> None:
 
 
 @pytest.mark.airflow
-def test_failed_upstream_names_the_failed_job_of_the_sample_pipeline(
-    tmp_path: Path, request: pytest.FixtureRequest
-) -> None:
+def test_failed_upstream_names_the_failed_job_of_the_sample_pipeline(tmp_path: Path, demo_runs: Any) -> None:
     """The demo's runs (a good day, an empty day, a day whose dbt model fails), through the real provider."""
-    demo_runs = request.getfixturevalue("demo_runs")
     log = tmp_path / "events.jsonl"
     write_log(log, demo_runs.events())
     [fct] = [

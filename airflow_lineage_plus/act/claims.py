@@ -8,8 +8,8 @@ that cannot reach the metadata database falls back to a SQLite file on its host
 (``$AIRFLOW_HOME/lineage_plus/alert_claims.sqlite``), which deduplicates on that host only; that is
 logged once.
 
-Both stores sit behind :class:`Claims`, so the skip-record ledger's claim in the metadata database
-(``emit/ledger.py``) can replace them.
+Both stores sit behind :class:`Claims`. The skip records claim theirs in their own table with their own
+session and statement timeout (``emit/claims.py``); the two could share one store.
 """
 
 from __future__ import annotations

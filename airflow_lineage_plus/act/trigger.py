@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from airflow_lineage_plus import _compat, conf, datasets
+from airflow_lineage_plus import conf, datasets
 from airflow_lineage_plus.act.courier import hand_off
 from airflow_lineage_plus.act.failure import Failure, error_text
 from airflow_lineage_plus.author.mixins import RESOLVED_ATTRIBUTE, SPEC_ATTRIBUTE
@@ -44,7 +44,7 @@ def failure_of(task_instance: Any, error: Any) -> Failure:
         map_index=-1 if map_index is None else int(map_index),
         try_number=int(getattr(task_instance, "try_number", 0) or 0),
         job_namespace=conf.openlineage_namespace(),
-        error=scrub(text, _compat.secrets_redactor()) if text else None,
+        error=scrub(text) if text else None,
         outputs=declared_outputs(getattr(task_instance, "task", None)),
     )
 

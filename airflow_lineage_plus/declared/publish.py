@@ -51,8 +51,8 @@ def _sender(
     if marquez is not None:
         client = MarquezClient(marquez, api_key=api_key, timeout=timeout)
         return lambda event: client.post_lineage(dumps(event)), client.close, f"Marquez at {client.url}"
-    configured = _compat.openlineage_client()
-    kind = getattr(getattr(configured, "transport", None), "kind", None) or "configured"
+    configured = _compat.openlineage_client().transport  # the checked dict goes to it as is: every
+    kind = getattr(configured, "kind", None) or "configured"  # client transport serialises dicts
     return configured.emit, lambda: None, f"the OpenLineage provider's {kind} transport"
 
 

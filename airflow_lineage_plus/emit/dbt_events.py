@@ -151,11 +151,12 @@ class DbtLineageTransport(Transport):
     def emit(self, event: Any) -> None:
         for out in self.rewrite(event):
             try:
-                checked = enforce(out, self.limits, secrets_masker=False)
+                checked = enforce(out, self.limits)
             except Exception as exc:  # fail closed, as BudgetTransformer: unchecked events are not sent
                 report(f"{describe(out)} from dbt-ol, which could not be checked for secrets and size", exc)
                 continue
-            self.inner.emit(checked)
+            # the checked JSON-ready dict, as BudgetTransformer hands on: every client transport takes dicts
+            self.inner.emit(checked)  # type: ignore[arg-type]
 
     def close(self, timeout: float = -1) -> bool:
         return bool(self.inner.close(timeout))

@@ -129,8 +129,10 @@ class MarquezSource(LineageSource):
         versions.sort(key=lambda v: _micros(v.get("createdAt")) or 0, reverse=True)
         distinct: list[Fields] = []
         for version in versions:
+            # A write without a schema facet (a START listing bare outputs) is a version with no fields in
+            # Marquez: it says nothing about the schema, so it is not a schema version.
             fields: Fields = tuple((f["name"], f.get("type")) for f in version.get("fields") or [])
-            if version.get("fields") is not None and fields not in distinct:
+            if fields and fields not in distinct:
                 distinct.append(fields)
         return distinct
 

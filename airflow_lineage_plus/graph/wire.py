@@ -14,6 +14,7 @@ import msgspec
 
 from airflow_lineage_plus import facet_keys as fk
 from airflow_lineage_plus.exceptions import BadEventError
+from airflow_lineage_plus.timestamps import parse_iso
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 _MICRO = timedelta(microseconds=1)
@@ -202,10 +203,7 @@ def decode_column_lineage(raw: bytes) -> ColumnLineage | None:
 
 def to_micros(value: str) -> int:
     """Epoch microseconds of an ISO-8601 time; a time without zone is taken as UTC."""
-    moment = datetime.fromisoformat(value)
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=timezone.utc)
-    return (moment - _EPOCH) // _MICRO
+    return (parse_iso(value) - _EPOCH) // _MICRO
 
 
 def format_micros(micros: int | None) -> str | None:

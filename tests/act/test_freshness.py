@@ -8,7 +8,7 @@ import json
 from datetime import datetime, timedelta, timezone
 
 import pytest
-from conftest import RECIPIENTS, AlertedPipeline
+from alert_pipeline import RECIPIENTS, AlertedPipeline
 
 from airflow_lineage_plus import cli
 

@@ -13,7 +13,7 @@ from email.message import EmailMessage
 from pathlib import Path
 
 import pytest
-from conftest import BASE_URL, AlertedPipeline
+from alert_pipeline import BASE_URL, AlertedPipeline
 from harness import read_events
 from openlineage_spec import validate_events
 

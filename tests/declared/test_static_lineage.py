@@ -179,7 +179,7 @@ def test_publish_static_sends_to_marquez_and_to_the_providers_transport(fake_mar
     before = len(read_events(_SESSION_LOG))
     code, out, err = _publish("publish-static", "--dags", str(DAGS), "--namespace-suffix=-ci")
     assert code == 0, err
-    assert "the OpenLineage provider's file transport" in out
+    assert "the OpenLineage provider's lineage_plus_event_log transport" in out
     sent = read_events(_SESSION_LOG)[before:]
     assert {e["job"]["name"] for e in sent} == DECLARING
     assert {e["job"]["namespace"] for e in sent} == {f"{NS}-ci"}

@@ -167,17 +167,7 @@ def _generated_log(path: Path) -> Path:
     return path
 
 
-@pytest.fixture
-def single_threaded() -> None:
-    """Worker processes are forked only from a process running one thread (see ``_parallel_ok``):
-    wait for threads other tests left behind (e.g. the stand-in Marquez's request handlers) to end."""
-    for thread in threading.enumerate():
-        if thread is not threading.main_thread():
-            thread.join(timeout=30)
-    assert threading.active_count() == 1, threading.enumerate()
-
-
-@pytest.mark.usefixtures("single_threaded")
+@pytest.mark.single_threaded
 def test_a_log_folded_by_worker_processes_equals_the_sequential_load(tmp_path: Path) -> None:
     log = _generated_log(tmp_path / "events.jsonl")
     sequential = EventLogSource(log, workers=1)
@@ -203,7 +193,7 @@ class _WorkerThatDies(EventLogSource):
         sender.close()  # exits without sending its part
 
 
-@pytest.mark.usefixtures("single_threaded")
+@pytest.mark.single_threaded
 def test_a_part_whose_worker_fails_is_read_by_the_parent(tmp_path: Path) -> None:
     log = _generated_log(tmp_path / "events.jsonl")
     sequential = EventLogSource(log, workers=1)
@@ -217,7 +207,7 @@ def test_a_part_whose_worker_fails_is_read_by_the_parent(tmp_path: Path) -> None
     )
 
 
-@pytest.mark.usefixtures("single_threaded")
+@pytest.mark.single_threaded
 def test_small_reads_and_appends_stay_in_one_process(tmp_path: Path) -> None:
     log = _generated_log(tmp_path / "events.jsonl")
     size = log.stat().st_size
@@ -258,7 +248,7 @@ class _ReaderThatFailsHere(EventLogSource):
 PARENT_PID = os.getpid()
 
 
-@pytest.mark.usefixtures("single_threaded")
+@pytest.mark.single_threaded
 def test_an_error_while_folding_here_leaves_no_worker_behind(tmp_path: Path) -> None:
     log = _generated_log(tmp_path / "events.jsonl")
     with pytest.raises(SourceUnavailable, match="the disk went away"):

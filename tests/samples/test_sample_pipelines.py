@@ -79,19 +79,33 @@ def test_each_sample_run_ends_as_the_scenario_intends(demo_runs: DemoRuns) -> No
     }
 
 
-def _skip_records(result: Any, task_id: str) -> list[dict[str, Any]]:
-    """The task's events, which must all be skip records (the scheduler skipped it: it never started)."""
+def _skip_record(result: Any, task_id: str) -> dict[str, Any]:
+    """The skip facet of the task's only event, its ABORT record (the scheduler skipped it: it never ran)."""
     events = result.task_events(task_id)
-    assert [e["eventType"] for e in events] in ([], ["ABORT"]), f"{task_id} ran: {events}"
-    return [facet for e in events for facet in e["run"]["facets"].values() if facet.get("skipped") is True]
+    assert [e["eventType"] for e in events] == ["ABORT"], f"{task_id}: {events}"
+    facet: dict[str, Any] = events[0]["run"]["facets"]["lineagePlus_skipState"]
+    assert facet["skipped"] is True
+    return facet
+
+
+def _aborts(result: Any) -> list[str]:
+    return sorted(e["job"]["name"] for e in result.task_events() if e["eventType"] == "ABORT")
 
 
 def test_the_gate_skips_the_downstream_hops_when_the_partition_has_no_orders(demo_runs: DemoRuns) -> None:
     started = {e["job"]["name"] for e in demo_runs.orders_empty.task_events() if e["eventType"] == "START"}
     assert started == {"ecommerce_orders.ingest_orders_to_s3", "ecommerce_orders.has_orders"}
     for task_id in ("load_stg_orders", "fct_daily_orders"):
-        for facet in _skip_records(demo_runs.orders_empty, task_id):
-            assert facet["state"] == "skipped"
+        facet = _skip_record(demo_runs.orders_empty, task_id)
+        assert (facet["state"], facet["reason"], facet["causedBy"]) == (
+            "skipped",
+            "SHORT_CIRCUIT",
+            "has_orders",
+        )
+    assert _aborts(demo_runs.orders_empty) == [
+        "ecommerce_orders.fct_daily_orders",
+        "ecommerce_orders.load_stg_orders",
+    ]
     ingest = _complete(demo_runs.orders_empty, "ingest_orders_to_s3")
     assert _output(ingest, "orders")["outputFacets"]["outputStatistics"]["rowCount"] == 0
     assert "holds 0 orders" in demo_runs.orders_empty.output
@@ -122,6 +136,11 @@ def test_the_failed_dbt_model_fails_its_task_with_a_clear_error_and_its_lineage(
     ]
     assert failed["run"]["facets"]["parent"]["run"]["runId"] == wrapper["run"]["runId"]
     assert wrapper["run"]["facets"]["parent"]["run"]["runId"] == task["run"]["runId"]
+    # every Airflow task ran (none skipped); the dbt tests of the failed model did not run: one ABORT
+    assert _aborts(demo_runs.orders_failed) == []
+    assert _aborts(demo_runs.orders_ok) == _aborts(demo_runs.crm) == []
+    dbt_aborts = [e["job"]["name"] for e in demo_runs.orders_failed.events if e["eventType"] == "ABORT"]
+    assert dbt_aborts == ["analytics.marts.shop.fct_daily_orders.build.test"]
 
 
 def test_the_mart_is_built_by_a_dbt_model_whose_tests_are_assertions(demo_runs: DemoRuns) -> None:

@@ -129,8 +129,10 @@ def run_pair(
     error: str | None = None,
     skipped: str | None = None,
     owners: Iterable[str] | None = None,
+    full_start: bool = False,
 ) -> list[dict[str, Any]]:
-    """START and its terminal event for one run."""
+    """START and its terminal event for one run; START names the datasets bare, or with their facets
+    (``full_start``, as the provider's START events of declared lineage do)."""
     inputs, outputs = list(inputs), list(outputs)
     facets: dict[str, Any] = {}
     if error is not None:
@@ -138,17 +140,12 @@ def run_pair(
     if skipped is not None:
         facets["lineagePlus_skipState"] = facet(skipped=True, reason=skipped)
     job_facets = {"ownership": facet(owners=[{"name": o} for o in owners])} if owners is not None else None
-    bare = [{"namespace": d["namespace"], "name": d["name"]} for d in inputs]
+
+    def bare(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        return items if full_start else [{"namespace": d["namespace"], "name": d["name"]} for d in items]
+
     return [
-        event(
-            "START",
-            job,
-            run,
-            start,
-            inputs=bare,
-            outputs=[{"namespace": d["namespace"], "name": d["name"]} for d in outputs],
-            job_facets=job_facets,
-        ),
+        event("START", job, run, start, inputs=bare(inputs), outputs=bare(outputs), job_facets=job_facets),
         event(state, job, run, end, inputs=inputs, outputs=outputs, run_facets=facets, job_facets=job_facets),
     ]
 
@@ -168,7 +165,7 @@ def job_node(name: str, namespace: str = JOB_NS) -> str:
     return f"job:{namespace}:{name}"
 
 
-def orders_pipeline() -> list[dict[str, Any]]:
+def orders_pipeline(full_start: bool = False) -> list[dict[str, Any]]:
     """raw_orders -> load_orders -> stg_orders -> build_fct (FAILED latest) -> fct_daily_orders -> report."""
     raw = ds(
         "raw_orders",
@@ -210,13 +207,34 @@ def orders_pipeline() -> list[dict[str, Any]]:
     )
     events: list[dict[str, Any]] = []
     events += run_pair(
-        "orders.load_orders", "load-1", 0, 1, inputs=[raw], outputs=[stg_v1], owners=["team:data-eng"]
+        "orders.load_orders",
+        "load-1",
+        0,
+        1,
+        inputs=[raw],
+        outputs=[stg_v1],
+        owners=["team:data-eng"],
+        full_start=full_start,
     )
     events += run_pair(
-        "orders.load_orders", "load-2", 10, 11, inputs=[raw], outputs=[stg_v2], owners=["team:data-eng"]
+        "orders.load_orders",
+        "load-2",
+        10,
+        11,
+        inputs=[raw],
+        outputs=[stg_v2],
+        owners=["team:data-eng"],
+        full_start=full_start,
     )
     events += run_pair(
-        "orders.build_fct", "fct-1", 2, 3, inputs=[stg_v1], outputs=[fct], owners=["team:finance"]
+        "orders.build_fct",
+        "fct-1",
+        2,
+        3,
+        inputs=[stg_v1],
+        outputs=[fct],
+        owners=["team:finance"],
+        full_start=full_start,
     )
     events += run_pair(
         "orders.build_fct",
@@ -228,8 +246,18 @@ def orders_pipeline() -> list[dict[str, Any]]:
         outputs=[fct],
         error="column amount does not exist",
         owners=["team:finance"],
+        full_start=full_start,
     )
-    events += run_pair("orders.report", "report-1", 4, 5, inputs=[fct], outputs=[report], owners=["team:bi"])
+    events += run_pair(
+        "orders.report",
+        "report-1",
+        4,
+        5,
+        inputs=[fct],
+        outputs=[report],
+        owners=["team:bi"],
+        full_start=full_start,
+    )
     return events
 
 

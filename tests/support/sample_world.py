@@ -2,8 +2,9 @@
 
 The sample DAGs run for real (``airflow dags test`` through the harness in ``harness.py``) against moto's
 S3-compatible server and a DuckDB warehouse, reached through the same Airflow connection ids as in
-production (``aws_default``, ``warehouse``). The four runs are made once per test session (the
-``demo_runs`` fixture of ``tests/conftest.py``) and shared by tests/samples and tests/test_cli.py.
+production (``aws_default``, ``warehouse``). The four runs are recorded once per test process (the
+``demo_runs`` fixture of ``tests/conftest.py``) and shared by the samples, the CLI and the browser tests
+(one xdist group: ``pytest_collection_modifyitems`` there).
 """
 
 from __future__ import annotations

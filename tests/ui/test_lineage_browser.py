@@ -1,16 +1,19 @@
 """A person logs into Airflow, clicks "Lineage", finds the mart table and sees which upstream job failed.
 
 A real ``airflow api-server`` runs with the plugin (installed entry point) over the events of the sample
-pipeline run for real (``dags/ecommerce_orders.py``: a good day, an empty day, a day whose staging load
-fails; the mart built by a dbt model that a task runs; see ``ui_pipeline.record_sample_pipeline``).
-Debian's Chromium, headless, is driven by Playwright through Airflow's own login page and navigation. The
-screenshot is saved to ``docs/images/lineage-view.png``.
+pipeline run for real (``dags/ecommerce_orders.py``: a good day, an empty day, a day whose dbt model
+fails: the mart is built by a dbt model that a task runs; see ``ui_pipeline.record_sample_pipeline``). The
+Chromium found on ``PATH`` (Debian's, installed by ``scripts/system-deps.sh``), headless, is driven by
+Playwright through Airflow's own login page and navigation. The screenshot goes to a temporary folder, or
+to ``$LINEAGE_PLUS_SCREENSHOT_DIR``: ``bash scripts/update-screenshot.sh`` refreshes
+``docs/images/lineage-view.png`` that way.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -23,13 +26,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from ui_pipeline import HOSTILE_ID, HOSTILE_NAME, SamplePipeline, record_sample_pipeline
+from ui_pipeline import HOSTILE_ID, HOSTILE_NAME, MART_MODEL, SamplePipeline, record_sample_pipeline
 
 pytestmark = [pytest.mark.airflow, pytest.mark.browser]
 
-REPO = Path(__file__).resolve().parents[2]
-SCREENSHOT = REPO / "docs" / "images" / "lineage-view.png"
-CHROMIUM = "/usr/bin/chromium"
+SCREENSHOT_NAME = "lineage-view.png"
 CHROMIUM_ARGS = [
     "--headless",
     "--no-sandbox",
@@ -65,9 +66,16 @@ def wait_until_serving(url: str, proc: subprocess.Popen[bytes], timeout: float =
     raise TimeoutError(f"airflow api-server did not answer {url} within {timeout}s")
 
 
+def chromium_path() -> str:
+    """The Chromium on ``PATH`` (Debian's ``chromium``, or ``chromium-browser`` elsewhere)."""
+    found = shutil.which("chromium") or shutil.which("chromium-browser")
+    assert found, "no chromium on PATH: run `bash scripts/system-deps.sh` (apt-get install chromium)"
+    return found
+
+
 @pytest.fixture(scope="module")
-def sample(airflow_db: Path, tmp_path_factory: pytest.TempPathFactory) -> SamplePipeline:
-    pipeline = record_sample_pipeline(tmp_path_factory.getbasetemp() / "ui-sample-pipeline")
+def sample(airflow_db: Path, demo_runs: Any, tmp_path_factory: pytest.TempPathFactory) -> SamplePipeline:
+    pipeline = record_sample_pipeline(tmp_path_factory.getbasetemp(), demo_runs)
     assert pipeline.failed_run.returncode != 0, "the sample's failing day must fail"
     return pipeline
 
@@ -117,7 +125,9 @@ def browser() -> Iterator[Any]:
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+        chromium = playwright.chromium.launch(
+            executable_path=chromium_path(), args=CHROMIUM_ARGS, headless=True
+        )
         yield chromium
         chromium.close()
 
@@ -154,7 +164,7 @@ def search_and_open(frame: Any, text: str, node_id: str) -> None:
 
 
 def test_user_finds_the_mart_table_sees_three_hops_and_the_failed_job(
-    logged_in_page: Any, sample: SamplePipeline
+    logged_in_page: Any, sample: SamplePipeline, tmp_path: Path
 ) -> None:
     page = logged_in_page
     frame = open_lineage_from_navigation(page)
@@ -174,19 +184,20 @@ def test_user_finds_the_mart_table_sees_three_hops_and_the_failed_job(
     assert any(d == sample.job_ids["load_stg_orders"] for _, d in drawn_edges)
     assert any(o == sample.job_ids["ingest_orders_to_s3"] for o, _ in drawn_edges)
 
-    failed = frame.locator(f'#viewport g.node[data-node-id="{sample.job_ids["load_stg_orders"]}"]')
+    # the mart's writer is the dbt model, drawn in the task that ran dbt; it failed on the latest day
+    failed = frame.locator(f'#viewport g.node[data-node-id="{sample.job_ids["fct_daily_orders"]}"]')
     assert failed.get_attribute("data-state") == "FAILED"
     assert "failed-upstream" in (failed.get_attribute("class") or "")
     assert failed.locator("text.pill-text").text_content() == "FAILED"
-    # the mart's writer is the dbt model, drawn in the task that ran dbt
-    model = frame.locator(f'#viewport g.node[data-node-id="{sample.job_ids["fct_daily_orders"]}"]')
-    assert model.get_attribute("data-owner") == sample.dbt_task_id
-    subtitle = model.locator("text.subtitle").text_content() or ""
+    assert failed.get_attribute("data-owner") == sample.dbt_task_id
+    subtitle = failed.locator("text.subtitle").text_content() or ""
     assert subtitle.startswith("in ") and subtitle.endswith("orders.fct_daily_orders")  # the end if cut
+    staged = frame.locator(f'#viewport g.node[data-node-id="{sample.job_ids["load_stg_orders"]}"]')
+    assert staged.get_attribute("data-state") == "COMPLETED"
 
     banner = frame.locator("#banner")
     assert banner.is_visible()
-    assert "ecommerce_orders.load_stg_orders" in banner.text_content()
+    assert MART_MODEL in banner.text_content()
 
     failed.click()
     details = frame.locator("#details")
@@ -195,10 +206,11 @@ def test_user_finds_the_mart_table_sees_three_hops_and_the_failed_job(
     link = details.get_by_role("link", name="Open the task instance in Airflow")
     href = link.get_attribute("href")
     assert href is not None and href.startswith("/dags/ecommerce_orders/runs/")
-    assert href.endswith("/tasks/load_stg_orders")
+    assert href.endswith("/tasks/fct_daily_orders")  # the task that ran dbt
 
-    SCREENSHOT.parent.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(SCREENSHOT))
+    screenshot = Path(os.environ.get("LINEAGE_PLUS_SCREENSHOT_DIR") or tmp_path) / SCREENSHOT_NAME
+    page.screenshot(path=str(screenshot))
+    assert screenshot.stat().st_size > 10_000
     assert page.dialogs == []
 
 
@@ -256,19 +268,24 @@ def test_task_instance_tab_shows_that_try_inputs_and_outputs(
     runs = page.request.get(f"{airflow_ui}/api/v2/dags/ecommerce_orders/dagRuns")
     assert runs.ok, runs.text()
     failed_run = next(run for run in runs.json()["dag_runs"] if run["state"] == "failed")
-    page.goto(
-        f"{airflow_ui}/dags/ecommerce_orders/runs/{failed_run['dag_run_id']}/tasks/load_stg_orders"
-        "/plugin/lineage-task-instance"
-    )
+    run_url = f"{airflow_ui}/dags/ecommerce_orders/runs/{failed_run['dag_run_id']}"
+    tab = run_url + "/tasks/%s/plugin/lineage-task-instance"
+    page.goto(tab % "load_stg_orders")  # on the failing day the staging load succeeded
+    frame = page.frame_locator("iframe[title=Lineage]")
+    details = frame.locator("#details")
+    details.get_by_text("This run").wait_for(timeout=30_000)
+    assert details.locator(".badge.state-COMPLETED").first.is_visible()
+    assert details.get_by_role("button", name="analytics.staging.stg_orders").is_visible()
+    assert details.get_by_text("Inputs (1)").is_visible()
+    target = f'#viewport g.node.target[data-node-id="{sample.job_ids["load_stg_orders"]}"]'
+    frame.locator(target).wait_for(timeout=30_000)
+
+    page.goto(tab % "fct_daily_orders")  # the task whose dbt model failed
     frame = page.frame_locator("iframe[title=Lineage]")
     details = frame.locator("#details")
     details.get_by_text("This run").wait_for(timeout=30_000)
     assert details.locator(".badge.state-FAILED").first.is_visible()
-    assert details.get_by_role("button", name="analytics.staging.stg_orders").is_visible()
-    assert details.get_by_text("Inputs (1)").is_visible()
     assert details.locator("summary", has_text="errorMessage").is_visible()
-    target = f'#viewport g.node.target[data-node-id="{sample.job_ids["load_stg_orders"]}"]'
-    frame.locator(target).wait_for(timeout=30_000)
 
 
 def test_anonymous_browser_gets_nothing(browser: Any, airflow_ui: str) -> None:
