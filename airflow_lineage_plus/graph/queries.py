@@ -11,6 +11,7 @@ import attrs
 
 from airflow_lineage_plus import node_ids as ids
 from airflow_lineage_plus.exceptions import NodeNotFound
+from airflow_lineage_plus.graph.ancestry import descendant_jobs, ran_by_nodes
 from airflow_lineage_plus.graph.model import LineageGraph
 from airflow_lineage_plus.graph.names import lint_names
 from airflow_lineage_plus.graph.runs import FAILED_STATES
@@ -42,7 +43,7 @@ def node_dict(graph: LineageGraph, node_id: str, depth: int) -> Node:
     job = graph.jobs.get(node_id)
     if job is not None:
         latest = graph.latest_run(job)
-        node = {
+        node: Node = {
             "id": node_id,
             "type": ids.JOB,
             "namespace": job.namespace,
@@ -50,6 +51,9 @@ def node_dict(graph: LineageGraph, node_id: str, depth: int) -> Node:
             "depth": depth,
             "latestRun": latest.summary() if latest is not None else None,
         }
+        ran = ran_by_nodes(graph, latest)
+        if ran:  # the latest run was run by other runs (a dbt model by dbt, by an Airflow task)
+            node["ranBy"] = ran
         if graph.declared_only(job):
             node["declared"] = True  # known from its declaration in DAG code only: no run yet
         return node
@@ -396,6 +400,16 @@ class LineageQueries:
         except NodeNotFound:
             return False
         return True
+
+    @_guarded
+    def descendants(self, job_id: str, limit: int = 200) -> list[str]:
+        """Ids of the jobs the job's latest run ran (dbt's runs under the task that ran dbt), children
+        first; empty for a job that ran none, or a dataset."""
+        if ids.node_type(job_id) != ids.JOB:
+            return []
+        graph, visibility = self._graph(job_id, 1)
+        found = descendant_jobs(graph, job_id, limit)
+        return found if visibility is None else [child for child in found if visibility.job(child)]
 
     @_guarded
     def node_details(self, node_id: str) -> dict[str, Any]:

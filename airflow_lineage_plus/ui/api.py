@@ -109,6 +109,10 @@ async def lineage_graph(
             graph = queries.downstream(node, depth, limit=limit, include_declared=declared)
         else:
             graph = queries.lineage(node, depth, limit=limit, include_declared=declared)
+            children = queries.descendants(node)  # a task that ran dbt: the lineage of dbt's jobs too
+            if children:
+                around = [queries.lineage(c, depth, limit=limit, include_declared=declared) for c in children]
+                graph = _merge_graphs(graph["target"], [graph, *around])
         if graph["target"]["type"] == "DATASET":
             failed = queries.failed_upstream(node, depth, include_declared=declared)
             graph["failedUpstream"] = failed.get("nodes", []) if isinstance(failed, dict) else list(failed)
@@ -130,8 +134,8 @@ async def node_details(lineage: Lineage, node: NodeId) -> dict[str, Any]:
         details: dict[str, Any] = queries.node_details(node)
         if details.get("type") == "JOB":
             for run in details.get("runs") or []:
-                if "airflow" not in run and run.get("runId"):  # a source that does not say: ask the run
-                    run["airflow"] = task_instance_ids(queries.run_details(run["runId"]).get("facets"))
+                if run.get("airflow") is None and run.get("runId"):  # not said, or a run a task ran (dbt's)
+                    run["airflow"] = _run_task_instance(queries, run["runId"])
         return details
 
     return await lineage.ask(query)
@@ -190,13 +194,29 @@ async def dag_lineage(
         jobs = _task_jobs(queries, dag_id, None)[:MAX_DAG_JOBS]
         if not jobs:
             raise HTTPException(status.HTTP_404_NOT_FOUND, "No lineage recorded for this DAG")
-        graphs = [queries.lineage(job["id"], depth, limit=limit, include_declared=declared) for job in jobs]
+        # and the jobs the tasks ran (dbt's), which carry the lineage of tasks that report none themselves
+        ran = [child for job in jobs for child in queries.descendants(job["id"])]
+        graphs = [
+            queries.lineage(job_id, depth, limit=limit, include_declared=declared)
+            for job_id in [j["id"] for j in jobs] + ran
+        ]
         target = {"id": f"dag:{dag_id}", "type": "DAG", "name": dag_id, "namespace": "", "depth": 0}
         merged = _merge_graphs(target, graphs)
         merged["dagJobs"] = [job["id"] for job in jobs]
         return merged
 
     return await lineage.ask(query)
+
+
+def _run_task_instance(queries: Any, run_id: str) -> dict[str, Any] | None:
+    """The Airflow ids of a run's task instance; for a run a task ran (dbt's), those of that task."""
+    details = queries.run_details(run_id)
+    found = task_instance_ids(details.get("facets"))
+    for parent in details.get("ranBy") or ():
+        if found is not None:
+            break
+        found = task_instance_ids(queries.run_details(parent["runId"]).get("facets"))
+    return found
 
 
 @router.get("/task-instance")

@@ -18,6 +18,7 @@ export const state = {
   runId: params.get("run_id"),
   selected: null,
   graph: null,
+  collapsed: {},  // task job id -> true: the runs it ran are drawn as one node (groups.js)
   maxDepth: MAX_DEPTH,
   view: { x: 0, y: 0, w: 1000, h: 600 },
   bounds: null,
