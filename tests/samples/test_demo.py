@@ -29,6 +29,10 @@ def _alive(pid: int) -> bool:
     return Path(f"/proc/{pid}").exists() and "Z" not in Path(f"/proc/{pid}/stat").read_text().split()[2]
 
 
+def _sigint_as_at_a_terminal() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _serving_demo(home: Path, port: int) -> tuple[subprocess.Popen[str], list[str]]:
     """Start ``python -m demo`` and read its output until it says the UI is up (or it ends)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("AIRFLOW", "OPENLINEAGE"))}
@@ -40,6 +44,9 @@ def _serving_demo(home: Path, port: int) -> tuple[subprocess.Popen[str], list[st
         stderr=subprocess.STDOUT,
         text=True,
         start_new_session=True,
+        # Ctrl-C as at a terminal: a shell's background job (CI's, maybe) starts with SIGINT ignored, and
+        # a Python started with it ignored never raises KeyboardInterrupt
+        preexec_fn=_sigint_as_at_a_terminal,
     )
     lines: list[str] = []
     assert proc.stdout is not None

@@ -241,7 +241,7 @@ def test_task_instance_tab_shows_that_try_inputs_and_outputs(
     page.goto(tab % "load_stg_orders")  # on the failing day the staging load succeeded
     frame = page.frame_locator("iframe[title=Lineage]")
     details = frame.locator("#details")
-    details.get_by_text("This run").wait_for(timeout=30_000)
+    details.get_by_text("This run").wait_for(timeout=90_000)  # the first request loads the log
     assert details.locator(".badge.state-COMPLETED").first.is_visible()
     assert details.get_by_role("button", name="analytics.staging.stg_orders").is_visible()
     assert details.get_by_text("Inputs (1)").is_visible()
@@ -251,7 +251,7 @@ def test_task_instance_tab_shows_that_try_inputs_and_outputs(
     page.goto(tab % "fct_daily_orders")  # the task whose dbt model failed
     frame = page.frame_locator("iframe[title=Lineage]")
     details = frame.locator("#details")
-    details.get_by_text("This run").wait_for(timeout=30_000)
+    details.get_by_text("This run").wait_for(timeout=90_000)  # the first request loads the log
     assert details.locator(".badge.state-FAILED").first.is_visible()
     assert details.locator("summary", has_text="errorMessage").is_visible()
 
