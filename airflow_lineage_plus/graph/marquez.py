@@ -3,6 +3,13 @@
 Marquez's ``/lineage`` graph is undirected (it walks both ways); direction is recovered from each
 node's ``inEdges``/``outEdges``, and the same queries then run on the same :class:`LineageGraph` model
 as for the event log. A job's latest run is recomputed here as the run that started last.
+
+Edges: Marquez draws a job's edges from its current *job version*, the inputs and outputs of its latest
+finished run (completed, failed or aborted). That is this package's rule for current edges
+(:mod:`.retirement`) whenever the job's latest run completed; otherwise the answer says ``"exact": false``.
+Retired edges and time travel come from the job versions (``/jobs/{job}/versions``, each with its
+inputs, outputs and creation time) and dataset versions; Marquez cannot say what a run's state was at an
+earlier time nor walk past a retired edge, so those answers are ``"exact": false`` too.
 """
 
 from __future__ import annotations
@@ -52,9 +59,23 @@ class MarquezSource(LineageSource):
         body = self._get("/lineage", {"nodeId": node_id, "depth": depth}, missing=f"unknown node {node_id}")
         return list(body.get("graph") or []) if isinstance(body, dict) else []
 
-    def graph_for(self, node_id: str, depth: int) -> LineageGraph:
+    def graph_for(
+        self, node_id: str, depth: int, *, as_of: int | None = None, retired: bool = False
+    ) -> LineageGraph:
+        graph = self._current_graph(node_id, depth)
+        graph.exact = all(
+            (run := graph.latest_run(job)) is None or run.state == "COMPLETED" for job in graph.jobs.values()
+        )
+        if as_of is not None or retired:
+            self._rewind(graph, as_of, retired)
+            graph.exact = False
+            if not graph.has_node(node_id):
+                raise NodeNotFound(f"{node_id} did not exist at that time")
+        return graph
+
+    def _current_graph(self, node_id: str, depth: int) -> MarquezGraph:
         nodes = self._lineage(node_id, max(depth, 1))
-        graph = LineageGraph()
+        graph = MarquezGraph()
         present = {node.get("id") for node in nodes}
         parents: set[tuple[str, str]] = set()
         for node in nodes:
@@ -101,9 +122,47 @@ class MarquezSource(LineageSource):
                 graph.runs[raw["id"]] = run
                 graph.apply_tasks_state(dag, raw["id"], states, run.end or run.started_at or 0)
 
-    def column_graph(self, dataset_id: str, column: str, depth: int) -> LineageGraph:
+    def _rewind(self, graph: MarquezGraph, as_of: int | None, retired: bool) -> None:
+        """Each job's edges from its job version current at ``as_of`` (the latest one without it), with
+        the older versions' other edges as retired ones; runs started later and datasets' later schemas
+        left out."""
+        for job in list(graph.jobs.values()):
+            versions = [v for v in self._job_versions(job) if as_of is None or v[0] <= as_of]
+            graph.replace_edges(job, versions, retired)
+            if as_of is not None:
+                job.runs = [r for r in job.runs if (r.started_at or 0) <= as_of]
+        if as_of is not None:
+            for record in list(graph.datasets.values()):
+                schemas = self.schema_versions(record.id, as_of=as_of)
+                record.fields = tuple((n, t, None) for n, t in schemas[0]) if schemas else ()
+            graph.drop_unknown(as_of)
+        graph.version += 1
+
+    def _job_versions(self, job: JobRecord) -> list[tuple[int, set[str], set[str]]]:
+        """(created, input ids, output ids) of each version of the job, oldest first."""
+        found = []
+        offset = 0
+        while True:
+            body = self._get(
+                self._job_path(job.namespace, job.name) + "/versions", {"limit": PAGE, "offset": offset}
+            )
+            page = list((body or {}).get("versions") or [])
+            for version in page:
+                created = _micros(version.get("createdAt"))
+                if created is None:
+                    continue
+                found.append((created, _ids(version.get("inputs")), _ids(version.get("outputs"))))
+            if len(page) < PAGE:
+                break
+            offset += PAGE
+        return sorted(found, key=lambda v: v[0])
+
+    def column_graph(
+        self, dataset_id: str, column: str, depth: int, *, as_of: int | None = None
+    ) -> LineageGraph:
         _, namespace, name = ids.split_node_id(dataset_id)
         graph = LineageGraph()
+        graph.exact = as_of is None
         _add_dataset(
             graph, self._get(self._dataset_path(namespace, name), missing=f"unknown node {dataset_id}")
         )
@@ -120,7 +179,7 @@ class MarquezSource(LineageSource):
             graph.set_columns(graph.datasets[record_id], fields, 0)
         return graph
 
-    def schema_versions(self, dataset_id: str) -> list[Fields]:
+    def schema_versions(self, dataset_id: str, *, as_of: int | None = None) -> list[Fields]:
         _, namespace, name = ids.split_node_id(dataset_id)
         versions: list[dict[str, Any]] = []
         offset = 0
@@ -135,6 +194,8 @@ class MarquezSource(LineageSource):
             if len(page) < PAGE:
                 break
             offset += PAGE
+        if as_of is not None:
+            versions = [v for v in versions if (_micros(v.get("createdAt")) or 0) <= as_of]
         versions.sort(key=lambda v: _micros(v.get("createdAt")) or 0, reverse=True)
         distinct: list[Fields] = []
         for version in versions:
@@ -182,12 +243,16 @@ class MarquezSource(LineageSource):
                 found.append((item["type"], item.get("namespace", ""), item.get("name", "")))
         return found[:limit]
 
-    def node_details(self, node_id: str) -> dict[str, Any]:
+    def node_details(self, node_id: str, *, as_of: int | None = None) -> dict[str, Any]:
         kind, namespace, name = ids.split_node_id(node_id)
         around = self.graph_for(node_id, 1)
         if kind == ids.DATASET:
-            return self._dataset_details(around, node_id, namespace, name)
-        return self._job_details(around, node_id, namespace, name)
+            details = self._dataset_details(around, node_id, namespace, name)
+        else:
+            details = self._job_details(around, node_id, namespace, name)
+        if as_of is not None:
+            details["exact"] = False  # Marquez's details are today's
+        return details
 
     def _dataset_details(
         self, around: LineageGraph, node_id: str, namespace: str, name: str
@@ -267,6 +332,59 @@ class MarquezSource(LineageSource):
             "inputs": [_version_entry(v) for v in data.get("inputDatasetVersions") or []],
             "outputs": [_version_entry(v) for v in data.get("outputDatasetVersions") or []],
         }
+
+
+class MarquezGraph(LineageGraph):
+    """A graph built from Marquez's answers: its edges are current unless marked retired."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.retired_edges: set[tuple[str, str]] = set()
+
+    def edge_retired(self, edge: tuple[str, str]) -> bool:
+        return edge in self.retired_edges
+
+    def replace_edges(
+        self, job: JobRecord, versions: list[tuple[int, set[str], set[str]]], retired: bool
+    ) -> None:
+        """The job's edges: those of the newest of ``versions``; with ``retired``, the older versions'
+        other edges too, marked retired. No version: no edges."""
+        for other in list(self.pred.get(job.id, ())):
+            self.pred[job.id].discard(other)
+            self.succ.get(other, set()).discard(job.id)
+        for other in list(self.succ.get(job.id, ())):
+            self.succ[job.id].discard(other)
+            self.pred.get(other, set()).discard(job.id)
+        current: set[tuple[str, str]] = set()
+        if versions:
+            _, inputs, outputs = versions[-1]
+            current = {(d, job.id) for d in inputs} | {(job.id, d) for d in outputs}
+        older = {
+            edge
+            for _, inputs, outputs in versions[:-1]
+            for edge in {(d, job.id) for d in inputs} | {(job.id, d) for d in outputs}
+        } - current
+        for edge in current | (older if retired else set()):
+            for node in edge:
+                if node.startswith("dataset:") and node not in self.datasets:
+                    _, namespace, name = ids.split_node_id(node)
+                    self.dataset(namespace, name)
+            self.add_edge(*edge)
+        self.retired_edges |= older if retired else set()
+
+    def drop_unknown(self, as_of: int) -> None:
+        """Leave out jobs with no run and no edge by ``as_of`` (they did not exist yet)."""
+        for job in list(self.jobs.values()):
+            if not job.runs and not self.pred.get(job.id) and not self.succ.get(job.id):
+                del self.jobs[job.id]
+
+
+def _ids(items: Any) -> set[str]:
+    return {
+        ids.dataset_id(str(item["namespace"]), str(item["name"]))
+        for item in items or ()
+        if isinstance(item, dict) and "namespace" in item and "name" in item
+    }
 
 
 def _column_nodes(graph: LineageGraph, body: Any) -> dict[str, dict[str, tuple[ColumnInput, ...]]]:

@@ -16,7 +16,7 @@ from typing import Any, TypeVar
 import msgspec
 
 from airflow_lineage_plus import node_ids as ids
-from airflow_lineage_plus.graph import state
+from airflow_lineage_plus.graph import retirement, state
 from airflow_lineage_plus.graph import wire as w
 from airflow_lineage_plus.graph.records import (
     ColumnInput,
@@ -25,6 +25,7 @@ from airflow_lineage_plus.graph.records import (
     Fields,
     FullFields,
     JobRecord,
+    ListEntry,
     Transform,
 )
 from airflow_lineage_plus.graph.runs import (
@@ -68,11 +69,16 @@ class LineageGraph:
         self.succ: dict[str, set[str]] = {}
         self.pred: dict[str, set[str]] = {}
         self.runs: dict[str, RunRecord] = {}
-        self.children: dict[str, set[str]] = {}  # parent run id -> job ids with a run under it
         self.dag_run_skips: dict[str, _DagRunSkips] = {}  # DAG run id -> jobs the scheduler skipped
         self.skipped_by: dict[str, set[str]] = {}  # job id -> DAG run ids that skipped it
-        # (dataset id, field) -> {(dataset id, column)} that read it
+        # (dataset id, field) -> {(dataset id, column)} that read it; ``column_readers_ever`` keeps the
+        # readers of older column lineage too (where to look for them at an earlier time)
         self.column_readers: dict[tuple[str, str], set[tuple[str, str]]] = {}
+        self.column_readers_ever: dict[tuple[str, str], set[tuple[str, str]]] = {}
+        self.edge_first: dict[tuple[str, str], int] = {}  # edge -> earliest time an event reported it
+        self.keep_refs = False  # whether runs remember their events' refs (for details)
+        #: False when the graph could only approximate what was asked (a source that cannot time-travel)
+        self.exact = True
         self.version = 0
         self.salvaged = 0  # inputs/outputs lists that had to be trimmed
         # equal schema / column-lineage tuples shared by every dataset that has them (less memory, and
@@ -109,8 +115,6 @@ class LineageGraph:
         job.runs.append(run)
         if run.run_id is not None:
             self.runs[run.run_id] = run
-        if run.parent_run_id is not None:
-            self.children.setdefault(run.parent_run_id, set()).add(job.id)
 
     def set_fields(
         self, record: DatasetRecord, fields: Iterable[tuple[str, str | None, str | None]], micros: int
@@ -137,10 +141,14 @@ class LineageGraph:
         self, record: DatasetRecord, columns: dict[str, tuple[ColumnInput, ...]], micros: int, tie: str = ""
     ) -> None:
         key = (micros, tie or repr(sorted(columns.items())))
-        if record.columns_key is not None and key <= record.columns_key:
-            return
         if record.columns_key is not None and key[1] == record.columns_key[1]:
-            record.columns_key = key  # same lineage seen later: nothing to re-index
+            record.columns_key = max(key, record.columns_key)  # the same lineage: nothing to re-index
+            return
+        ever = self.column_readers_ever
+        for column, inputs in columns.items():  # every lineage ever seen, winning or not
+            for namespace, name, field, _ in inputs:
+                ever.setdefault((ids.dataset_id(namespace, name), field), set()).add((record.id, column))
+        if record.columns_key is not None and key < record.columns_key:
             return
         for column, inputs in record.columns.items():
             for namespace, name, field, _ in inputs:
@@ -149,11 +157,10 @@ class LineageGraph:
                     readers.discard((record.id, column))
         record.columns_key = key
         record.columns = columns
+        index = self.column_readers
         for column, inputs in columns.items():
             for namespace, name, field, _ in inputs:
-                self.column_readers.setdefault((ids.dataset_id(namespace, name), field), set()).add(
-                    (record.id, column)
-                )
+                index.setdefault((ids.dataset_id(namespace, name), field), set()).add((record.id, column))
 
     @staticmethod
     def set_owners(record: JobRecord | DatasetRecord, owners: tuple[str, ...], micros: int) -> None:
@@ -170,12 +177,13 @@ class LineageGraph:
         event_job = event.job
         if event_job is None:
             if event.dataset is not None:
-                self._apply_dataset(event.dataset, micros, ref, False)
+                self._apply_dataset(event.dataset, micros, ref, False).dataset_refs.append(ref)
             return
         job_id = "job:" + event_job.namespace + ":" + event_job.name  # ids.job_id
         job = self.jobs.get(job_id)
         if job is None:
             job = self.jobs[job_id] = JobRecord(event_job.namespace, event_job.name)
+        job.refs.append(ref)
         if micros >= job.ref_time:
             job.ref, job.ref_time = ref, micros
         job_facets = event_job.facets
@@ -187,75 +195,102 @@ class LineageGraph:
                 owners = _cached(job.raw_cache, "ownership", job_facets.ownership, _parse_owners)
             if owners is not None:
                 self.set_owners(job, owners, micros)
-        event_type = event.eventType
-        terminal = event_type in _TERMINAL
-        if len(event.inputs) > 2:
-            self._apply_list(job, event.inputs, micros, ref, False, terminal)
-        if len(event.outputs) > 2:
-            self._apply_list(job, event.outputs, micros, ref, True, terminal)
-        if event.dataset is not None:
-            self._apply_dataset(event.dataset, micros, ref, False)
         event_run = event.run
-        if event_run is None:
-            return
-        facets = event_run.facets
-        run = self.runs.get(event_run.runId)
+        run = None
+        if event_run is not None:
+            run = self.runs.get(event_run.runId)
+            if run is None:
+                run = RunRecord(event_run.runId, job.id)
+                self.add_run(job, run)
+        terminal = event.eventType in _TERMINAL
+        if len(event.inputs) > 2:
+            self._apply_list(job, run, event.inputs, micros, ref, False, terminal)
+        if len(event.outputs) > 2:
+            self._apply_list(job, run, event.outputs, micros, ref, True, terminal)
+        if event.dataset is not None:
+            self._apply_dataset(event.dataset, micros, ref, False).dataset_refs.append(ref)
         if run is None:
-            run = RunRecord(event_run.runId, job_id)
-            run.observe(event_type, micros, facets)
-            self.add_run(job, run)
-        else:
-            had_parent = run.parent_run_id
-            run.observe(event_type, micros, facets)
-            if had_parent is None and run.parent_run_id is not None:
-                self.children.setdefault(run.parent_run_id, set()).add(run.job_id)
-        run.refs.append(ref)
+            return
+        facets = event_run.facets  # type: ignore[union-attr]
+        run.observe(event.eventType, micros, facets)
+        if self.keep_refs:
+            run.refs.append(ref)
         if facets is not None and facets.airflowState is not None and facets.airflowState.tasksState:
-            self.apply_tasks_state(job, event_run.runId, facets.airflowState.tasksState, micros)
+            self.apply_tasks_state(job, run.run_id or "", facets.airflowState.tasksState, micros)
 
     def _apply_list(
-        self, job: JobRecord, raw: object, micros: int, ref: int, output: bool, terminal: bool
+        self,
+        job: JobRecord,
+        run: RunRecord | None,
+        raw: object,
+        micros: int,
+        ref: int,
+        output: bool,
+        terminal: bool,
     ) -> None:
-        """Fold an inputs/outputs list. A list already seen for this job with no facets is skipped."""
+        """Fold an inputs/outputs list. A list already seen for this job with no facets is not decoded
+        again: its edges are known (only an earlier time than seen before is noted)."""
         skip_known = not (output and terminal)
         data = None
         if skip_known:
-            if raw == (job.last_outputs if output else job.last_inputs):
-                return  # the job's last bare list again (compared in place, without a copy)
+            last = job.last_outputs if output else job.last_inputs
+            if last is not None and raw == last[0]:  # the job's last bare list again (compared in place)
+                self._seen_list(job, run, last[1], micros)
+                return
             data = bytes(raw)  # type: ignore[call-overload]
-            if data in job.blob_cache:
-                self._remember_bare(job, data, output)
-                return  # the same bare list as before: every edge is already there, no facet to age
+            entry = job.lists.get((output, data))
+            if entry is not None:  # a bare list seen before: every edge is there, no facet to age
+                self._remember_bare(job, data, entry, output)
+                self._seen_list(job, run, entry, micros)
+                return
         items, salvaged = w.decode_datasets(raw)  # type: ignore[arg-type]
         if salvaged:
             self.salvaged += 1
         job_id = job.id
         linked = job.targets if output else job.sources
         bare = True
+        edges = []
         for item in items:
             bare = bare and not len(item.facets)
             record = self._apply_dataset(item, micros, ref, output and terminal)
+            edge = (job_id, record.id) if output else (record.id, job_id)
+            edges.append(edge)
             if record.id not in linked:
                 linked.add(record.id)
-                if output:
-                    self.add_edge(job_id, record.id)
-                else:
-                    self.add_edge(record.id, job_id)
+                self.add_edge(*edge)
+        entry = [job.shared_io(frozenset(edges)), micros]
+        self._seen_list(job, run, entry, micros, new=True)
         if bare:
             if data is None:
                 data = bytes(raw)  # type: ignore[call-overload]
-            cache = job.blob_cache
-            if len(cache) >= 8:
+            cache = job.lists
+            if len(cache) >= 16:
                 cache.clear()
-            cache[data] = None
-            self._remember_bare(job, data, output)
+            cache[(output, data)] = entry
+            self._remember_bare(job, data, entry, output)
+
+    def _seen_list(
+        self, job: JobRecord, run: RunRecord | None, entry: ListEntry, micros: int, new: bool = False
+    ) -> None:
+        """A list with the edges ``entry[0]`` was reported at ``micros``: the run reported them, and each
+        was first seen no later than that."""
+        edges: frozenset[tuple[str, str]] = entry[0]
+        if new or micros < entry[1]:
+            entry[1] = min(entry[1], micros)
+            first = self.edge_first
+            for edge in edges:
+                seen = first.get(edge)
+                if seen is None or micros < seen:
+                    first[edge] = micros
+        if run is not None and edges is not run.io and not edges <= run.io:
+            run.io = job.shared_io(run.io | edges)
 
     @staticmethod
-    def _remember_bare(job: JobRecord, data: bytes, output: bool) -> None:
+    def _remember_bare(job: JobRecord, data: bytes, entry: ListEntry, output: bool) -> None:
         if output:
-            job.last_outputs = msgspec.Raw(data)
+            job.last_outputs = (msgspec.Raw(data), entry)
         else:
-            job.last_inputs = msgspec.Raw(data)
+            job.last_inputs = (msgspec.Raw(data), entry)
 
     def _apply_dataset(self, item: w.Dataset, micros: int, ref: int, written: bool) -> DatasetRecord:
         key = "dataset:" + item.namespace + ":" + item.name
@@ -353,12 +388,16 @@ class LineageGraph:
         columns = {column: share(inputs, inputs) for column, inputs in _columns(lineage).items()}
         return columns, hashlib.blake2b(raw, digest_size=16).hexdigest()
 
-    # -- reading --------------------------------------------------------------------------------
+    # -- reading (what the queries ask; lazily built graphs override these) ----------------------
     def all_runs(self, job: JobRecord) -> Iterator[RunRecord]:
         """The job's runs, plus a SKIPPED run for each DAG run whose tasksState skipped it without a run."""
         yield from job.runs
-        for dag_run_id in self.skipped_by.get(job.id, ()):
-            if job.id in self.children.get(dag_run_id, ()):
+        skipped_in = self.skipped_by.get(job.id)
+        if not skipped_in:
+            return
+        ran_in = {run.parent_run_id for run in job.runs}
+        for dag_run_id in sorted(skipped_in):
+            if dag_run_id in ran_in:
                 continue
             dag_run = self.runs.get(dag_run_id)
             synthetic = RunRecord(None, job.id)
@@ -379,8 +418,46 @@ class LineageGraph:
         job.latest_cache = (self.version, latest)
         return latest
 
+    def current_io(self, job: JobRecord) -> frozenset[tuple[str, str]] | None:
+        """The job's current edges (:func:`.retirement.current_edges`); None when all its edges are."""
+        cached = job.current_cache
+        if cached is not None and cached[0] == self.version:
+            return cached[1]
+        current = retirement.current_edges(self.all_runs(job))
+        job.current_cache = (self.version, current)
+        return current
+
     def has_node(self, node_id: str) -> bool:
         return node_id in self.jobs or node_id in self.datasets
+
+    def job_record(self, node_id: str) -> JobRecord | None:
+        return self.jobs.get(node_id)
+
+    def dataset_record(self, node_id: str) -> DatasetRecord | None:
+        return self.datasets.get(node_id)
+
+    def neighbours(self, node_id: str, *, upstream: bool, retired: bool) -> list[tuple[str, bool]]:
+        """(neighbour, whether the edge is retired) of ``node_id`` one edge up- or downstream; retired
+        edges only when ``retired``."""
+        found = []
+        for other in (self.pred if upstream else self.succ).get(node_id, ()):
+            edge = (other, node_id) if upstream else (node_id, other)
+            old = self.edge_retired(edge)
+            if retired or not old:
+                found.append((other, old))
+        return found
+
+    def edge_retired(self, edge: tuple[str, str]) -> bool:
+        job = self.jobs.get(edge[0]) or self.jobs.get(edge[1])
+        current = self.current_io(job) if job is not None else None
+        return current is not None and edge not in current
+
+    def column_inputs(self, dataset_id: str, column: str) -> tuple[ColumnInput, ...]:
+        record = self.dataset_record(dataset_id)
+        return record.columns.get(column, ()) if record is not None else ()
+
+    def column_readers_of(self, dataset_id: str, column: str) -> set[tuple[str, str]]:
+        return self.column_readers.get((dataset_id, column), set())
 
     # -- folding a log in parts (:mod:`.state`) -------------------------------------------------
     def export_state(self) -> bytes:

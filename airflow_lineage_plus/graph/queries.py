@@ -9,8 +9,10 @@ from typing import Any, Concatenate, ParamSpec, TypeVar
 
 from airflow_lineage_plus import node_ids as ids
 from airflow_lineage_plus.exceptions import NodeNotFound
+from airflow_lineage_plus.graph import wire as w
 from airflow_lineage_plus.graph.model import LineageGraph
 from airflow_lineage_plus.graph.names import lint_names
+from airflow_lineage_plus.graph.records import DatasetRecord, JobRecord
 from airflow_lineage_plus.graph.runs import FAILED_STATES
 from airflow_lineage_plus.graph.schema_diff import diff_fields, parse_proposed
 from airflow_lineage_plus.graph.source import LineageSource
@@ -18,12 +20,12 @@ from airflow_lineage_plus.graph.source import LineageSource
 _R = TypeVar("_R")
 _P = ParamSpec("_P")
 Node = dict[str, Any]
-Edge = dict[str, str]
+Edge = dict[str, Any]
 HIGH_ABOVE, MEDIUM_ABOVE = 5, 1
 
 
 def node_dict(graph: LineageGraph, node_id: str, depth: int) -> Node:
-    job = graph.jobs.get(node_id)
+    job = graph.job_record(node_id) if node_id.startswith("job:") else None
     if job is not None:
         latest = graph.latest_run(job)
         return {
@@ -34,7 +36,9 @@ def node_dict(graph: LineageGraph, node_id: str, depth: int) -> Node:
             "depth": depth,
             "latestRun": latest.summary() if latest is not None else None,
         }
-    dataset = graph.datasets[node_id]
+    dataset = graph.dataset_record(node_id)
+    if dataset is None:
+        raise NodeNotFound(f"unknown node {node_id}")
     return {
         "id": node_id,
         "type": ids.DATASET,
@@ -46,28 +50,33 @@ def node_dict(graph: LineageGraph, node_id: str, depth: int) -> Node:
 
 
 def walk(
-    graph: LineageGraph, start: str, depth: int, *, upstream: bool
-) -> tuple[dict[str, int], set[tuple[str, str]]]:
-    """Breadth-first walk: {node id: least edges from start} and the (origin, destination) edges crossed."""
-    adjacency = graph.pred if upstream else graph.succ
+    graph: LineageGraph, start: str, depth: int, *, upstream: bool, retired: bool = False
+) -> tuple[dict[str, int], dict[tuple[str, str], bool]]:
+    """Breadth-first walk: {node id: least edges from start} and {(origin, destination): retired} of the
+    edges crossed (retired ones only when ``retired``)."""
     seen = {start: 0}
-    edges: set[tuple[str, str]] = set()
+    edges: dict[tuple[str, str], bool] = {}
     queue = deque([start])
+    neighbours = graph.neighbours
     while queue:
         node = queue.popleft()
         level = seen[node]
         if level >= depth:
             continue
-        for other in adjacency.get(node, ()):
-            edges.add((other, node) if upstream else (node, other))
+        for other, old in neighbours(node, upstream=upstream, retired=retired):
+            edges[(other, node) if upstream else (node, other)] = old
             if other not in seen:
                 seen[other] = level + 1
                 queue.append(other)
     return seen, edges
 
 
-def _edge_list(edges: set[tuple[str, str]]) -> list[Edge]:
-    return [{"origin": o, "destination": d} for o, d in sorted(edges)]
+def edge_list(edges: dict[tuple[str, str], bool]) -> list[Edge]:
+    """Edges in order; a retired one says so (there are retired ones only when they were asked for)."""
+    return [
+        {"origin": o, "destination": d, "retired": True} if old else {"origin": o, "destination": d}
+        for (o, d), old in sorted(edges.items())
+    ]
 
 
 def _nodes(graph: LineageGraph, seen: dict[str, int], start: str) -> list[Node]:
@@ -87,86 +96,107 @@ def _guarded(
     return wrapper
 
 
+def _stamp(answer: dict[str, Any], graph: LineageGraph, as_of: int | None) -> dict[str, Any]:
+    """``exact`` (whether the source could answer exactly what was asked) and ``asOf`` when given."""
+    answer["exact"] = graph.exact
+    if as_of is not None:
+        answer["asOf"] = w.format_micros(as_of)
+    return answer
+
+
 class LineageQueries:
     """Queries over one :class:`LineageSource`; every answer is JSON-ready. Safe to share between threads
-    while another thread calls ``source.refresh()``."""
+    while another thread calls ``source.refresh()``.
+
+    ``as_of`` (epoch microseconds) answers from what the events up to that time said; ``include_retired``
+    also follows edges the job no longer reports (:mod:`.retirement`), marked ``"retired": true``."""
 
     def __init__(self, source: LineageSource) -> None:
         self.source = source
 
-    def _graph(self, node_id: str, depth: int) -> LineageGraph:
+    def _graph(
+        self, node_id: str, depth: int, as_of: int | None = None, retired: bool = False
+    ) -> LineageGraph:
         ids.node_type(node_id)
-        graph = self.source.graph_for(node_id, depth)
+        graph = self.source.graph_for(node_id, depth, as_of=as_of, retired=retired)
         if not graph.has_node(node_id):
             raise NodeNotFound(f"unknown node {node_id}")
         return graph
 
-    def _dataset_graph(self, dataset_id: str, depth: int) -> LineageGraph:
+    def _dataset_graph(
+        self, dataset_id: str, depth: int, as_of: int | None = None, retired: bool = False
+    ) -> LineageGraph:
         if ids.node_type(dataset_id) != ids.DATASET:
             raise NodeNotFound(f"{dataset_id} is not a dataset")
-        return self._graph(dataset_id, depth)
+        return self._graph(dataset_id, depth, as_of, retired)
 
-    def _directed(self, node_id: str, depth: int, *, upstream: bool) -> dict[str, Any]:
-        graph = self._graph(node_id, depth)
-        seen, edges = walk(graph, node_id, depth, upstream=upstream)
-        return {
-            "target": node_dict(graph, node_id, 0),
-            "nodes": _nodes(graph, seen, node_id),
-            "edges": _edge_list(edges),
-        }
-
-    @_guarded
-    def upstream(self, node_id: str, depth: int = 10) -> dict[str, Any]:
-        return self._directed(node_id, depth, upstream=True)
-
-    @_guarded
-    def downstream(self, node_id: str, depth: int = 10) -> dict[str, Any]:
-        return self._directed(node_id, depth, upstream=False)
-
-    @_guarded
-    def lineage(self, node_id: str, depth: int = 5, limit: int | None = None) -> dict[str, Any]:
-        """Both directions (for a graph view); past ``limit`` nodes the farthest are cut and counted."""
-        graph = self._graph(node_id, depth)
-        up, up_edges = walk(graph, node_id, depth, upstream=True)
-        down, down_edges = walk(graph, node_id, depth, upstream=False)
-        seen = dict(up)
-        for node, level in down.items():
-            seen[node] = min(level, seen.get(node, level))
-        edges = up_edges | down_edges
-        truncated: dict[str, int] = {}
-        if limit is not None and len(seen) - 1 > limit:
-            ordered = sorted((kv for kv in seen.items() if kv[0] != node_id), key=lambda kv: (kv[1], kv[0]))
-            kept = {node_id, *(n for n, _ in ordered[:limit])}
-            cut_from: dict[str, set[str]] = {}
-            for origin, destination in edges:
-                if origin in kept and destination not in kept:
-                    cut_from.setdefault(origin, set()).add(destination)
-                elif destination in kept and origin not in kept:
-                    cut_from.setdefault(destination, set()).add(origin)
-            truncated = {n: len(c) for n, c in sorted(cut_from.items())}
-            seen = {n: d for n, d in seen.items() if n in kept}
-            edges = {(o, d) for o, d in edges if o in kept and d in kept}
+    def _directed(
+        self, node_id: str, depth: int, as_of: int | None, retired: bool, *, upstream: bool
+    ) -> dict[str, Any]:
+        graph = self._graph(node_id, depth, as_of, retired)
+        seen, edges = walk(graph, node_id, depth, upstream=upstream, retired=retired)
         answer = {
             "target": node_dict(graph, node_id, 0),
             "nodes": _nodes(graph, seen, node_id),
-            "edges": _edge_list(edges),
+            "edges": edge_list(edges),
+        }
+        return _stamp(answer, graph, as_of)
+
+    @_guarded
+    def upstream(
+        self, node_id: str, depth: int = 10, *, as_of: int | None = None, include_retired: bool = False
+    ) -> dict[str, Any]:
+        return self._directed(node_id, depth, as_of, include_retired, upstream=True)
+
+    @_guarded
+    def downstream(
+        self, node_id: str, depth: int = 10, *, as_of: int | None = None, include_retired: bool = False
+    ) -> dict[str, Any]:
+        return self._directed(node_id, depth, as_of, include_retired, upstream=False)
+
+    @_guarded
+    def lineage(
+        self,
+        node_id: str,
+        depth: int = 5,
+        limit: int | None = None,
+        *,
+        as_of: int | None = None,
+        include_retired: bool = False,
+    ) -> dict[str, Any]:
+        """Both directions (for a graph view); past ``limit`` nodes the farthest are cut and counted."""
+        graph = self._graph(node_id, depth, as_of, include_retired)
+        up, up_edges = walk(graph, node_id, depth, upstream=True, retired=include_retired)
+        down, down_edges = walk(graph, node_id, depth, upstream=False, retired=include_retired)
+        seen = dict(up)
+        for node, level in down.items():
+            seen[node] = min(level, seen.get(node, level))
+        edges = {**up_edges, **down_edges}
+        truncated: dict[str, int] = {}
+        if limit is not None and len(seen) - 1 > limit:
+            seen, edges, truncated = _cut(node_id, seen, edges, limit)
+        answer = {
+            "target": node_dict(graph, node_id, 0),
+            "nodes": _nodes(graph, seen, node_id),
+            "edges": edge_list(edges),
         }
         if truncated:
             answer["truncated"] = truncated
-        return answer
+        return _stamp(answer, graph, as_of)
 
     @_guarded
-    def failed_upstream(self, dataset_id: str, depth: int = 10) -> dict[str, Any]:
+    def failed_upstream(
+        self, dataset_id: str, depth: int = 10, *, as_of: int | None = None, include_retired: bool = False
+    ) -> dict[str, Any]:
         """Upstream jobs whose latest run FAILED or ABORTED, and the edges from them to the target."""
-        graph = self._dataset_graph(dataset_id, depth)
-        seen, edges = walk(graph, dataset_id, depth, upstream=True)
-        failed = {
-            n
-            for n in seen
-            if n in graph.jobs
-            and (run := graph.latest_run(graph.jobs[n])) is not None
-            and run.state in FAILED_STATES
-        }
+        graph = self._dataset_graph(dataset_id, depth, as_of, include_retired)
+        seen, edges = walk(graph, dataset_id, depth, upstream=True, retired=include_retired)
+        failed = set()
+        for node in seen:
+            job = graph.job_record(node) if node.startswith("job:") else None
+            run = graph.latest_run(job) if job is not None else None
+            if run is not None and run.state in FAILED_STATES:
+                failed.add(node)
         forward: dict[str, list[str]] = {}
         for origin, destination in edges:
             forward.setdefault(origin, []).append(destination)
@@ -177,58 +207,70 @@ class LineageQueries:
                 if nxt not in on_path:
                     on_path.add(nxt)
                     queue.append(nxt)
-        path_edges = {(o, d) for o, d in edges if o in on_path and d in on_path}
-        return {
+        path_edges = {(o, d): old for (o, d), old in edges.items() if o in on_path and d in on_path}
+        answer = {
             "target": node_dict(graph, dataset_id, 0),
             "nodes": _nodes(graph, {n: seen[n] for n in failed}, dataset_id),
-            "edges": _edge_list(path_edges),
+            "edges": edge_list(path_edges),
         }
+        return _stamp(answer, graph, as_of)
 
     @_guarded
-    def impact(self, dataset_id: str, depth: int = 10) -> dict[str, Any]:
+    def impact(
+        self, dataset_id: str, depth: int = 10, *, as_of: int | None = None, include_retired: bool = False
+    ) -> dict[str, Any]:
         """Downstream jobs and datasets, their owners, and HIGH (>5 jobs) / MEDIUM (>1) / LOW."""
-        graph = self._dataset_graph(dataset_id, depth)
-        seen, edges = walk(graph, dataset_id, depth, upstream=False)
+        graph = self._dataset_graph(dataset_id, depth, as_of, include_retired)
+        seen, edges = walk(graph, dataset_id, depth, upstream=False, retired=include_retired)
         nodes = _nodes(graph, seen, dataset_id)
-        answer = {"target": node_dict(graph, dataset_id, 0), "nodes": nodes, "edges": _edge_list(edges)}
+        answer = {"target": node_dict(graph, dataset_id, 0), "nodes": nodes, "edges": edge_list(edges)}
         jobs = [n for n in nodes if n["type"] == ids.JOB]
         owners: set[str] = set()
         for node in nodes:
-            record = graph.jobs.get(node["id"]) or graph.datasets.get(node["id"])
+            record: JobRecord | DatasetRecord | None = (
+                graph.job_record(node["id"]) if node["type"] == ids.JOB else graph.dataset_record(node["id"])
+            )
             owners.update(record.owners if record is not None else ())
         level = "HIGH" if len(jobs) > HIGH_ABOVE else "MEDIUM" if len(jobs) > MEDIUM_ABOVE else "LOW"
-        return {**answer, "level": level, "owners": sorted(owners)}
+        return _stamp({**answer, "level": level, "owners": sorted(owners)}, graph, as_of)
 
     @_guarded
-    def schema_diff(self, dataset_id: str, proposed: Any = None) -> dict[str, Any]:
+    def schema_diff(
+        self, dataset_id: str, proposed: Any = None, *, as_of: int | None = None
+    ) -> dict[str, Any]:
         """Changes between the last two schema versions, or from the current one to ``proposed``."""
-        graph = self._dataset_graph(dataset_id, 0)
-        versions = self.source.schema_versions(dataset_id)
+        graph = self._dataset_graph(dataset_id, 0, as_of)
+        versions = self.source.schema_versions(dataset_id, as_of=as_of)
         if proposed is not None:
             current = versions[0] if versions else ()
             changes = diff_fields(current, parse_proposed(proposed))
         else:
             changes = diff_fields(versions[1], versions[0]) if len(versions) > 1 else []
-        return {"target": node_dict(graph, dataset_id, 0), "changes": changes}
+        versions_json = [[{"name": n, "type": t} for n, t in v] for v in versions[:2]]
+        answer = {"target": node_dict(graph, dataset_id, 0), "changes": changes, "versions": versions_json}
+        return _stamp(answer, graph, as_of)
 
     @_guarded
-    def columns(self, dataset_id: str, column: str, depth: int = 10) -> dict[str, Any]:
+    def columns(
+        self, dataset_id: str, column: str, depth: int = 10, *, as_of: int | None = None
+    ) -> dict[str, Any]:
         """Upstream columns feeding ``column`` and downstream columns it feeds, with transformations."""
         if ids.node_type(dataset_id) != ids.DATASET:
             raise NodeNotFound(f"{dataset_id} is not a dataset")
-        graph = self.source.column_graph(dataset_id, column, depth)
-        record = graph.datasets.get(dataset_id)
+        graph = self.source.column_graph(dataset_id, column, depth, as_of=as_of)
+        record = graph.dataset_record(dataset_id)
         if record is None:
             raise NodeNotFound(f"unknown node {dataset_id}")
         known = {name for name, _, _ in record.fields} | set(record.columns)
-        if column not in known and (dataset_id, column) not in graph.column_readers:
+        if column not in known and not graph.column_readers_of(dataset_id, column):
             raise NodeNotFound(f"{dataset_id} has no column {column!r}")
-        return {
+        answer = {
             "target": node_dict(graph, dataset_id, 0),
             "column": column,
             "upstream": _column_walk(graph, dataset_id, column, depth, upstream=True),
             "downstream": _column_walk(graph, dataset_id, column, depth, upstream=False),
         }
+        return _stamp(answer, graph, as_of)
 
     @_guarded
     def lint_names(self) -> dict[str, Any]:
@@ -248,13 +290,31 @@ class LineageQueries:
         ]
 
     @_guarded
-    def node_details(self, node_id: str) -> dict[str, Any]:
+    def node_details(self, node_id: str, *, as_of: int | None = None) -> dict[str, Any]:
         ids.node_type(node_id)
-        return self.source.node_details(node_id)
+        return self.source.node_details(node_id, as_of=as_of)
 
     @_guarded
     def run_details(self, run_id: str) -> dict[str, Any]:
         return self.source.run_details(run_id)
+
+
+def _cut(
+    node_id: str, seen: dict[str, int], edges: dict[tuple[str, str], bool], limit: int
+) -> tuple[dict[str, int], dict[tuple[str, str], bool], dict[str, int]]:
+    """Keep the ``limit`` nearest nodes; count, per kept node, the neighbours that were cut."""
+    ordered = sorted((kv for kv in seen.items() if kv[0] != node_id), key=lambda kv: (kv[1], kv[0]))
+    kept = {node_id, *(n for n, _ in ordered[:limit])}
+    cut_from: dict[str, set[str]] = {}
+    for origin, destination in edges:
+        if origin in kept and destination not in kept:
+            cut_from.setdefault(origin, set()).add(destination)
+        elif destination in kept and origin not in kept:
+            cut_from.setdefault(destination, set()).add(origin)
+    truncated = {n: len(c) for n, c in sorted(cut_from.items())}
+    seen = {n: d for n, d in seen.items() if n in kept}
+    edges = {(o, d): old for (o, d), old in edges.items() if o in kept and d in kept}
+    return seen, edges, truncated
 
 
 def _column_walk(
@@ -298,11 +358,12 @@ def _column_walk(
 
 def _column_neighbours(graph: LineageGraph, ds: str, col: str, *, upstream: bool) -> list[tuple[Any, ...]]:
     if upstream:
-        record = graph.datasets.get(ds)
-        return list(record.columns.get(col, ())) if record is not None else []
+        return list(graph.column_inputs(ds, col))
     out = []
-    for reader_id, reader_col in graph.column_readers.get((ds, col), ()):
-        reader = graph.datasets[reader_id]
+    for reader_id, reader_col in sorted(graph.column_readers_of(ds, col)):
+        reader = graph.dataset_record(reader_id)
+        if reader is None:
+            continue
         transforms: list[Any] = []
         for namespace, name, field, t in reader.columns.get(reader_col, ()):
             if ids.dataset_id(namespace, name) == ds and field == col:

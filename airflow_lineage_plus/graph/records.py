@@ -7,6 +7,7 @@ broken by content.
 
 from __future__ import annotations
 
+from array import array
 from typing import Any
 
 import msgspec
@@ -47,13 +48,20 @@ _DATASET_STATE = (
 )
 
 
+#: an inputs or outputs list of a job already folded: [its edges, the earliest time it was seen]
+ListEntry = list[Any]
+Edge = tuple[str, str]
+
+
 class JobRecord:
     __slots__ = (
-        "blob_cache",
+        "current_cache",
         "id",
+        "io_sets",
         "last_inputs",
         "last_outputs",
         "latest_cache",
+        "lists",
         "name",
         "namespace",
         "owners",
@@ -61,8 +69,10 @@ class JobRecord:
         "raw_cache",
         "ref",
         "ref_time",
+        "refs",
         "runs",
         "sources",
+        "summary",
         "targets",
     )
 
@@ -76,18 +86,32 @@ class JobRecord:
         self.ref: int | None = None  # latest event of this job (for facets shown in details)
         self.ref_time = -1
         self.latest_cache: tuple[int, RunRecord | None] | None = None
+        self.current_cache: tuple[int, frozenset[Edge] | None] | None = None
         self.raw_cache: dict[str, tuple[msgspec.Raw, Any]] = {}
-        self.blob_cache: dict[bytes, None] = {}  # bare inputs/outputs lists already folded
-        self.last_inputs: msgspec.Raw | None = None  # the last of them, per direction
-        self.last_outputs: msgspec.Raw | None = None
+        #: bare inputs/outputs lists already folded, per direction (False: inputs, True: outputs)
+        self.lists: dict[tuple[bool, bytes], ListEntry] = {}
+        self.last_inputs: tuple[msgspec.Raw, ListEntry] | None = None  # the last of them, per direction
+        self.last_outputs: tuple[msgspec.Raw, ListEntry] | None = None
+        self.io_sets: dict[frozenset[Edge], frozenset[Edge]] = {}  # equal edge sets of runs, shared
         self.sources: set[str] = set()  # input dataset ids already linked
         self.targets: set[str] = set()  # output dataset ids already linked
+        self.refs = array("Q")  # every event of the job (offset << 32 | length), in log order
+        #: what an index knows of runs not in ``runs`` (:class:`.index.JobSummary`), None otherwise
+        self.summary: Any = None
+
+    def shared_io(self, edges: frozenset[Edge]) -> frozenset[Edge]:
+        """``edges``, as the one object every run of this job reporting them holds."""
+        known = self.io_sets.get(edges)
+        if known is None:
+            known = self.io_sets[edges] = edges
+        return known
 
 
 class DatasetRecord:
     __slots__ = (
         "columns",
         "columns_key",
+        "dataset_refs",
         "facets_raw",
         "facts",
         "fields",
@@ -123,6 +147,8 @@ class DatasetRecord:
         self.raw_cache: dict[str, tuple[msgspec.Raw, Any]] = {}  # facet -> (last raw bytes, decoded)
         self.facets_raw: msgspec.Raw | None = None  # the last facets seen, and what was kept of them
         self.facts: DatasetFacts = (None, None, None, False)
+        #: events naming it as their ``dataset`` (dataset events): they belong to no job's ``refs``
+        self.dataset_refs: list[int] = []
 
     @classmethod
     def restore(cls, state: tuple[Any, ...]) -> DatasetRecord:

@@ -15,6 +15,7 @@ from airflow_lineage_plus.graph import wire as w
 _TERMINAL = {"COMPLETE": ("COMPLETED", 1), "ABORT": ("ABORTED", 2), "FAIL": ("FAILED", 3)}
 FAILED_STATES = frozenset({"FAILED", "ABORTED"})
 SCHEDULER_SKIP_REASON = "skipped by the scheduler (DAG run airflowState.tasksState)"
+NO_EDGES: frozenset[tuple[str, str]] = frozenset()
 
 
 class RunRecord:
@@ -27,6 +28,7 @@ class RunRecord:
         "exec_mode",
         "exec_mode_time",
         "first_seen",
+        "io",
         "job_id",
         "parent_run_id",
         "refs",
@@ -51,7 +53,10 @@ class RunRecord:
         self.exec_mode: str | None = None
         self.exec_mode_time = -1
         self.parent_run_id: str | None = None
-        self.refs: list[int] = []
+        self.refs: list[int] = []  # kept only by graphs that show details (``LineageGraph.keep_refs``)
+        #: the edges (origin, destination) its events reported, shared between runs of a job that reported
+        #: the same ones (see :meth:`LineageGraph.current_io`)
+        self.io: frozenset[tuple[str, str]] = NO_EDGES
 
     @property
     def state(self) -> str:
@@ -131,6 +136,7 @@ class RunRecord:
             run.exec_mode_time,
             run.parent_run_id,
             run.refs,
+            run.io,
         ) = state
         return run
 
@@ -162,6 +168,8 @@ class RunRecord:
         if self.parent_run_id is None:
             self.parent_run_id = later.parent_run_id
         self.refs.extend(later.refs)
+        if not later.io <= self.io:
+            self.io = self.io | later.io
 
 
 #: the fields of each record that a graph exported from a worker process carries (caches are left out)
@@ -180,4 +188,5 @@ _RUN_STATE = (
     "exec_mode_time",
     "parent_run_id",
     "refs",
+    "io",
 )

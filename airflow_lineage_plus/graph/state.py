@@ -26,15 +26,25 @@ def export_state(graph: LineageGraph) -> bytes:
     this is several times faster than pickling the slotted records."""
     return marshal.dumps(
         (
-            list(map(operator.attrgetter(*_JOB_STATE), graph.jobs.values())),
+            [
+                (*state, job.refs.tobytes())
+                for state, job in zip(_job_states(graph), graph.jobs.values(), strict=True)
+            ],
             list(map(operator.attrgetter(*_RUN_STATE), graph.runs.values())),
             list(map(operator.attrgetter(*_DATASET_STATE), graph.datasets.values())),
             graph.succ,  # pred, and each job's sources and targets, are its mirror image
             {dag_run: (skips.key, skips.job_ids) for dag_run, skips in graph.dag_run_skips.items()},
             graph.version,
             graph.salvaged,
+            graph.edge_first,
+            graph.column_readers_ever,
+            {key: d.dataset_refs for key, d in graph.datasets.items() if d.dataset_refs},
         )
     )
+
+
+def _job_states(graph: LineageGraph) -> list[tuple[object, ...]]:
+    return list(map(operator.attrgetter(*_JOB_STATE), graph.jobs.values()))
 
 
 def absorb(graph: LineageGraph, exported: bytes) -> None:
@@ -42,27 +52,17 @@ def absorb(graph: LineageGraph, exported: bytes) -> None:
     ``graph``'s in the log. The result is the graph one fold over both parts in log order gives: every
     fact is "latest by event time, ties broken by content" (or, for event references, by log order), and
     both parts are folded with the same rules (``tests/graph/test_split_load.py`` checks this)."""
-    jobs, runs, datasets, succ, skips, version, salvaged = marshal.loads(exported)
-    for namespace, name, owners, owners_key, ref, ref_time in jobs:
+    (jobs, runs, datasets, succ, skips, version, salvaged, first, readers_ever, dataset_refs) = marshal.loads(
+        exported
+    )
+    for namespace, name, owners, owners_key, ref, ref_time, refs in jobs:
         job = graph.job(namespace, name)
         if owners_key is not None and (job.owners_key is None or owners_key > job.owners_key):
             job.owners_key, job.owners = owners_key, owners
         if ref is not None and ref_time >= job.ref_time:
             job.ref, job.ref_time = ref, ref_time
-    runs_by_id, children, restore = graph.runs, graph.children, RunRecord.restore
-    for values in runs:
-        later = restore(values)
-        run = runs_by_id.get(values[0])
-        if run is None:  # add_run, inlined: most runs are in one part only
-            graph.jobs[later.job_id].runs.append(later)
-            runs_by_id[values[0]] = later
-            if later.parent_run_id is not None:
-                children.setdefault(later.parent_run_id, set()).add(later.job_id)
-            continue
-        had_parent = run.parent_run_id
-        run.absorb(later)
-        if had_parent is None and run.parent_run_id is not None:
-            graph.children.setdefault(run.parent_run_id, set()).add(run.job_id)
+        job.refs.frombytes(refs)
+    _absorb_runs(graph, runs)
     for values in datasets:
         key = ids.dataset_id(values[0], values[1])
         record = graph.datasets.get(key)
@@ -84,5 +84,29 @@ def absorb(graph: LineageGraph, exported: bytes) -> None:
                 jobs_by_id[destination].sources.add(origin)
     for dag_run_id, (key, job_ids) in skips.items():
         graph.set_dag_run_skips(dag_run_id, key, job_ids)
+    edge_first = graph.edge_first
+    for edge, seen in first.items():
+        mine = edge_first.get(edge)
+        if mine is None or seen < mine:
+            edge_first[edge] = seen
+    for source, later_readers in readers_ever.items():
+        graph.column_readers_ever.setdefault(source, set()).update(later_readers)
+    for key, refs in dataset_refs.items():
+        graph.datasets[key].dataset_refs.extend(refs)
     graph.version += version
     graph.salvaged += salvaged
+
+
+def _absorb_runs(graph: LineageGraph, runs: list[tuple[object, ...]]) -> None:
+    runs_by_id, restore, jobs = graph.runs, RunRecord.restore, graph.jobs
+    for values in runs:
+        later = restore(values)
+        job = jobs[later.job_id]
+        later.io = job.shared_io(later.io)
+        run = runs_by_id.get(later.run_id)  # type: ignore[arg-type]
+        if run is None:  # add_run, inlined: most runs are in one part only
+            job.runs.append(later)
+            runs_by_id[later.run_id] = later  # type: ignore[index]
+            continue
+        run.absorb(later)
+        run.io = jobs[run.job_id].shared_io(run.io)

@@ -92,6 +92,7 @@ def _fingerprint(graph: LineageGraph) -> dict[str, Any]:
                 sorted(j.sources),
                 sorted(j.targets),
                 [r.run_id for r in j.runs],
+                list(j.refs),
             )
             for key, j in graph.jobs.items()
         },
@@ -106,12 +107,14 @@ def _fingerprint(graph: LineageGraph) -> dict[str, Any]:
                 d.columns,
                 d.columns_key,
                 (d.ref, d.ref_time, d.write_ref, d.write_time),
+                d.dataset_refs,
             )
             for key, d in graph.datasets.items()
         },
         "succ": sets(graph.succ),
         "pred": sets(graph.pred),
-        "children": sets(graph.children),
+        "edge_first": graph.edge_first,
+        "column_readers_ever": sets(graph.column_readers_ever),
         "skips": {key: (s.key, s.job_ids) for key, s in graph.dag_run_skips.items()},
         "skipped_by": sets(graph.skipped_by),
         "column_readers": sets(graph.column_readers),

@@ -2,7 +2,10 @@
 
 It ingests OpenLineage events like ``POST /api/v1/lineage`` and answers from them with its own,
 deliberately plain implementation: events are sorted by eventTime and replayed in order (what an
-ordered stream would give), with no code shared with ``airflow_lineage_plus.graph``.
+ordered stream would give), with no code shared with ``airflow_lineage_plus.graph``. Like Marquez, a run
+that finishes (COMPLETE, FAIL, ABORT) makes a *job version* of the inputs and outputs its events
+reported, and that version becomes the job's current one: a job's edges (``/lineage``, the job's
+``inputs``/``outputs``) are those of its current version; ``/jobs/{job}/versions`` lists them all.
 Knobs: ``api_key`` (Bearer check), ``delay`` (seconds before answering), ``fail_status``.
 """
 
@@ -92,6 +95,8 @@ class MarquezState:
                     "created": moment,
                     "updated": moment,
                     "runs": [],
+                    "versions": {},
+                    "current": None,
                 },
             )
             job["updated"] = moment
@@ -127,9 +132,27 @@ class MarquezState:
                 run["started"] = moment
             if kind in TERMINAL:
                 run["state"], run["ended"] = TERMINAL[kind], moment
+                self._version(jobs[run["job"]], run, moment)
             elif run["state"] == "NEW":
                 run["state"] = "RUNNING"
+        for job in jobs.values():
+            current = job["versions"].get(job["current"]) if job["current"] is not None else None
+            job["inputs"] = set(current["inputs"]) if current else set()
+            job["outputs"] = set(current["outputs"]) if current else set()
         return {"jobs": jobs, "datasets": datasets, "runs": runs}
+
+    @staticmethod
+    def _version(job: dict[str, Any], run: dict[str, Any], moment: datetime) -> None:
+        """The job version of a finished run (one per distinct inputs and outputs), now current."""
+        key = (tuple(sorted(run["inputs"])), tuple(sorted(run["outputs"])))
+        if key not in job["versions"]:
+            job["versions"][key] = {
+                "id": f"00000000-0000-4000-8000-{len(job['versions']) + 1:012d}",
+                "created": moment,
+                "inputs": key[0],
+                "outputs": key[1],
+            }
+        job["current"] = key
 
     # -- shapes ---------------------------------------------------------------------------------
     @staticmethod
@@ -205,6 +228,20 @@ class MarquezState:
         if description:
             body["description"] = description
         return body
+
+    @staticmethod
+    def job_version_json(job: dict[str, Any], version: dict[str, Any]) -> dict[str, Any]:
+        namespace, name = job["key"]
+        return {
+            "id": {"namespace": namespace, "name": name, "version": version["id"]},
+            "name": name,
+            "version": version["id"],
+            "createdAt": _iso(version["created"]),
+            "namespace": namespace,
+            "inputs": [{"namespace": ns, "name": n} for ns, n in version["inputs"]],
+            "outputs": [{"namespace": ns, "name": n} for ns, n in version["outputs"]],
+            "facets": {},
+        }
 
     def version_json(self, record: dict[str, Any], index: int, version: dict[str, Any]) -> dict[str, Any]:
         namespace, name = record["key"]
@@ -502,6 +539,10 @@ class FakeMarquez:
                     return None
                 if len(parts) == 4:
                     return state.job_json(job)
+                if parts[4:] == ["versions"]:
+                    versions = sorted(job["versions"].values(), key=lambda v: v["created"], reverse=True)
+                    items = [state.job_version_json(job, v) for v in versions]
+                    return {"versions": items[offset : offset + limit]}
                 if parts[4:] == ["runs"]:
                     runs = sorted(job["runs"], key=lambda r: r["started"] or r["created"], reverse=True)
                     return {"runs": [state.run_json(r) for r in runs[offset : offset + limit]]}
