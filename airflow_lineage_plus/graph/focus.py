@@ -93,13 +93,14 @@ class FocusedGraph(LineageGraph):
         except OSError as exc:
             raise SourceUnavailable(f"cannot read event log {self.path}: {exc}") from exc
 
-    def ensure_jobs(self, job_ids: Iterable[str]) -> None:
+    def ensure_jobs(self, job_ids: Iterable[str], *, with_dags: bool = True) -> None:
         """Fold the events of these jobs, and of the DAG jobs above them, not folded yet."""
         wanted: set[str] = set()
         for job_id in job_ids:
             if job_id not in self.folded_jobs:
                 wanted.add(job_id)
-                wanted.update(self._dag_jobs(job_id))
+                if with_dags:
+                    wanted.update(self._dag_jobs(job_id))
         wanted -= self.folded_jobs
         if not wanted:
             return

@@ -9,6 +9,7 @@ stream folds to the same graph as the ordered one. The records it holds are in :
 from __future__ import annotations
 
 import hashlib
+import operator
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any, TypeVar
@@ -426,6 +427,20 @@ class LineageGraph:
         current = retirement.current_edges(self.all_runs(job))
         job.current_cache = (self.version, current)
         return current
+
+    def completed_key(self, job: JobRecord) -> tuple[int, str] | None:
+        """Sort key of the job's latest completed run (None without one)."""
+        return max((run.sort_key() for run in self.all_runs(job) if run.state == "COMPLETED"), default=None)
+
+    def job_summary(self, job: JobRecord) -> tuple[Any, ...]:
+        """What an index keeps of the job's runs: (latest run, latest completed run's key, current edges,
+        newest run's key) (:mod:`.indexed`)."""
+        latest = self.latest_run(job)
+        if latest is None:
+            return (None, None, self.current_io(job), None)
+        values = list(operator.attrgetter(*_RUN_STATE)(latest))
+        values[_RUN_STATE.index("refs")] = []
+        return (tuple(values), self.completed_key(job), self.current_io(job), latest.sort_key())
 
     def has_node(self, node_id: str) -> bool:
         return node_id in self.jobs or node_id in self.datasets
