@@ -29,11 +29,14 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from airflow_lineage_plus import node_ids as ids
 from airflow_lineage_plus.exceptions import SourceUnavailable
 from airflow_lineage_plus.graph import eventlog_details, logfile
-from airflow_lineage_plus.graph.eventlog import EventLogSource
+from airflow_lineage_plus.graph.eventlog import EventLogSource, _gc_paused
+from airflow_lineage_plus.graph.answers import failed_jobs, rank_search
 from airflow_lineage_plus.graph.focus import Catalog
 from airflow_lineage_plus.graph.indexed import IndexCatalog, IndexedGraph, save
+from airflow_lineage_plus.graph.model import LineageGraph
 from airflow_lineage_plus.graph.scan import QuickSource
 from airflow_lineage_plus.graph.snapshot import FORMAT, Snapshot, SnapshotError
 from airflow_lineage_plus.graph.source import LineageSource
@@ -102,8 +105,9 @@ def build_index(log_path: Path, index_path: Path | None = None, *, workers: int 
         if valid is not None:
             valid.close()
             return index_path
-        source = EventLogSource(log_path, workers=workers)
-        save(index_path, source.graph, _header(log_path, source.offset, source.events, source.problems))
+        with _gc_paused(True):  # a build is millions of small objects (see eventlog.BULK_READ_BYTES)
+            source = EventLogSource(log_path, workers=workers)
+            save(index_path, source.graph, _header(log_path, source.offset, source.events, source.problems))
     return index_path
 
 
@@ -182,7 +186,7 @@ class IndexedEventLog(EventLogSource):
         if self.snapshot is not None:
             self.snapshot.close()
         self.snapshot = snapshot
-        self.graph = IndexedGraph.open(snapshot, self.path)
+        self.graph = IndexedGraph(snapshot, self.path)
         header = snapshot.header
         self.base_offset = self.offset = header["log"]["offset"]
         self.events = header["events"]
@@ -230,6 +234,32 @@ class IndexedEventLog(EventLogSource):
         focused = self.focused()
         focused.ensure_jobs(graph.jobs_of_run(run_id), with_dags=False)
         return eventlog_details.run_details(focused, run_id, self._read_ref)
+
+    # whole-graph questions read node ids, not records
+    def _node_names(self, graph: IndexedGraph, kind: str) -> list[tuple[str, str, str]]:
+        """(type, namespace, name) of every node of ``kind`` (an id prefix)."""
+        return [ids.split_node_id(node_id) for node_id in graph.node_ids(kind)]
+
+    def dataset_names(self) -> list[tuple[str, str]]:
+        graph = self.graph
+        if not isinstance(graph, IndexedGraph):
+            return super().dataset_names()
+        return [(namespace, name) for _, namespace, name in self._node_names(graph, "dataset:")]
+
+    def search(self, text: str, limit: int) -> list[tuple[str, str, str]]:
+        graph = self.graph
+        if not isinstance(graph, IndexedGraph):
+            return super().search(text, limit)
+        needle = text.lower()
+        found = [n for n in self._node_names(graph, "") if needle in n[2].lower() or needle in n[1].lower()]
+        return rank_search(found, needle)[:limit]
+
+    def summary(self) -> tuple[int, int, LineageGraph, list[str]]:
+        graph = self.graph
+        if not isinstance(graph, IndexedGraph):
+            return super().summary()
+        datasets, jobs = len(graph.node_ids("dataset:")), graph.node_ids("job:")
+        return datasets, len(jobs), graph, failed_jobs(graph)
 
     def close(self) -> None:
         if self.snapshot is not None:

@@ -1,10 +1,13 @@
 """A lineage graph opened from an index (:mod:`.snapshot`), then kept up to date with appended events.
 
-Opening loads the *hot* part only: jobs, datasets, edges and, instead of every run, a summary of each
-job's runs: its latest run, the sort key of its latest completed run, its current edges
-(:mod:`.retirement`) and the sort key of its newest run. Events appended after the snapshot are folded
-in as usual; a job's answers then come from its summary merged with its new runs, which is exact because
-the summary keeps what the rules need:
+Opening reads the list of node ids only. A node's record is read the first time anything asks for it
+(its job or dataset record, its edges, the first time each edge was seen, its column readers), so a
+question costs the few nodes it touches, whatever the size of the log. A job's record carries, instead of
+every run, a summary of its runs: its latest run, the sort key of its latest completed run, its current
+edges (:mod:`.retirement`) and the sort key of its newest run.
+
+Events appended after the snapshot are folded in as usual; a job's answers then come from its summary
+merged with its new runs, which is exact because the summary keeps what the rules need:
 
 * latest run: the newer of the summary's and the new runs';
 * current edges: while the latest completed run is the summary's, its current edges plus those of new runs
@@ -19,22 +22,24 @@ are in the index), and from then on it is an ordinary job of the graph.
 
 from __future__ import annotations
 
+import marshal
 import operator
 from array import array
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 from airflow_lineage_plus.graph import snapshot
 from airflow_lineage_plus.graph import wire as w
 from airflow_lineage_plus.graph.focus import FocusedGraph, GraphCatalog
-from airflow_lineage_plus.graph.model import LineageGraph
+from airflow_lineage_plus.graph.model import LineageGraph, _DagRunSkips
 from airflow_lineage_plus.graph.records import _DATASET_STATE, DatasetRecord, JobRecord
 from airflow_lineage_plus.graph.runs import RunRecord
 from airflow_lineage_plus.graph.snapshot import RunTable, Snapshot, run_hash
 
 Key = tuple[int, str]
 Edges = frozenset[tuple[str, str]]
+_DATASET_VALUES = len(_DATASET_STATE)
 
 
 class JobSummary:
@@ -52,6 +57,77 @@ class JobSummary:
         self.stale = False  # a DAG run that skipped the job changed: its runs must be folded again
 
 
+class _Lazy(dict):  # type: ignore[type-arg]
+    """A dict of the graph whose entries are read from the snapshot on first use: ``node_of`` names the
+    node whose record holds a key; a full scan (iteration, length) reads every node of ``kind`` first."""
+
+    def __init__(self, graph: IndexedGraph, node_of: Callable[[Any], str | None], kind: str = "") -> None:
+        super().__init__()
+        self.graph, self.node_of, self.kind = graph, node_of, kind
+
+    def _ensure(self, key: Any) -> None:
+        node = self.node_of(key)
+        if node is not None:
+            self.graph.load_node(node)
+
+    def __missing__(self, key: Any) -> Any:
+        self._ensure(key)
+        if dict.__contains__(self, key):
+            return dict.__getitem__(self, key)
+        raise KeyError(key)
+
+    def get(self, key: Any, default: Any = None) -> Any:
+        if not dict.__contains__(self, key):
+            self._ensure(key)
+        return dict.get(self, key, default)
+
+    def __contains__(self, key: object) -> bool:
+        if dict.__contains__(self, key):
+            return True
+        self._ensure(key)
+        return dict.__contains__(self, key)
+
+    def setdefault(self, key: Any, default: Any = None) -> Any:
+        if not dict.__contains__(self, key):
+            self._ensure(key)
+        return dict.setdefault(self, key, default)
+
+    def _all(self) -> None:
+        self.graph.load_all(self.kind)
+
+    def __iter__(self) -> Iterator[Any]:
+        self._all()
+        return dict.__iter__(self)
+
+    def __len__(self) -> int:
+        self._all()
+        return dict.__len__(self)
+
+    def keys(self) -> Any:
+        self._all()
+        return dict.keys(self)
+
+    def values(self) -> Any:
+        self._all()
+        return dict.values(self)
+
+    def items(self) -> Any:
+        self._all()
+        return dict.items(self)
+
+
+def _node(key: Any) -> str | None:
+    return key if isinstance(key, str) else None
+
+
+def _edge_job(edge: Any) -> str | None:
+    return edge[0] if str(edge[0]).startswith("job:") else edge[1]
+
+
+def _column_dataset(key: Any) -> str | None:
+    return key[0] if isinstance(key, tuple) else None
+
+
 class IndexedGraph(LineageGraph):
     """The graph of an index plus the events appended since (see the module docstring)."""
 
@@ -59,54 +135,85 @@ class IndexedGraph(LineageGraph):
         super().__init__()
         self.snapshot = snapshot
         self.log_path = log_path
-        self.job_order: list[str] = []  # job ids in the snapshot's order (a run table entry's index)
-        self.base_refs: dict[str, tuple[int, int]] = {}  # job id -> (start, count) in the refs section
-        self.loading = True
+        self.positions: dict[str, int] = {}  # node id -> position in the snapshot, for nodes read
+        self.read_nodes: set[str] = set()
+        self.read_kinds: set[str] = set()
+        self.jobs = _Lazy(self, _node, "job:")
+        self.datasets = _Lazy(self, _node, "dataset:")
+        self.pred, self.succ = _Lazy(self, _node), _Lazy(self, _node)
+        self.edge_first = _Lazy(self, _edge_job)
+        self.skipped_by = _Lazy(self, _node)
+        self.column_readers = _Lazy(self, _column_dataset)
+        self.column_readers_ever = _Lazy(self, _column_dataset)
+        self.version = snapshot.header.get("version", 0)
 
-    # -- opening --------------------------------------------------------------------------------
-    @classmethod
-    def open(cls, snapshot: Snapshot, log_path: Path) -> IndexedGraph:
-        graph = cls(snapshot, log_path)
-        jobs, datasets, succ, edge_first, readers_ever, skips, version = snapshot.hot()
-        restore = RunRecord.restore
-        for values in jobs:
-            namespace, name, owners, owners_key, ref, ref_time, start, count = values[:8]
-            latest, completed, current, newest = values[8:]
-            job = JobRecord(namespace, name)
-            job.owners, job.owners_key, job.ref, job.ref_time = owners, owners_key, ref, ref_time
-            job.summary = JobSummary(restore(latest) if latest else None, completed, current, newest)
-            graph.jobs[job.id] = job
-            graph.job_order.append(job.id)
-            graph.base_refs[job.id] = (start, count)
-        for values in datasets:
-            record = DatasetRecord.restore(values[: len(_DATASET_STATE)])
-            graph.datasets[record.id] = record
-            record.dataset_refs = list(values[len(_DATASET_STATE)])
-            columns, columns_key = values[7], values[8]
-            if columns_key is not None:
-                graph.set_columns(record, columns, columns_key[0], columns_key[1])
-        jobs_by_id = graph.jobs
-        for origin, destinations in succ.items():
-            for destination in destinations:
-                graph.add_edge(origin, destination)
-                if origin in jobs_by_id:
-                    jobs_by_id[origin].targets.add(destination)
-                else:
-                    jobs_by_id[destination].sources.add(origin)
-        graph.edge_first = edge_first
-        graph.column_readers_ever = readers_ever
-        for dag_run_id, (key, job_ids) in skips.items():
-            graph.set_dag_run_skips(dag_run_id, key, job_ids)
-        graph.version = version
-        graph.loading = False
-        return graph
+    # -- reading the snapshot -------------------------------------------------------------------
+    def load_node(self, node_id: str) -> None:
+        """Read the node's record into the graph (once; nothing for a node the snapshot lacks)."""
+        if node_id in self.read_nodes:
+            return
+        self.read_nodes.add(node_id)
+        position = self.snapshot.position(node_id)
+        if position < 0:
+            return
+        self.positions[node_id] = position
+        record = self.snapshot.record(position)
+        if record[0] == "J":
+            self._put_job(node_id, record)
+        else:
+            self._put_dataset(node_id, record)
+
+    def load_all(self, kind: str) -> None:
+        """Read every node (of ``kind``, a node id prefix)."""
+        if kind in self.read_kinds or "" in self.read_kinds:
+            return
+        self.read_kinds.add(kind)
+        for node_id in self.snapshot.ids():
+            if node_id.startswith(kind) and node_id not in self.read_nodes:
+                self.load_node(node_id)
+
+    def _put_job(self, node_id: str, record: tuple[Any, ...]) -> None:
+        (_, namespace, name, owners, owners_key, ref, ref_time, latest, completed, current, newest) = record[
+            :11
+        ]
+        pred, succ, first, skipped_by, dag_skips = record[11:]
+        job = JobRecord(namespace, name)
+        job.owners, job.owners_key, job.ref, job.ref_time = owners, owners_key, ref, ref_time
+        job.summary = JobSummary(RunRecord.restore(latest) if latest else None, completed, current, newest)
+        job.sources, job.targets = set(pred), set(succ)
+        dict.__setitem__(self.jobs, node_id, job)
+        self._put_edges(node_id, pred, succ)
+        dict.update(self.edge_first, first)
+        if skipped_by:
+            dict.__setitem__(self.skipped_by, node_id, set(skipped_by))
+        for dag_run_id, (key, job_ids) in dag_skips.items():
+            self.dag_run_skips[dag_run_id] = _DagRunSkips(key, job_ids, node_id)
+
+    def _put_dataset(self, node_id: str, record: tuple[Any, ...]) -> None:
+        values = record[1 : 1 + _DATASET_VALUES]
+        dataset_refs, pred, succ, readers, readers_ever = record[1 + _DATASET_VALUES :]
+        dataset = DatasetRecord.restore(values)
+        dataset.columns, dataset.columns_key = values[7], values[8]
+        dataset.dataset_refs = list(dataset_refs)
+        dict.__setitem__(self.datasets, node_id, dataset)
+        self._put_edges(node_id, pred, succ)
+        for column, found in readers.items():
+            dict.__setitem__(self.column_readers, (node_id, column), set(found))
+        for column, found in readers_ever.items():
+            dict.__setitem__(self.column_readers_ever, (node_id, column), set(found))
+
+    def _put_edges(self, node_id: str, pred: Sequence[str], succ: Sequence[str]) -> None:
+        if pred:
+            dict.__setitem__(self.pred, node_id, set(pred))
+        if succ:
+            dict.__setitem__(self.succ, node_id, set(succ))
 
     # -- folding appended events ----------------------------------------------------------------
     def apply(self, event: w.Event, micros: int, ref: int) -> None:
         event_run = event.run
         if event_run is not None and event_run.runId not in self.runs:
-            for index in self.snapshot.jobs_of_run(event_run.runId):  # a run that began before
-                self.materialize(self.jobs[self.job_order[index]])
+            for job_id in self.jobs_of_run(event_run.runId):  # a run that began before the snapshot
+                self.materialize(self.jobs[job_id])
         super().apply(event, micros, ref)
         if event_run is None or event.job is None:
             return
@@ -124,11 +231,11 @@ class IndexedGraph(LineageGraph):
             self._stale(skips.job_ids)
 
     def set_dag_run_skips(
-        self, dag_run_id: str, key: tuple[int, tuple[str, ...]], skipped: tuple[str, ...]
+        self, dag_run_id: str, key: tuple[int, tuple[str, ...]], skipped: tuple[str, ...], dag_job: str = ""
     ) -> None:
         before = self.dag_run_skips.get(dag_run_id)
-        super().set_dag_run_skips(dag_run_id, key, skipped)
-        if not self.loading and self.dag_run_skips.get(dag_run_id) is not before:
+        super().set_dag_run_skips(dag_run_id, key, skipped, dag_job)
+        if self.dag_run_skips.get(dag_run_id) is not before:
             self._stale((*(before.job_ids if before is not None else ()), *skipped))
 
     def _stale(self, job_ids: Iterable[str]) -> None:
@@ -164,8 +271,8 @@ class IndexedGraph(LineageGraph):
         """The DAG runs that skipped the job, in the graph (their times are the skipped runs' times)."""
         for dag_run_id in self.skipped_by.get(job.id, ()):
             if dag_run_id not in self.runs:
-                for index in self.snapshot.jobs_of_run(dag_run_id):
-                    self.materialize(self.jobs[self.job_order[index]])
+                for job_id in self.jobs_of_run(dag_run_id):
+                    self.materialize(self.jobs[job_id])
 
     # -- reading --------------------------------------------------------------------------------
     def _summary(self, job: JobRecord) -> JobSummary | None:
@@ -211,9 +318,9 @@ class IndexedGraph(LineageGraph):
 
     def refs_of(self, job_id: str) -> array:
         """Every event of the job: the snapshot's, then the appended ones."""
-        base = self.base_refs.get(job_id)
-        refs = self.snapshot.job_refs(*base) if base is not None else array("Q")
         job = self.jobs.get(job_id)
+        position = self.positions.get(job_id)
+        refs = self.snapshot.refs(position) if position is not None else array("Q")
         if job is not None:
             refs.extend(job.refs)
         return refs
@@ -223,17 +330,14 @@ class IndexedGraph(LineageGraph):
         run = self.runs.get(run_id)
         if run is not None:
             return [run.job_id]
-        return [self.job_order[index] for index in self.snapshot.jobs_of_run(run_id)]
+        node_ids = self.snapshot.ids()
+        return [node_ids[position] for position in self.snapshot.jobs_of_run(run_id)]
 
-    def run_table(self, job_ids: Sequence[str]) -> RunTable:
-        """The snapshot's run table plus the runs folded since."""
-        position = {job_id: index for index, job_id in enumerate(job_ids)}
-        base = self.snapshot.runs()
-        table = RunTable(array("Q", base.hashes), array("I", base.jobs), base.count)
-        for run in self.runs.values():
-            if run.run_id is not None:
-                table.add(run_hash(run.run_id), position[run.job_id])
-        return table
+    def node_ids(self, kind: str = "") -> list[str]:
+        """Every node id (of ``kind``, an id prefix), without reading their records."""
+        known = set(self.snapshot.ids())
+        new = [key for key in (*dict.keys(self.jobs), *dict.keys(self.datasets)) if key not in known]
+        return [node_id for node_id in (*known, *new) if node_id.startswith(kind)]
 
 
 def _completed(runs: Iterable[RunRecord]) -> Key | None:
@@ -261,35 +365,78 @@ class IndexCatalog(GraphCatalog):
         return self.graph.refs_of(job_id)
 
 
+# -- writing -------------------------------------------------------------------------------------
+def _job_record(graph: LineageGraph, job: JobRecord, dag_skips: dict[str, Any]) -> bytes:
+    job_id = job.id
+    pred, succ = sorted(graph.pred.get(job_id, ())), sorted(graph.succ.get(job_id, ()))
+    edges = [(d, job_id) for d in pred] + [(job_id, d) for d in succ]
+    first = {edge: graph.edge_first[edge] for edge in edges if edge in graph.edge_first}
+    owners = (job.owners, job.owners_key, job.ref, job.ref_time)
+    skipped_by = tuple(sorted(graph.skipped_by.get(job_id, ())))
+    summary = graph.job_summary(job)
+    return marshal.dumps(
+        ("J", job.namespace, job.name, *owners, *summary, pred, succ, first, skipped_by, dag_skips)
+    )
+
+
+def _dataset_record(graph: LineageGraph, record: DatasetRecord, columns: Iterable[str]) -> bytes:
+    dataset_id = record.id
+    readers, ever = {}, {}
+    for column in columns:
+        found = graph.column_readers.get((dataset_id, column))
+        if found:
+            readers[column] = tuple(sorted(found))
+        found = graph.column_readers_ever.get((dataset_id, column))
+        if found:
+            ever[column] = tuple(sorted(found))
+    pred, succ = sorted(graph.pred.get(dataset_id, ())), sorted(graph.succ.get(dataset_id, ()))
+    values = operator.attrgetter(*_DATASET_STATE)(record)
+    return marshal.dumps(("D", *values, tuple(record.dataset_refs), pred, succ, readers, ever))
+
+
+def _grouped(graph: LineageGraph) -> tuple[dict[str, dict[str, Any]], dict[str, set[str]]]:
+    """The scheduler's skips by DAG job, and the columns read from each dataset."""
+    dag_skips: dict[str, dict[str, Any]] = {}
+    for dag_run_id, skips in dict.items(graph.dag_run_skips):
+        dag_skips.setdefault(skips.dag_job, {})[dag_run_id] = (skips.key, skips.job_ids)
+    columns: dict[str, set[str]] = {}
+    for readers in (graph.column_readers, graph.column_readers_ever):
+        for dataset_id, column in dict.keys(readers):
+            columns.setdefault(dataset_id, set()).add(column)
+    return dag_skips, columns
+
+
 def save(path: Path, graph: LineageGraph, header: dict[str, Any]) -> None:
     """Write ``graph`` (folded from a whole log, or an :class:`IndexedGraph` with appended events) as
-    an index (:mod:`.snapshot`)."""
+    an index (:mod:`.snapshot`). Nodes of an index that were never read are copied as they are."""
+    dag_skips, columns = _grouped(graph)
     indexed = graph if isinstance(graph, IndexedGraph) else None
-    job_ids = list(graph.jobs)
-    jobs, start = [], 0
-    for job_id in job_ids:
-        job = graph.jobs[job_id]
-        base = indexed.base_refs.get(job_id) if indexed is not None else None
-        count = (base[1] if base is not None else 0) + len(job.refs)
-        owners = (job.owners, job.owners_key, job.ref, job.ref_time)
-        jobs.append((job.namespace, job.name, *owners, start, count, *graph.job_summary(job)))
-        start += count
-    state = operator.attrgetter(*_DATASET_STATE)
-    datasets = [(*state(d), d.dataset_refs) for d in graph.datasets.values()]
-    skips = {dag_run: (s.key, s.job_ids) for dag_run, s in graph.dag_run_skips.items()}
-    hot = (jobs, datasets, graph.succ, graph.edge_first, graph.column_readers_ever, skips, graph.version)
     if indexed is not None:
-        blocks: Iterable[array] = (indexed.refs_of(job_id) for job_id in job_ids)
-        table = indexed.run_table(job_ids)
+        base = indexed.snapshot
+        old = base.ids()
+        known = set(old)
+        node_ids = old + sorted(
+            k for k in (*dict.keys(graph.jobs), *dict.keys(graph.datasets)) if k not in known
+        )
+        table = base.runs()
     else:
-        blocks = (graph.jobs[job_id].refs for job_id in job_ids)
-        table = _run_table(graph, job_ids)
-    snapshot.write(path, header, hot, blocks, table)
-
-
-def _run_table(graph: LineageGraph, job_ids: Sequence[str]) -> RunTable:
-    position = {job_id: index for index, job_id in enumerate(job_ids)}
-    table = RunTable.empty(len(graph.runs))
+        node_ids = sorted((*graph.jobs, *graph.datasets))
+        table = RunTable.empty(len(graph.runs))
+    position = {node_id: at for at, node_id in enumerate(node_ids)}
     for run_id, run in graph.runs.items():
         table.add(run_hash(run_id), position[run.job_id])
-    return table
+
+    def nodes() -> Iterator[tuple[str, bytes, array]]:
+        for at, node_id in enumerate(node_ids):
+            if indexed is not None and at < len(old) and node_id not in indexed.read_nodes:
+                yield node_id, indexed.snapshot.record_bytes(at), indexed.snapshot.refs(at)
+            elif node_id.startswith("job:"):
+                job = graph.jobs[node_id]
+                refs = indexed.refs_of(node_id) if indexed is not None else job.refs
+                yield node_id, _job_record(graph, job, dag_skips.get(node_id, {})), refs
+            else:
+                record = graph.datasets[node_id]
+                yield node_id, _dataset_record(graph, record, columns.get(node_id, ())), array("Q")
+
+    header = {**header, "version": graph.version}
+    snapshot.write(path, header, nodes(), table)

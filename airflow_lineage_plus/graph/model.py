@@ -59,6 +59,7 @@ _T = TypeVar("_T")
 class _DagRunSkips:
     key: tuple[int, tuple[str, ...]]
     job_ids: tuple[str, ...]
+    dag_job: str = ""  # the job whose run the DAG run is
 
 
 class LineageGraph:
@@ -352,10 +353,10 @@ class LineageGraph:
                 if s == "skipped"
             )
         )
-        self.set_dag_run_skips(dag_run_id, (micros, skipped), skipped)
+        self.set_dag_run_skips(dag_run_id, (micros, skipped), skipped, dag.id)
 
     def set_dag_run_skips(
-        self, dag_run_id: str, key: tuple[int, tuple[str, ...]], skipped: tuple[str, ...]
+        self, dag_run_id: str, key: tuple[int, tuple[str, ...]], skipped: tuple[str, ...], dag_job: str = ""
     ) -> None:
         current = self.dag_run_skips.get(dag_run_id)
         if current is not None and key <= current.key:
@@ -363,7 +364,7 @@ class LineageGraph:
         if current is not None:
             for job_id in current.job_ids:
                 self.skipped_by.get(job_id, set()).discard(dag_run_id)
-        self.dag_run_skips[dag_run_id] = _DagRunSkips(key, skipped)
+        self.dag_run_skips[dag_run_id] = _DagRunSkips(key, skipped, dag_job)
         for job_id in skipped:
             self.skipped_by.setdefault(job_id, set()).add(dag_run_id)
 

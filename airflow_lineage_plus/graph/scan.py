@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import marshal
 import multiprocessing
+import operator
 import os
 import threading
 from array import array
@@ -27,6 +28,8 @@ import msgspec
 
 from airflow_lineage_plus.exceptions import NodeNotFound, SourceUnavailable
 from airflow_lineage_plus.graph import logfile
+from airflow_lineage_plus.graph import wire as w
+from airflow_lineage_plus.graph.eventlog import _gc_paused
 from airflow_lineage_plus.graph.focus import Catalog, FocusedGraph
 from airflow_lineage_plus.graph.model import LineageGraph
 from airflow_lineage_plus.graph.records import Fields
@@ -35,20 +38,37 @@ from airflow_lineage_plus.graph.source import LineageSource
 PARALLEL_MIN_BYTES = 64 * 1024 * 1024
 
 
-class _Name(msgspec.Struct):
+class _Name(msgspec.Struct, gc=False):
     namespace: str
     name: str
 
 
-class _Event(msgspec.Struct):
+class _Event(msgspec.Struct, gc=False):
+    """Only what says where an event belongs: facets are skipped by the decoder, in C."""
+
     job: _Name | None = None
-    inputs: msgspec.Raw = msgspec.Raw()
-    outputs: msgspec.Raw = msgspec.Raw()
+    inputs: list[_Name] | None = None
+    outputs: list[_Name] | None = None
     dataset: _Name | None = None
 
 
 _event = msgspec.json.Decoder(_Event).decode
-_names = msgspec.json.Decoder(list[_Name]).decode
+_key = operator.attrgetter("namespace", "name")  # (namespace, name), built in C
+
+
+def _lenient(line: memoryview) -> _Event | None:
+    """The parts of an event of an unexpected shape the full fold keeps (:func:`.wire.decode`)."""
+    try:
+        event, _, _ = w.decode(line)
+    except w.BadEventError:
+        return None
+    lists = [
+        [_Name(d.namespace, d.name) for d in w.decode_datasets(raw)[0]] if len(raw) > 2 else None
+        for raw in (event.inputs, event.outputs)
+    ]
+    job = _Name(event.job.namespace, event.job.name) if event.job is not None else None
+    dataset = _Name(event.dataset.namespace, event.dataset.name) if event.dataset is not None else None
+    return _Event(job, lists[0], lists[1], dataset)
 
 
 class _Job:
@@ -56,25 +76,27 @@ class _Job:
 
     def __init__(self) -> None:
         self.refs = array("Q")
-        self.inputs: set[str] = set()
-        self.outputs: set[str] = set()
-        self.last_in: bytes | None = None
-        self.last_out: bytes | None = None
+        self.inputs: set[tuple[str, str]] = set()
+        self.outputs: set[tuple[str, str]] = set()
+        self.last_in: list[_Name] | None = None  # the last lists added (the next is usually equal)
+        self.last_out: list[_Name] | None = None
 
 
 class ScanCatalog(Catalog):
     """Where events are and which nodes touch, from a quick scan of the log."""
 
     def __init__(self) -> None:
-        self.jobs: dict[str, _Job] = {}
+        self.jobs: dict[tuple[str, str], _Job] = {}  # while scanning; by id once finished
+        self.by_id: dict[str, _Job] = {}
         self.datasets: dict[str, list[int]] = {}  # dataset id -> refs of events naming it as ``dataset``
+        self.dataset_events: dict[str, list[int]] = {}  # the same, while scanning
         self.pred: dict[str, set[str]] = {}
         self.succ: dict[str, set[str]] = {}
         self.problems: dict[str, int] = {}
         self.offset = 0
 
     def job_refs(self, job_id: str) -> Sequence[int]:
-        job = self.jobs.get(job_id)
+        job = self.by_id.get(job_id)
         return job.refs if job is not None else ()
 
     def dataset_refs(self, dataset_id: str) -> Sequence[int]:
@@ -84,7 +106,7 @@ class ScanCatalog(Catalog):
         return (self.pred if upstream else self.succ).get(node_id, ())
 
     def has_job(self, job_id: str) -> bool:
-        return job_id in self.jobs
+        return job_id in self.by_id
 
     def has_dataset(self, dataset_id: str) -> bool:
         return dataset_id in self.datasets
@@ -98,71 +120,71 @@ class ScanCatalog(Catalog):
 
     def _lines(self, base: int, view: memoryview) -> None:
         find = view.obj.find  # type: ignore[attr-defined]
-        jobs, size, local = self.jobs, len(view), 0
+        jobs, size, local, key = self.jobs, len(view), 0, _key
         while local < size:
             end = find(b"\n", local, size)
             try:
                 event = _event(view[local:end])
             except msgspec.DecodeError:
-                local = end + 1
-                continue  # counted by the full fold; the answer's nodes are folded in full anyway
-            ref = ((base + local) << logfile.LENGTH_BITS) | (end - local)
+                event = _lenient(view[local:end])  # what the full fold keeps of it, if anything
+                if event is None:
+                    local = end + 1
+                    continue
             name = event.job
             if name is not None:
-                job_id = "job:" + name.namespace + ":" + name.name
-                job = jobs.get(job_id)
+                job_key = key(name)
+                job = jobs.get(job_key)
                 if job is None:
-                    job = jobs[job_id] = _Job()
-                job.refs.append(ref)
-                if len(event.inputs) > 2 and event.inputs != job.last_in:
-                    job.last_in = self._list(job_id, job.inputs, event.inputs, upstream=True)
-                if len(event.outputs) > 2 and event.outputs != job.last_out:
-                    job.last_out = self._list(job_id, job.outputs, event.outputs, upstream=False)
+                    job = jobs[job_key] = _Job()
+                job.refs.append(((base + local) << logfile.LENGTH_BITS) | (end - local))
+                listed = event.inputs
+                if listed and listed != job.last_in:
+                    job.inputs.update(map(key, listed))
+                    job.last_in = listed
+                listed = event.outputs
+                if listed and listed != job.last_out:
+                    job.outputs.update(map(key, listed))
+                    job.last_out = listed
             if event.dataset is not None:
-                key = "dataset:" + event.dataset.namespace + ":" + event.dataset.name
-                self.datasets.setdefault(key, []).append(ref)
+                ref = ((base + local) << logfile.LENGTH_BITS) | (end - local)
+                self.dataset_events.setdefault(key(event.dataset), []).append(ref)
             local = end + 1
 
-    def _list(self, job_id: str, known: set[str], raw: msgspec.Raw, *, upstream: bool) -> bytes | None:
-        try:
-            items = _names(raw)
-        except msgspec.DecodeError:
-            return None  # a list the full fold trims: its job is folded in full when asked about
-        for item in items:
-            dataset = "dataset:" + item.namespace + ":" + item.name
-            if dataset not in known:
-                known.add(dataset)
-                self.datasets.setdefault(dataset, [])
-                if upstream:
-                    self.pred.setdefault(job_id, set()).add(dataset)
-                    self.succ.setdefault(dataset, set()).add(job_id)
-                else:
-                    self.succ.setdefault(job_id, set()).add(dataset)
-                    self.pred.setdefault(dataset, set()).add(job_id)
-        return bytes(raw)
+    def finish(self) -> None:
+        """The adjacency, from each job's inputs and outputs."""
+        pred, succ, datasets = self.pred, self.succ, self.datasets
+        for (namespace, name), refs in self.dataset_events.items():
+            datasets.setdefault("dataset:" + namespace + ":" + name, []).extend(refs)
+        for (job_namespace, job_name), job in self.jobs.items():
+            job_id = "job:" + job_namespace + ":" + job_name
+            self.by_id[job_id] = job
+            for upstream, known in ((True, job.inputs), (False, job.outputs)):
+                for namespace, name in known:
+                    dataset = "dataset:" + namespace + ":" + name
+                    datasets.setdefault(dataset, [])
+                    if upstream:
+                        pred.setdefault(job_id, set()).add(dataset)
+                        succ.setdefault(dataset, set()).add(job_id)
+                    else:
+                        succ.setdefault(job_id, set()).add(dataset)
+                        pred.setdefault(dataset, set()).add(job_id)
 
     def export(self) -> bytes:
         jobs = {key: (job.refs.tobytes(), job.inputs, job.outputs) for key, job in self.jobs.items()}
-        return marshal.dumps((jobs, self.datasets, self.problems, self.offset))
+        return marshal.dumps((jobs, self.dataset_events, self.problems, self.offset))
 
     def absorb(self, exported: bytes) -> None:
-        """Add the scan of the part of the log after this one's."""
-        jobs, datasets, problems, offset = marshal.loads(exported)
+        """Add the scan of the part of the log after this one's (before :meth:`finish`)."""
+        jobs, dataset_events, problems, offset = marshal.loads(exported)
         for job_id, (refs, inputs, outputs) in jobs.items():
             job = self.jobs.get(job_id)
             if job is None:
                 job = self.jobs[job_id] = _Job()
             job.refs.frombytes(refs)
-            for dataset in inputs - job.inputs:
-                job.inputs.add(dataset)
-                self.pred.setdefault(job_id, set()).add(dataset)
-                self.succ.setdefault(dataset, set()).add(job_id)
-            for dataset in outputs - job.outputs:
-                job.outputs.add(dataset)
-                self.succ.setdefault(job_id, set()).add(dataset)
-                self.pred.setdefault(dataset, set()).add(job_id)
-        for dataset, refs in datasets.items():
-            self.datasets.setdefault(dataset, []).extend(refs)
+            job.inputs |= inputs
+            job.outputs |= outputs
+        for dataset, refs in dataset_events.items():
+            self.dataset_events.setdefault(dataset, []).extend(refs)
         for kind, number in problems.items():
             self.problems[kind] = self.problems.get(kind, 0) + number
         self.offset = offset
@@ -176,9 +198,17 @@ def scan_log(path: Path, *, max_line: int = 64 * 1024 * 1024, workers: int = 2) 
         raise SourceUnavailable(f"cannot read event log {path}: {exc}") from exc
     catalog = ScanCatalog()
     middle = _middle(path, stop) if workers > 1 and _fork_ok(stop) else -1
-    if middle < 0:
-        catalog.scan(path, 0, stop, max_line)
-        return catalog
+    with _gc_paused(stop >= PARALLEL_MIN_BYTES):
+        if middle < 0:
+            catalog.scan(path, 0, stop, max_line)
+        else:
+            _scan_in_two(catalog, path, middle, stop, max_line)
+        catalog.finish()
+    return catalog
+
+
+def _scan_in_two(catalog: ScanCatalog, path: Path, middle: int, stop: int, max_line: int) -> None:
+    """Scan [0, middle) here and [middle, stop) in a forked process."""
     context = multiprocessing.get_context("fork")
     receiver, sender = context.Pipe(duplex=False)
     process: Any = context.Process(
@@ -195,7 +225,6 @@ def scan_log(path: Path, *, max_line: int = 64 * 1024 * 1024, workers: int = 2) 
     finally:
         receiver.close()
         process.join()
-    return catalog
 
 
 def _scan_part(path: Path, start: int, stop: int, max_line: int, sender: Any) -> None:

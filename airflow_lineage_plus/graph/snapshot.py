@@ -1,26 +1,29 @@
 """The index file: a snapshot of the folded graph of an event log, up to a byte offset of the log.
 
-Layout: a magic string, the format version, a header (``marshal``: what log it indexes, up to where, the
-sections) and three sections:
+Layout: a magic string, the format version and the header's length, then the sections, then the header
+(``marshal``: what log it indexes and up to where, where the sections are). Sections:
 
-* ``hot``: what every answer needs, loaded whole when the index is opened: jobs (owners, edges, and a
-  summary of their runs: the latest run, the latest completed one and the current edges, see
-  :mod:`.retirement`), datasets (their folded facts), the first time each edge was seen, column-lineage
-  readers, the scheduler's skips. Plain tuples, dicts and sets in ``marshal``, which loads them several
-  times faster than pickle.
-* ``refs``: the place in the log of every event of every job (8 bytes each), read per job when a question
-  needs a job's history (details, time travel, a run continuing after the snapshot).
-* ``runs``: a hash table of run ids (64-bit hashes, open addressing) and the job each belongs to, read the
-  first time a run must be found (an appended event of a run that started before the snapshot, the
-  details of a run).
+* ``ids``: every node id (jobs and datasets); a node's position in it is its number, kept when a new index
+  is written from this one (new nodes come last), and ``order``, the positions sorted by id.
+* ``nodes``: one ``marshal`` record per node (a job's owners, edges with the time each was first seen,
+  and a summary of its runs: the latest, the latest completed one's key, the current edges, see
+  :mod:`.indexed`; a dataset's folded facts and its column-lineage readers), and ``spans``, where each
+  record starts. A question reads just the records of the nodes it touches, so opening an index of any
+  size costs the id list, and an answer a few small reads.
+* ``refs``: the place in the log of every event of every job (8 bytes each), and ``refspans``: where each
+  node's start (datasets have none). Read per job when a question needs its history.
+* ``runs``: a hash table of run ids (64-bit hashes, open addressing) and the position of the job each
+  belongs to, probed with a small read per lookup (an appended event of a run that began before the
+  snapshot, the details of a run).
 
 The file is written whole to a temporary name and renamed over the old one (atomic): a reader that opened
-the old one keeps reading it (same inode), a new reader gets the new one. Sections are read with
+the old one keeps reading it (same inode), a new reader gets the new one. Everything is read with
 ``os.pread`` (no shared file position), so one open index serves many threads.
 """
 
 from __future__ import annotations
 
+import bisect
 import marshal
 import os
 import sys
@@ -36,6 +39,7 @@ MAGIC = b"LPINDEX\x00"
 #: bumped whenever the layout or the meaning of a section changes: an index of another format is rebuilt
 FORMAT = 1
 _HEAD = len(MAGIC) + 8
+_PROBE = 32  # slots read at once when looking a run up
 
 
 class SnapshotError(Exception):
@@ -49,7 +53,7 @@ def run_hash(run_id: str) -> int:
 
 
 class RunTable:
-    """Run hash -> index of its job, as open addressing over two arrays (no sort, no per-run objects:
+    """Run hash -> position of its job, as open addressing over two arrays (no sort, no per-run objects:
     5 million runs take 120 MB). A lookup returns every job whose run has that hash."""
 
     def __init__(self, hashes: array, jobs: array, count: int) -> None:
@@ -60,60 +64,40 @@ class RunTable:
         size = max(16, 2 * expected)
         return cls(array("Q", bytes(8 * size)), array("I", bytes(4 * size)), 0)
 
-    def add(self, run_hash_value: int, job: int) -> None:
+    def add(self, value: int, job: int) -> None:
         if 10 * (self.count + 1) > 7 * len(self.hashes):
             self._grow()
-        hashes, size = self.hashes, len(self.hashes)
-        slot = run_hash_value % size
+        hashes, jobs, size = self.hashes, self.jobs, len(self.hashes)
+        slot = value % size
         while hashes[slot]:
-            if hashes[slot] == run_hash_value and self.jobs[slot] == job:
+            if hashes[slot] == value and jobs[slot] == job:
                 return
             slot = (slot + 1) % size
-        hashes[slot], self.jobs[slot] = run_hash_value, job
+        hashes[slot], jobs[slot] = value, job
         self.count += 1
 
     def _grow(self) -> None:
-        old = self.hashes, self.jobs
-        bigger = RunTable.empty(len(old[0]))
-        for value, job in zip(*old, strict=True):
+        bigger = RunTable.empty(len(self.hashes))
+        for value, job in zip(self.hashes, self.jobs, strict=True):
             if value:
                 bigger.add(value, job)
         self.hashes, self.jobs, self.count = bigger.hashes, bigger.jobs, bigger.count
 
-    def lookup(self, run_id: str) -> list[int]:
-        wanted, hashes = run_hash(run_id), self.hashes
-        size = len(hashes)
-        slot, found = wanted % size, []
-        while hashes[slot]:
-            if hashes[slot] == wanted:
-                found.append(self.jobs[slot])
-            slot = (slot + 1) % size
-        return found
 
-
-def write(path: Path, header: dict[str, Any], hot: Any, refs: Iterable[array], runs: RunTable) -> None:
-    """Write an index atomically: ``refs`` are the jobs' refs in the order ``hot`` lists them (their
-    ``(start, count)`` is in ``hot``); ``runs`` the run table."""
+def write(
+    path: Path, header: dict[str, Any], nodes: Iterable[tuple[str, bytes, array]], runs: RunTable
+) -> None:
+    """Write an index atomically. ``nodes``: (id, record bytes, refs) in position order."""
     temporary = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
     try:
         with open(temporary, "wb") as out:
-            out.write(MAGIC)
-            out.write(b"\0" * 8)  # format and header length, once the sections are known
-            sections: dict[str, tuple[int, ...]] = {}
-            start = out.tell()
-            hot_bytes = marshal.dumps(hot)
-            out.write(hot_bytes)
-            sections["hot"] = (start, len(hot_bytes))
-            start = out.tell()
-            for block in refs:
-                out.write(_native(block))
-            sections["refs"] = (start, out.tell() - start)
+            out.write(MAGIC + b"\0" * 8)  # format and header length, once the sections are known
+            sections = _write_nodes(out, nodes)
             start = out.tell()
             out.write(_native(runs.hashes))
             out.write(_native(runs.jobs))
             sections["runs"] = (start, len(runs.hashes), runs.count)  # (offset, slots, runs)
-            header = {**header, "sections": sections}
-            header_bytes = marshal.dumps(header)
+            header_bytes = marshal.dumps({**header, "sections": sections})
             out.write(header_bytes)
             out.seek(len(MAGIC))
             out.write(FORMAT.to_bytes(4, "little") + len(header_bytes).to_bytes(4, "little"))
@@ -122,6 +106,43 @@ def write(path: Path, header: dict[str, Any], hot: Any, refs: Iterable[array], r
         os.replace(temporary, path)
     finally:
         temporary.unlink(missing_ok=True)
+
+
+def _write_nodes(out: Any, nodes: Iterable[tuple[str, bytes, array]]) -> dict[str, tuple[int, ...]]:
+    """The records section, with the refs gathered on the side and written after it."""
+    node_ids: list[str] = []
+    spans, refspans = array("Q", [0]), array("Q", [0])
+    refs_file = _spill(out)
+    start = out.tell()
+    for node_id, record, refs in nodes:
+        node_ids.append(node_id)
+        out.write(record)
+        spans.append(out.tell() - start)
+        refs_file.write(_native(refs))
+        refspans.append(refspans[-1] + len(refs))
+    sections: dict[str, tuple[int, ...]] = {"nodes": (start, spans[-1])}
+    order = array("I", sorted(range(len(node_ids)), key=node_ids.__getitem__))
+    parts = (
+        ("ids", marshal.dumps(node_ids)),
+        ("order", _native(order)),
+        ("spans", _native(spans)),
+        ("refspans", _native(refspans)),
+    )
+    for name, data in parts:
+        sections[name] = (out.tell(), len(data))
+        out.write(data)
+    refs_file.seek(0)
+    sections["refs"] = (out.tell(), refspans[-1])
+    while block := refs_file.read(16 * 1024 * 1024):
+        out.write(block)
+    refs_file.close()
+    return sections
+
+
+def _spill(out: Any) -> Any:
+    import tempfile
+
+    return tempfile.TemporaryFile(dir=os.path.dirname(out.name) or ".")
 
 
 def _native(values: array) -> bytes:
@@ -142,7 +163,7 @@ def _from_file(typecode: str, data: bytes) -> array:
 
 
 class Snapshot:
-    """An open index file: its header, its hot section, and reads of its cold sections."""
+    """An open index file: its header, and reads of nodes, refs and runs."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
@@ -150,14 +171,16 @@ class Snapshot:
             self.fd = os.open(path, os.O_RDONLY)
         except OSError as exc:
             raise SnapshotError(f"no index at {path}: {exc}") from exc
+        self._closer = weakref.finalize(self, os.close, self.fd)
         try:
             self.header = self._header()
         except BaseException:
-            os.close(self.fd)
+            self.close()
             raise
-        self._runs: RunTable | None = None
+        self._ids: list[str] | None = None
+        self._order = array("I")
+        self._spans: tuple[array, array] | None = None
         self._lock = threading.Lock()
-        self._closer = weakref.finalize(self, os.close, self.fd)
 
     def _read(self, offset: int, length: int) -> bytes:
         data = os.pread(self.fd, length, offset)
@@ -176,38 +199,81 @@ class Snapshot:
         size = os.fstat(self.fd).st_size
         try:
             header = marshal.loads(self._read(size - length, length))
-        except (ValueError, EOFError, TypeError) as exc:
+        except (ValueError, EOFError, TypeError, SnapshotError) as exc:
             raise SnapshotError(f"index {self.path} has a damaged header") from exc
         if not isinstance(header, dict) or "sections" not in header:
             raise SnapshotError(f"index {self.path} has a damaged header")
         return header
 
-    def hot(self) -> Any:
-        offset, length = self.header["sections"]["hot"]
+    def _section(self, name: str) -> bytes:
+        offset, length = self.header["sections"][name][:2]
+        return self._read(offset, length)
+
+    def ids(self) -> list[str]:
+        """Every node id, by position (read once)."""
+        with self._lock:
+            if self._ids is None:
+                self._order = _from_file("I", self._section("order"))
+                self._spans = (
+                    _from_file("Q", self._section("spans")),
+                    _from_file("Q", self._section("refspans")),
+                )
+                self._ids = marshal.loads(self._section("ids"))
+            return self._ids
+
+    def position(self, node_id: str) -> int:
+        """The node's position, or -1 when the snapshot does not have it."""
+        node_ids = self.ids()
+        at = bisect.bisect_left(self._order, node_id, key=node_ids.__getitem__)
+        if at < len(node_ids) and node_ids[self._order[at]] == node_id:
+            return self._order[at]
+        return -1
+
+    def record_bytes(self, position: int) -> bytes:
+        self.ids()
+        assert self._spans is not None
+        spans = self._spans[0]
+        offset = self.header["sections"]["nodes"][0]
+        return self._read(offset + spans[position], spans[position + 1] - spans[position])
+
+    def record(self, position: int) -> Any:
         try:
-            return marshal.loads(self._read(offset, length))
+            return marshal.loads(self.record_bytes(position))
         except (ValueError, EOFError, TypeError) as exc:
             raise SnapshotError(f"index {self.path} is damaged") from exc
 
-    def job_refs(self, start: int, count: int) -> array:
-        """The refs of one job (``start``, ``count`` as the hot section lists them)."""
-        offset, _ = self.header["sections"]["refs"]
-        return _from_file("Q", self._read(offset + 8 * start, 8 * count))
-
-    def runs(self) -> RunTable:
-        """The run table, read on first use."""
-        with self._lock:
-            if self._runs is None:
-                offset, slots, count = self.header["sections"]["runs"]
-                hashes = _from_file("Q", self._read(offset, 8 * slots))
-                jobs = _from_file("I", self._read(offset + 8 * slots, 4 * slots))
-                self._runs = RunTable(hashes, jobs, count)
-            return self._runs
+    def refs(self, position: int) -> array:
+        """The refs of the node's events (a job's; none for a dataset)."""
+        self.ids()
+        assert self._spans is not None
+        refspans = self._spans[1]
+        start, stop = refspans[position], refspans[position + 1]
+        offset = self.header["sections"]["refs"][0]
+        return _from_file("Q", self._read(offset + 8 * start, 8 * (stop - start)))
 
     def jobs_of_run(self, run_id: str) -> list[int]:
-        """Indices of the jobs that may hold the run (a hash collision may name a job the run is not in:
+        """Positions of the jobs that may hold the run (a hash collision may name a job the run is not in:
         it costs a needless look, never a wrong answer); empty when no run of the snapshot has that id."""
-        return self.runs().lookup(run_id)
+        offset, slots, _ = self.header["sections"]["runs"]
+        wanted = run_hash(run_id)
+        slot, found = wanted % slots, []
+        while True:
+            count = min(_PROBE, slots - slot)
+            hashes = _from_file("Q", self._read(offset + 8 * slot, 8 * count))
+            jobs = _from_file("I", self._read(offset + 8 * slots + 4 * slot, 4 * count))
+            for value, job in zip(hashes, jobs, strict=True):
+                if not value:
+                    return found
+                if value == wanted:
+                    found.append(job)
+            slot = (slot + count) % slots
+
+    def runs(self) -> RunTable:
+        """The whole run table (to write a new index from this one)."""
+        offset, slots, count = self.header["sections"]["runs"]
+        hashes = _from_file("Q", self._read(offset, 8 * slots))
+        jobs = _from_file("I", self._read(offset + 8 * slots, 4 * slots))
+        return RunTable(hashes, jobs, count)
 
     def close(self) -> None:
         self._closer()
