@@ -323,6 +323,9 @@ class EventLogSource(LineageSource):
         record = self._view(as_of).dataset_record(dataset_id)
         return record.schema_versions() if record is not None else []
 
+    def time_range(self) -> tuple[int | None, int | None]:
+        return self.graph.first_time, self.graph.last_time
+
     def summary(self) -> tuple[int, int, LineageGraph, list[str]]:
         graph = self.graph
         return len(graph.datasets), len(graph.jobs), graph, failed_jobs(graph)

@@ -32,8 +32,8 @@ from typing import Any
 from airflow_lineage_plus import node_ids as ids
 from airflow_lineage_plus.exceptions import SourceUnavailable
 from airflow_lineage_plus.graph import eventlog_details, logfile
-from airflow_lineage_plus.graph.eventlog import EventLogSource, _gc_paused
 from airflow_lineage_plus.graph.answers import failed_jobs, rank_search
+from airflow_lineage_plus.graph.eventlog import EventLogSource, _gc_paused
 from airflow_lineage_plus.graph.focus import Catalog
 from airflow_lineage_plus.graph.indexed import IndexCatalog, IndexedGraph, save
 from airflow_lineage_plus.graph.model import LineageGraph
@@ -270,8 +270,9 @@ def open_event_log(
     path: Path, index_path: Path | None = None, *, quick: bool = False, build: str = "process", **options: Any
 ) -> LineageSource:
     """The log through its index. Without a valid index: with ``quick``, a :class:`.QuickSource`
-    answering from a scan while the index is built in a detached process (``source.builder``); else the
-    index is built first (``build``). Where no index can be written, the log is read whole into memory."""
+    answering from a scan (``source.index_path`` says where the index is to be built: the caller may
+    :func:`start_building` it); else the index is built first (``build``). Where no index can be
+    written, the log is read whole into memory."""
     index_path = index_path or index_path_for(path)
     if path.is_file():
         valid = open_valid(index_path, path)
@@ -282,7 +283,7 @@ def open_event_log(
             return EventLogSource(path, **options)
         elif quick:
             source = QuickSource(path)
-            source.builder = start_building(path, index_path, quiet=True)
+            source.index_path = index_path
             return source
     return IndexedEventLog(path, index_path=index_path, build=build, **options)
 

@@ -146,6 +146,7 @@ class IndexedGraph(LineageGraph):
         self.column_readers = _Lazy(self, _column_dataset)
         self.column_readers_ever = _Lazy(self, _column_dataset)
         self.version = snapshot.header.get("version", 0)
+        self.first_time, self.last_time = snapshot.header.get("times", (None, None))
 
     # -- reading the snapshot -------------------------------------------------------------------
     def load_node(self, node_id: str) -> None:
@@ -438,5 +439,5 @@ def save(path: Path, graph: LineageGraph, header: dict[str, Any]) -> None:
                 record = graph.datasets[node_id]
                 yield node_id, _dataset_record(graph, record, columns.get(node_id, ())), array("Q")
 
-    header = {**header, "version": graph.version}
+    header = {**header, "version": graph.version, "times": (graph.first_time, graph.last_time)}
     snapshot.write(path, header, nodes(), table)

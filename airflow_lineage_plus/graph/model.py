@@ -81,6 +81,8 @@ class LineageGraph:
         self.keep_refs = False  # whether runs remember their events' refs (for details)
         #: False when the graph could only approximate what was asked (a source that cannot time-travel)
         self.exact = True
+        self.first_time: int | None = None  # the earliest and the latest event time folded
+        self.last_time: int | None = None
         self.version = 0
         self.salvaged = 0  # inputs/outputs lists that had to be trimmed
         # equal schema / column-lineage tuples shared by every dataset that has them (less memory, and
@@ -176,6 +178,10 @@ class LineageGraph:
         """Fold one decoded event (``ref`` locates its bytes for details). The hot loop of a load:
         written for speed (locals, positional calls, in-place byte comparisons)."""
         self.version += 1
+        if self.last_time is None or micros > self.last_time:
+            self.last_time = micros
+        if self.first_time is None or micros < self.first_time:
+            self.first_time = micros
         event_job = event.job
         if event_job is None:
             if event.dataset is not None:

@@ -264,11 +264,17 @@ class LineageQueries:
         known = {name for name, _, _ in record.fields} | set(record.columns)
         if column not in known and not graph.column_readers_of(dataset_id, column):
             raise NodeNotFound(f"{dataset_id} has no column {column!r}")
+        upstream, up_hops = _column_walk(graph, dataset_id, column, depth, upstream=True)
+        downstream, down_hops = _column_walk(graph, dataset_id, column, depth, upstream=False)
         answer = {
             "target": node_dict(graph, dataset_id, 0),
             "column": column,
-            "upstream": _column_walk(graph, dataset_id, column, depth, upstream=True),
-            "downstream": _column_walk(graph, dataset_id, column, depth, upstream=False),
+            "upstream": upstream,
+            "downstream": downstream,
+            "paths": [
+                {"from": {"dataset": a[0], "column": a[1]}, "to": {"dataset": b[0], "column": b[1]}}
+                for a, b in sorted(up_hops | down_hops)
+            ],
         }
         return _stamp(answer, graph, as_of)
 
@@ -298,6 +304,12 @@ class LineageQueries:
     def run_details(self, run_id: str) -> dict[str, Any]:
         return self.source.run_details(run_id)
 
+    @_guarded
+    def time_range(self) -> dict[str, Any]:
+        """``{"from", "to"}``: the earliest and the latest event time the source knows (null: unknown)."""
+        first, last = self.source.time_range()
+        return {"from": w.format_micros(first), "to": w.format_micros(last)}
+
 
 def _cut(
     node_id: str, seen: dict[str, int], edges: dict[tuple[str, str], bool], limit: int
@@ -319,9 +331,12 @@ def _cut(
 
 def _column_walk(
     graph: LineageGraph, dataset_id: str, column: str, depth: int, *, upstream: bool
-) -> list[dict]:
+) -> tuple[list[dict[str, Any]], set[tuple[tuple[str, str], tuple[str, str]]]]:
+    """Rows of the columns ``depth`` column hops up- or downstream, and the hops crossed
+    ((from dataset, column), (to dataset, column)), always pointing the way the data flows."""
     start = (dataset_id, column)
     best: dict[tuple[str, str], tuple[int, set[tuple[Any, ...]], str, str]] = {}
+    hops: set[tuple[tuple[str, str], tuple[str, str]]] = set()
     queue = deque([(start, 0)])
     done = {start}
     while queue:
@@ -330,6 +345,7 @@ def _column_walk(
             continue
         for namespace, name, field, transforms in _column_neighbours(graph, ds, col, upstream=upstream):
             key = (ids.dataset_id(namespace, name), field)
+            hops.add((key, (ds, col)) if upstream else ((ds, col), key))
             if key == start:
                 continue
             entry = best.get(key)
@@ -353,7 +369,7 @@ def _column_walk(
         for key, (level, transforms, namespace, name) in best.items()
     ]
     rows.sort(key=lambda r: (r["depth"], r["namespace"], r["name"], r["column"]))
-    return rows
+    return rows, hops
 
 
 def _column_neighbours(graph: LineageGraph, ds: str, col: str, *, upstream: bool) -> list[tuple[Any, ...]]:

@@ -46,6 +46,7 @@ class _Name(msgspec.Struct, gc=False):
 class _Event(msgspec.Struct, gc=False):
     """Only what says where an event belongs: facets are skipped by the decoder, in C."""
 
+    eventTime: str
     job: _Name | None = None
     inputs: list[_Name] | None = None
     outputs: list[_Name] | None = None
@@ -56,19 +57,25 @@ _event = msgspec.json.Decoder(_Event).decode
 _key = operator.attrgetter("namespace", "name")  # (namespace, name), built in C
 
 
-def _lenient(line: memoryview) -> _Event | None:
-    """The parts of an event of an unexpected shape the full fold keeps (:func:`.wire.decode`)."""
+def _lenient(line: memoryview, problems: dict[str, int]) -> _Event | None:
+    """The parts of an event of an unexpected shape the full fold keeps (:func:`.wire.decode`), counted
+    as the full fold counts them."""
+    if len(line) <= 2 and not line.tobytes().strip():
+        return None  # an empty line
     try:
-        event, _, _ = w.decode(line)
-    except w.BadEventError:
+        event, _, salvaged = w.decode(line)
+    except w.BadEventError as exc:
+        problems[exc.kind] = problems.get(exc.kind, 0) + 1
         return None
+    if salvaged:
+        problems["salvaged"] = problems.get("salvaged", 0) + 1
     lists = [
         [_Name(d.namespace, d.name) for d in w.decode_datasets(raw)[0]] if len(raw) > 2 else None
         for raw in (event.inputs, event.outputs)
     ]
     job = _Name(event.job.namespace, event.job.name) if event.job is not None else None
     dataset = _Name(event.dataset.namespace, event.dataset.name) if event.dataset is not None else None
-    return _Event(job, lists[0], lists[1], dataset)
+    return _Event(event.eventTime, job, lists[0], lists[1], dataset)
 
 
 class _Job:
@@ -126,12 +133,14 @@ class ScanCatalog(Catalog):
             try:
                 event = _event(view[local:end])
             except msgspec.DecodeError:
-                event = _lenient(view[local:end])  # what the full fold keeps of it, if anything
+                event = _lenient(view[local:end], self.problems)  # what the full fold keeps of it
                 if event is None:
                     local = end + 1
                     continue
             name = event.job
-            if name is not None:
+            if name is None and event.dataset is None:
+                self.problems["invalid"] = self.problems.get("invalid", 0) + 1
+            elif name is not None:
                 job_key = key(name)
                 job = jobs.get(job_key)
                 if job is None:
@@ -256,8 +265,8 @@ class QuickSource(LineageSource):
     def __init__(self, path: str | os.PathLike[str], *, max_event_bytes: int = 64 * 1024 * 1024) -> None:
         self.path = Path(path)
         self.catalog = scan_log(self.path, max_line=max_event_bytes)
-        self.problems: dict[str, int] = {}
-        self.builder: Any = None  # the process building the index meanwhile, if any
+        self.problems: dict[str, int] = self.catalog.problems
+        self.index_path: Path | None = None  # where the index this scan stands in for belongs
 
     def _focused(self, node_id: str, as_of: int | None) -> FocusedGraph:
         graph = FocusedGraph(self.catalog, self.path, as_of)

@@ -58,6 +58,10 @@ class LineageSource(abc.ABC):
     def summary(self) -> tuple[int, int, LineageGraph, list[str]]:
         """(dataset count, job count, a graph holding the failed jobs, ids of jobs whose latest run failed)"""
 
+    def time_range(self) -> tuple[int | None, int | None]:
+        """The earliest and the latest event time known (epoch microseconds; None when unknown)."""
+        return None, None
+
     def refresh(self) -> int:
         """Pick up new lineage; returns how many new events were read (0 when not applicable)."""
         return 0

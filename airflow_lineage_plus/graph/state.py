@@ -39,6 +39,7 @@ def export_state(graph: LineageGraph) -> bytes:
             graph.edge_first,
             graph.column_readers_ever,
             {key: d.dataset_refs for key, d in graph.datasets.items() if d.dataset_refs},
+            (graph.first_time, graph.last_time),
         )
     )
 
@@ -52,9 +53,13 @@ def absorb(graph: LineageGraph, exported: bytes) -> None:
     ``graph``'s in the log. The result is the graph one fold over both parts in log order gives: every
     fact is "latest by event time, ties broken by content" (or, for event references, by log order), and
     both parts are folded with the same rules (``tests/graph/test_split_load.py`` checks this)."""
-    (jobs, runs, datasets, succ, skips, version, salvaged, first, readers_ever, dataset_refs) = marshal.loads(
-        exported
+    (jobs, runs, datasets, succ, skips, version, salvaged, first, readers_ever, dataset_refs, times) = (
+        marshal.loads(exported)
     )
+    for moment in times:
+        if moment is not None:
+            graph.first_time = moment if graph.first_time is None else min(graph.first_time, moment)
+            graph.last_time = moment if graph.last_time is None else max(graph.last_time, moment)
     for namespace, name, owners, owners_key, ref, ref_time, refs in jobs:
         job = graph.job(namespace, name)
         if owners_key is not None and (job.owners_key is None or owners_key > job.owners_key):

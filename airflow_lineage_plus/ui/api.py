@@ -6,6 +6,7 @@ the graph: nothing here touches the filesystem or renders HTML, so a hostile dat
 
 from __future__ import annotations
 
+import json
 from typing import Annotated, Any
 
 from fastapi import APIRouter, HTTPException, Query, Request, status
@@ -15,12 +16,16 @@ from airflow_lineage_plus.ui.source import LineageReader
 
 MAX_DEPTH = 12
 MAX_ID_LENGTH = 2048
+MAX_PROPOSED_LENGTH = 64 * 1024
 
 NodeId = Annotated[
     str, Query(min_length=1, max_length=MAX_ID_LENGTH, description="dataset:NS:NAME or job:NS:NAME")
 ]
 Depth = Annotated[int, Query(ge=1, le=MAX_DEPTH)]
 AirflowId = Annotated[str, Query(min_length=1, max_length=512)]
+#: answer as of this time (ISO-8601), from what the events up to then said
+AsOf = Annotated[str | None, Query(alias="asOf", max_length=64)]
+IncludeRetired = Annotated[bool, Query(alias="includeRetired")]
 
 router = APIRouter(prefix="/api")
 
@@ -79,6 +84,20 @@ def _merge_graphs(target: dict[str, Any], graphs: list[dict[str, Any]]) -> dict[
     return merged
 
 
+def _as_of(value: str | None) -> int | None:
+    """The ``asOf`` parameter in epoch microseconds; 422 when it is not an ISO-8601 time."""
+    if value is None or not value.strip():
+        return None
+    from airflow_lineage_plus.graph.wire import to_micros
+
+    try:
+        return to_micros(value.strip())
+    except ValueError:
+        raise HTTPException(
+            status.HTTP_422_UNPROCESSABLE_ENTITY, "asOf is an ISO-8601 time, e.g. 2026-03-01T12:00:00Z"
+        ) from None
+
+
 @router.get("/config")
 def view_config() -> dict[str, Any]:
     """What the page needs to know about this installation (no lineage data)."""
@@ -103,19 +122,23 @@ def lineage(
     node: NodeId,
     depth: Depth = 6,
     direction: Annotated[str, Query(pattern="^(both|upstream|downstream)$")] = "both",
+    as_of: AsOf = None,
+    include_retired: IncludeRetired = False,
 ) -> dict[str, Any]:
-    """The graph around ``node``; for a dataset also the upstream jobs whose latest run failed."""
+    """The graph around ``node``; for a dataset also the upstream jobs whose latest run failed.
+    ``asOf``: as of that time; ``includeRetired``: with the edges jobs no longer report (``retired``)."""
     _checked_node_id(node)
+    when = {"as_of": _as_of(as_of), "include_retired": include_retired}
 
     def query(queries: Any) -> dict[str, Any]:
         if direction == "upstream":
-            graph: dict[str, Any] = queries.upstream(node, depth)
+            graph: dict[str, Any] = queries.upstream(node, depth, **when)
         elif direction == "downstream":
-            graph = queries.downstream(node, depth)
+            graph = queries.downstream(node, depth, **when)
         else:
-            graph = queries.lineage(node, depth, limit=conf.ui_max_nodes())
+            graph = queries.lineage(node, depth, limit=conf.ui_max_nodes(), **when)
         if graph["target"]["type"] == "DATASET":
-            failed = queries.failed_upstream(node, depth)
+            failed = queries.failed_upstream(node, depth, **when)
             graph["failedUpstream"] = failed.get("nodes", []) if isinstance(failed, dict) else list(failed)
         return graph
 
@@ -124,16 +147,18 @@ def lineage(
 
 
 @router.get("/node")
-def node_details(request: Request, node: NodeId) -> dict[str, Any]:
-    """Everything known about one dataset or job (schema, quality, runs, SQL, owners...).
+def node_details(request: Request, node: NodeId, as_of: AsOf = None) -> dict[str, Any]:
+    """Everything known about one dataset or job (schema, quality, runs, SQL, owners...), as of
+    ``asOf`` when given.
 
     A job's recent runs also get the Airflow ids of their task instance (``airflow``: dag_id, run_id,
     task_id, try_number, map_index) so the page can link each run to Airflow.
     """
     _checked_node_id(node)
+    when = _as_of(as_of)
 
     def query(queries: Any) -> dict[str, Any]:
-        details: dict[str, Any] = queries.node_details(node)
+        details: dict[str, Any] = queries.node_details(node, as_of=when)
         if details.get("type") == "JOB":
             for run in details.get("runs") or []:
                 if run.get("runId"):
@@ -242,4 +267,69 @@ def task_instance(
         return {"job": job, "tries": summaries, "run": chosen}
 
     result: dict[str, Any] = _answer(request, query)
+    return result
+
+
+# -- impact, schema changes, column paths, the time range (the view's panels and its time slider) ---------
+
+
+@router.get("/impact")
+def impact(request: Request, node: NodeId, depth: Depth = 10, as_of: AsOf = None) -> dict[str, Any]:
+    """Everything downstream of a dataset: the level (HIGH, MEDIUM, LOW), the jobs and the owners."""
+    _checked_node_id(node)
+    when = _as_of(as_of)
+    result: dict[str, Any] = _answer(request, lambda queries: queries.impact(node, depth, as_of=when))
+    return result
+
+
+@router.get("/schema-diff")
+def schema_diff(
+    request: Request,
+    node: NodeId,
+    proposed: Annotated[str | None, Query(max_length=MAX_PROPOSED_LENGTH)] = None,
+    as_of: AsOf = None,
+) -> dict[str, Any]:
+    """The last two schema versions of a dataset and what changed between them; with ``proposed`` (JSON:
+    ``[{"name", "type"}]``, ``{"fields": [...]}`` or ``{"col": "TYPE"}``), what it would change."""
+    _checked_node_id(node)
+    when = _as_of(as_of)
+    schema = None
+    if proposed is not None and proposed.strip():
+        try:
+            schema = json.loads(proposed)
+        except ValueError:
+            raise HTTPException(status.HTTP_422_UNPROCESSABLE_ENTITY, "proposed is not JSON") from None
+
+    def query(queries: Any) -> dict[str, Any]:
+        try:
+            answer: dict[str, Any] = queries.schema_diff(node, schema, as_of=when)
+        except ValueError as error:  # a proposed schema of another shape: say which
+            raise HTTPException(status.HTTP_422_UNPROCESSABLE_ENTITY, str(error)) from None
+        return answer
+
+    result: dict[str, Any] = _answer(request, query)
+    return result
+
+
+@router.get("/columns")
+def columns(
+    request: Request,
+    node: NodeId,
+    column: Annotated[str, Query(min_length=1, max_length=512)],
+    depth: Depth = 10,
+    as_of: AsOf = None,
+) -> dict[str, Any]:
+    """The columns a column comes from (upstream) and feeds (downstream), hop by hop."""
+    _checked_node_id(node)
+    when = _as_of(as_of)
+    result: dict[str, Any] = _answer(
+        request, lambda queries: queries.columns(node, column, depth, as_of=when)
+    )
+    return result
+
+
+@router.get("/time-range")
+def time_range(request: Request) -> dict[str, Any]:
+    """The first and the last event time the source knows (the time slider's ends; null when unknown)."""
+    result: dict[str, Any] = _answer(request, lambda queries: queries.time_range())
     return result

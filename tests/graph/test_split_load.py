@@ -119,6 +119,7 @@ def _fingerprint(graph: LineageGraph) -> dict[str, Any]:
         "skipped_by": sets(graph.skipped_by),
         "column_readers": sets(graph.column_readers),
         "version": graph.version,
+        "times": (graph.first_time, graph.last_time),
     }
 
 

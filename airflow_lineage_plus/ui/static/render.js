@@ -58,14 +58,15 @@ function drawEdge(L, e) {
   var x1 = a.x + wa, y1 = a.y + ha / 2, x2 = b.x - 2, y2 = b.y + hb / 2;
   var dx = Math.max(40, Math.abs(x2 - x1) / 2);
   return svg("path", {
-    "class": e.more ? "edge more-edge" : "edge", "data-origin": e.origin, "data-destination": e.destination,
+    "class": e.more ? "edge more-edge" : e.retired ? "edge retired" : "edge",
+    "data-origin": e.origin, "data-destination": e.destination, "data-retired": e.retired ? "true" : null,
     d: "M" + x1 + "," + y1 + " C" + (x1 + dx) + "," + y1 + " " + (x2 - dx) + "," + y2 + " " + x2 + "," + y2,
     "marker-end": "url(#arrow)",
   });
 }
 
 function drawNode(node, at, flags) {
-  var kind = node.type === "DATASET" ? "dataset" : node.type === "MORE" ? "more" : node.type === "DAG" ? "dag" : "job";
+  var kind = { DATASET: "dataset", MORE: "more", DAG: "dag", COLUMN: "column" }[node.type] || "job";
   var run = node.latestRun || null;
   var classes = ["node", kind];
   if (run) classes.push(stateClass(run.state));
@@ -82,6 +83,7 @@ function drawNode(node, at, flags) {
     : node.id }));
   if (kind === "dataset") drawDataset(group, node);
   else if (kind === "more") drawMore(group, node);
+  else if (kind === "column") drawColumn(group, node);
   else drawJob(group, node, kind, run);
   listen(group, node, kind);
   return group;
@@ -98,6 +100,15 @@ function drawDataset(group, node) {
   append(group, svg("ellipse", { "class": "shape-top", cx: w / 2, cy: ry, rx: w / 2, ry: ry }));
   append(group, svg("text", { "class": "name", x: 14, y: 33, text: shorten(node.name, 32) }));
   append(group, svg("text", { "class": "subtitle", x: 14, y: 50, text: shorten(node.namespace, 36) }));
+}
+
+// A column of a dataset (column mode): the column's name, the dataset's name under it.
+function drawColumn(group, node) {
+  var w = nodeWidth(node), h = nodeHeight(node);
+  append(group, svg("rect", { "class": "shape", width: w, height: h, rx: 16 }));
+  append(group, svg("text", { "class": "kind-label", x: 16, y: 17, text: "COLUMN" }));
+  append(group, svg("text", { "class": "name", x: 16, y: 36, text: shorten(node.name, 32) }));
+  append(group, svg("text", { "class": "subtitle", x: 16, y: 51, text: shorten(node.namespace, 34) }));
 }
 
 // The "N more" placeholder.
@@ -133,6 +144,12 @@ function listen(group, node, kind) {
     group.addEventListener("click", function () { selectNode(node.id); });
     group.addEventListener("dblclick", function () { openNode(node.id); });
     group.addEventListener("keydown", function (event) { if (event.key === "Enter") selectNode(node.id); });
+  } else if (kind === "column") {
+    ["click", "dblclick"].forEach(function (type) {
+      group.addEventListener(type, function () {
+        document.dispatchEvent(new CustomEvent("lineage:column", { detail: { node: node, double: type === "dblclick" } }));
+      });
+    });
   } else if (kind === "more") {
     group.addEventListener("click", function () {
       setStatus(node.name + " nodes are not drawn: lower the depth or pick one direction.", false);
