@@ -96,7 +96,7 @@ class ScanCatalog(Catalog):
         self.jobs: dict[tuple[str, str], _Job] = {}  # while scanning; by id once finished
         self.by_id: dict[str, _Job] = {}
         self.datasets: dict[str, list[int]] = {}  # dataset id -> refs of events naming it as ``dataset``
-        self.dataset_events: dict[str, list[int]] = {}  # the same, while scanning
+        self.dataset_events: dict[tuple[str, str], list[int]] = {}  # the same by name, while scanning
         self.pred: dict[str, set[str]] = {}
         self.succ: dict[str, set[str]] = {}
         self.problems: dict[str, int] = {}
@@ -131,12 +131,13 @@ class ScanCatalog(Catalog):
         while local < size:
             end = find(b"\n", local, size)
             try:
-                event = _event(view[local:end])
+                decoded: _Event | None = _event(view[local:end])
             except msgspec.DecodeError:
-                event = _lenient(view[local:end], self.problems)  # what the full fold keeps of it
-                if event is None:
-                    local = end + 1
-                    continue
+                decoded = _lenient(view[local:end], self.problems)  # what the full fold keeps of it
+            if decoded is None:
+                local = end + 1
+                continue
+            event = decoded
             name = event.job
             if name is None and event.dataset is None:
                 self.problems["invalid"] = self.problems.get("invalid", 0) + 1

@@ -256,7 +256,7 @@ class Snapshot:
         it costs a needless look, never a wrong answer); empty when no run of the snapshot has that id."""
         offset, slots, _ = self.header["sections"]["runs"]
         wanted = run_hash(run_id)
-        slot, found = wanted % slots, []
+        slot, found = wanted % slots, list[int]()
         while True:
             count = min(_PROBE, slots - slot)
             hashes = _from_file("Q", self._read(offset + 8 * slot, 8 * count))

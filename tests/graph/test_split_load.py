@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from graph_builders import dataset_node, ds, event, facet, job_node, run_id, varied_events
+from graph_builders import dataset_node, job_node, run_id, tie_events, varied_events
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -26,46 +26,7 @@ sys.path.insert(0, str(REPO / "benchmarks"))
 
 from generate_events import generate  # noqa: E402
 
-
-def _tricky_events() -> list[dict[str, Any]]:
-    """Facts that only tie-breaking rules decide: equal event times with different content, a DAG run
-    whose tasksState changes, parent facets, a run whose events carry different skip reasons."""
-    parent = {"namespace": "pipeline", "name": "orders"}
-    dag_run = {"parent": facet(run={"runId": run_id("dag-1")}, job=parent)}
-    tie_a = ds("tie_ds", fields=[("a", "INT")], owners=["team:a"])
-    tie_b = ds("tie_ds", fields=[("a", "BIGINT")], owners=["team:b"])
-    skip = {"lineagePlus_skipState": facet(skipped=True, reason="r-b")}
-    skip_other = {"lineagePlus_skipState": facet(skipped=True, reason="r-a")}
-    return [
-        event("START", "orders", "dag-1", 0),
-        event("START", "orders.load_orders", "load-1", 0.5, run_facets=dag_run),
-        event("COMPLETE", "orders.tie_job", "tie-1", 40, outputs=[tie_a]),
-        event("COMPLETE", "orders.tie_job", "tie-2", 40, outputs=[tie_b]),
-        event("COMPLETE", "orders.skippy", "skip-1", 41, run_facets=skip),
-        event("COMPLETE", "orders.skippy", "skip-1", 41, run_facets=skip_other),
-        event("COMPLETE", "orders.skippy", "skip-1", 41),
-        event("FAIL", "orders.erring", "err-1", 42, run_facets={"errorMessage": facet(message="b")}),
-        event("FAIL", "orders.erring", "err-1", 42, run_facets={"errorMessage": facet(message="a")}),
-        event(
-            "RUNNING",
-            "orders",
-            "dag-1",
-            50,
-            run_facets={"airflowState": facet(dagRunState="running", tasksState={"report": "skipped"})},
-        ),
-        event(
-            "COMPLETE",
-            "orders",
-            "dag-1",
-            51,
-            run_facets={
-                "airflowState": facet(dagRunState="success", tasksState={"report": "success", "x": "skipped"})
-            },
-        ),
-    ]
-
-
-LINES = [json.dumps(e).encode() for e in varied_events() + _tricky_events()]
+LINES = [json.dumps(e).encode() for e in varied_events() + tie_events()]
 
 
 def _fold(lines: list[bytes], indices: range) -> LineageGraph:
