@@ -3,17 +3,21 @@
 from __future__ import annotations
 
 import json
+import os
+import re
 import socket
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 from fake_marquez import FakeMarquez
-from graph_builders import orders_pipeline, run_pair, write_log
+from graph_builders import at, orders_pipeline, retirement_events, run_pair, write_log
 
 from airflow_lineage_plus.cli import run
+from airflow_lineage_plus.graph.index import index_path_for, open_valid
 
 try:  # the sample pipelines' runs (helper "samples"), for the end-to-end check at the end
     sys.path.insert(0, str(Path(__file__).resolve().parent / "samples"))
@@ -249,6 +253,12 @@ def test_console_script_runs_and_sets_the_exit_status(log: Path) -> None:
     )
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["nodes"][0]["latestRun"]["state"] == "FAILED"
+    # answered from a quick scan of the raw log; the index for the next question is built meanwhile
+    builder = int(re.search(r"indexing .* in the background \(process (\d+)\)", done.stderr).group(1))  # type: ignore[union-attr]
+    deadline = time.monotonic() + 60
+    while _alive(builder) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not _alive(builder) and open_valid(index_path_for(log), log) is not None
     missing = subprocess.run(
         [str(script), "--events", str(log), "upstream", "--namespace", "x", "--name", "y"],
         capture_output=True,
@@ -256,6 +266,28 @@ def test_console_script_runs_and_sets_the_exit_status(log: Path) -> None:
         timeout=120,
     )
     assert missing.returncode == 2 and "unknown node" in missing.stderr
+    assert "in the background" not in missing.stderr  # the index was there: no scan, no second build
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+        return Path(f"/proc/{pid}/stat").read_text().split(")")[-1].split()[0] != "Z"  # not a zombie
+    except (ProcessLookupError, FileNotFoundError):
+        return False
+
+
+def test_as_of_and_retired_edges_on_the_command_line(tmp_path: Path) -> None:
+    path = write_log(tmp_path / "events.jsonl", retirement_events())
+    loaded = ["upstream", "--namespace", "warehouse", "--name", "loaded", "--depth", "2"]
+    now = _json(["--events", str(path), *loaded, "--format", "json"])
+    assert {n["name"] for n in now["nodes"]} == {"etl.load", "src_b", "src_c"}
+    code, out, _ = run(["--events", str(path), *loaded, "--include-retired"])
+    assert code == 0 and "retired edges" in out and "dataset:warehouse:src_a -> job:pipeline:etl.load" in out
+    then = _json(["--events", str(path), *loaded, "--as-of", at(55), "--format", "json"])
+    assert {n["name"] for n in then["nodes"]} == {"etl.load", "src_a"} and then["asOf"] == at(55)
+    code, _, err = run(["--events", str(path), *loaded, "--as-of", "last tuesday"])
+    assert code == 2 and "ISO-8601" in err
 
 
 def test_a_skipped_latest_run_shows_as_skipped(tmp_path: Path) -> None:

@@ -44,9 +44,9 @@ def _ask(queries: LineageQueries, as_of: int | None = None, *, quick: bool = Fal
     """Every question of every node (NodeNotFound as an answer too), ``asOf`` left out."""
     answers: dict[str, Any] = {}
 
-    def put(key: str, question: Callable[[], dict[str, Any]]) -> None:
+    def put(key: str, question: Callable[..., dict[str, Any]], *args: Any, **options: Any) -> None:
         try:
-            answer = question()
+            answer = question(*args, as_of=as_of, **options)
         except NodeNotFound:
             answer = {"missing": True}
         answer.pop("asOf", None)
@@ -55,30 +55,18 @@ def _ask(queries: LineageQueries, as_of: int | None = None, *, quick: bool = Fal
     for name in DATASETS:
         node = dataset_node(name)
         for retired in (False, True):
-            put(
-                f"up {name} {retired}",
-                lambda: queries.upstream(node, 10, as_of=as_of, include_retired=retired),
-            )
-            put(
-                f"down {name} {retired}",
-                lambda: queries.downstream(node, 10, as_of=as_of, include_retired=retired),
-            )
-            put(
-                f"lin {name} {retired}",
-                lambda: queries.lineage(node, 4, 6, as_of=as_of, include_retired=retired),
-            )
-        put(f"failed {name}", lambda: queries.failed_upstream(node, 10, as_of=as_of))
-        put(f"impact {name}", lambda: queries.impact(node, 10, as_of=as_of))
-        put(f"schema {name}", lambda: queries.schema_diff(node, as_of=as_of))
+            put(f"up {name} {retired}", queries.upstream, node, 10, include_retired=retired)
+            put(f"down {name} {retired}", queries.downstream, node, 10, include_retired=retired)
+            put(f"lin {name} {retired}", queries.lineage, node, 4, 6, include_retired=retired)
+        put(f"failed {name}", queries.failed_upstream, node, 10)
+        put(f"impact {name}", queries.impact, node, 10)
+        put(f"schema {name}", queries.schema_diff, node)
         if not quick:  # the quick scan does not know the readers of a column (docs/graph.md)
-            put(
-                f"columns {name}",
-                lambda: queries.columns(node, "v" if "report" in name else "id", 10, as_of=as_of),
-            )
+            put(f"columns {name}", queries.columns, node, "v" if "report" in name else "id", 10)
     for name in JOBS:
         node = job_node(name)
-        put(f"up {name}", lambda: queries.upstream(node, 10, as_of=as_of, include_retired=True))
-        put(f"down {name}", lambda: queries.downstream(node, 10, as_of=as_of))
+        put(f"up {name}", queries.upstream, node, 10, include_retired=True)
+        put(f"down {name}", queries.downstream, node, 10)
     return answers
 
 
