@@ -65,7 +65,7 @@ class MarquezSource(LineageSource):
         graph = self._current_graph(node_id, depth)
         graph.exact = all(
             (run := graph.latest_run(job)) is None or run.state == "COMPLETED" for job in graph.jobs.values()
-        )
+        ) and not self._producer_dropped(graph, node_id)
         if as_of is not None or retired:
             self._rewind(graph, as_of, retired)
             graph.exact = False
@@ -121,6 +121,20 @@ class MarquezSource(LineageSource):
                 run = _run(raw, dag.id)
                 graph.runs[raw["id"]] = run
                 graph.apply_tasks_state(dag, raw["id"], states, run.end or run.started_at or 0)
+
+    def _producer_dropped(self, graph: LineageGraph, node_id: str) -> bool:
+        """Whether the job that wrote the dataset's latest version is not among its producers now: its
+        latest finished run (a failure, an abort) reported other outputs, so Marquez no longer links it
+        while this package's rule still would."""
+        kind, namespace, name = ids.split_node_id(node_id)
+        if kind != ids.DATASET:
+            return False
+        body = self._get(self._dataset_path(namespace, name) + "/versions", {"limit": 1}, missing="dataset")
+        versions = (body or {}).get("versions") or []
+        job = ((versions[0].get("createdByRun") or {}).get("jobVersion") or {}) if versions else {}
+        if "namespace" not in job or "name" not in job:
+            return False
+        return ids.job_id(str(job["namespace"]), str(job["name"])) not in graph.pred.get(node_id, ())
 
     def _rewind(self, graph: MarquezGraph, as_of: int | None, retired: bool) -> None:
         """Each job's edges from its job version current at ``as_of`` (the latest one without it), with

@@ -243,23 +243,39 @@ class MarquezState:
             "facets": {},
         }
 
-    def version_json(self, record: dict[str, Any], index: int, version: dict[str, Any]) -> dict[str, Any]:
+    def version_json(
+        self, record: dict[str, Any], index: int, version: dict[str, Any], runs: dict[str, Any]
+    ) -> dict[str, Any]:
         namespace, name = record["key"]
         version_id = f"00000000-0000-4000-8000-{index:012d}"
-        return {
-            "id": {"namespace": namespace, "name": name, "version": version_id},
-            "type": "DB_TABLE",
-            "name": name,
-            "physicalName": name,
-            "createdAt": _iso(version["created"]),
-            "version": version_id,
-            "namespace": namespace,
-            "sourceName": namespace,
-            "fields": [
-                {"name": f["name"], "type": f.get("type") or "", "tags": []} for f in version["fields"]
-            ],
-            "description": "",
-        }
+        run = runs.get(version["run"]) if version["run"] else None
+        created_by = None
+        if run is not None:  # the run that wrote this version, with its job version (as Marquez says)
+            created_by = {
+                **self.run_json(run),
+                "jobVersion": {
+                    "namespace": run["job"][0],
+                    "name": run["job"][1],
+                    "version": "00000000-0000-4000-8000-000000000000",
+                },
+            }
+        return _drop_none(
+            {
+                "id": {"namespace": namespace, "name": name, "version": version_id},
+                "type": "DB_TABLE",
+                "name": name,
+                "physicalName": name,
+                "createdAt": _iso(version["created"]),
+                "version": version_id,
+                "namespace": namespace,
+                "sourceName": namespace,
+                "fields": [
+                    {"name": f["name"], "type": f.get("type") or "", "tags": []} for f in version["fields"]
+                ],
+                "description": "",
+                "createdByRun": created_by,
+            }
+        )
 
     def lineage(self, node_id: str, depth: int) -> dict[str, Any] | None:
         state = self.build()
@@ -530,7 +546,10 @@ class FakeMarquez:
                 if len(parts) == 4:
                     return state.dataset_json(record)
                 if parts[4:] == ["versions"]:
-                    versions = [state.version_json(record, i, v) for i, v in enumerate(record["versions"])]
+                    versions = [
+                        state.version_json(record, i, v, built["runs"])
+                        for i, v in enumerate(record["versions"])
+                    ]
                     versions.reverse()
                     return {"versions": versions[offset : offset + limit]}
             if parts[2] == "jobs":
