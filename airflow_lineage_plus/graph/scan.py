@@ -26,6 +26,7 @@ from typing import Any
 
 import msgspec
 
+from airflow_lineage_plus import node_ids as ids
 from airflow_lineage_plus.exceptions import NodeNotFound, SourceUnavailable
 from airflow_lineage_plus.graph import logfile
 from airflow_lineage_plus.graph import wire as w
@@ -55,6 +56,15 @@ class _Event(msgspec.Struct, gc=False):
 
 _event = msgspec.json.Decoder(_Event).decode
 _key = operator.attrgetter("namespace", "name")  # (namespace, name), built in C
+
+
+def _name(dataset_id: str) -> tuple[str, str]:
+    """(namespace, name) of a dataset id; nothing a scan saw when the id is not a dataset's."""
+    try:
+        _, namespace, name = ids.split_node_id(dataset_id)
+    except ValueError:
+        return ("", "")
+    return namespace, name
 
 
 def _lenient(line: memoryview, problems: dict[str, int]) -> _Event | None:
@@ -95,10 +105,10 @@ class ScanCatalog(Catalog):
     def __init__(self) -> None:
         self.jobs: dict[tuple[str, str], _Job] = {}  # while scanning; by id once finished
         self.by_id: dict[str, _Job] = {}
-        self.datasets: dict[str, list[int]] = {}  # dataset id -> refs of events naming it as ``dataset``
-        self.dataset_events: dict[tuple[str, str], list[int]] = {}  # the same by name, while scanning
-        self.pred: dict[str, set[str]] = {}
-        self.succ: dict[str, set[str]] = {}
+        # (namespace, name) of a dataset -> refs of events naming it as their ``dataset``
+        self.dataset_events: dict[tuple[str, str], list[int]] = {}
+        self.readers: dict[tuple[str, str], list[str]] = {}  # dataset -> ids of jobs reading it
+        self.writers: dict[tuple[str, str], list[str]] = {}
         self.problems: dict[str, int] = {}
         self.offset = 0
 
@@ -107,16 +117,21 @@ class ScanCatalog(Catalog):
         return job.refs if job is not None else ()
 
     def dataset_refs(self, dataset_id: str) -> Sequence[int]:
-        return self.datasets.get(dataset_id, ())
+        return self.dataset_events.get(_name(dataset_id), ())
 
     def adjacent(self, node_id: str, *, upstream: bool) -> Iterable[str]:
-        return (self.pred if upstream else self.succ).get(node_id, ())
+        if node_id.startswith("job:"):
+            job = self.by_id.get(node_id)
+            known = () if job is None else job.inputs if upstream else job.outputs
+            return ["dataset:" + namespace + ":" + name for namespace, name in known]
+        return (self.writers if upstream else self.readers).get(_name(node_id), ())
 
     def has_job(self, job_id: str) -> bool:
         return job_id in self.by_id
 
     def has_dataset(self, dataset_id: str) -> bool:
-        return dataset_id in self.datasets
+        key = _name(dataset_id)
+        return key in self.readers or key in self.writers or key in self.dataset_events
 
     # -- scanning -------------------------------------------------------------------------------
     def scan(self, path: Path, start: int, stop: int, max_line: int) -> None:
@@ -161,23 +176,14 @@ class ScanCatalog(Catalog):
             local = end + 1
 
     def finish(self) -> None:
-        """The adjacency, from each job's inputs and outputs."""
-        pred, succ, datasets = self.pred, self.succ, self.datasets
-        for (namespace, name), refs in self.dataset_events.items():
-            datasets.setdefault("dataset:" + namespace + ":" + name, []).extend(refs)
-        for (job_namespace, job_name), job in self.jobs.items():
-            job_id = "job:" + job_namespace + ":" + job_name
-            self.by_id[job_id] = job
-            for upstream, known in ((True, job.inputs), (False, job.outputs)):
-                for namespace, name in known:
-                    dataset = "dataset:" + namespace + ":" + name
-                    datasets.setdefault(dataset, [])
-                    if upstream:
-                        pred.setdefault(job_id, set()).add(dataset)
-                        succ.setdefault(dataset, set()).add(job_id)
-                    else:
-                        succ.setdefault(job_id, set()).add(dataset)
-                        pred.setdefault(dataset, set()).add(job_id)
+        """Index the scan by node: jobs by id, and which jobs read and write each dataset (by name)."""
+        self.by_id = {"job:" + namespace + ":" + name: job for (namespace, name), job in self.jobs.items()}
+        readers, writers = self.readers, self.writers
+        for job_id, job in self.by_id.items():
+            for key in job.inputs:
+                readers.setdefault(key, []).append(job_id)
+            for key in job.outputs:
+                writers.setdefault(key, []).append(job_id)
 
     def export(self) -> bytes:
         jobs = {key: (job.refs.tobytes(), job.inputs, job.outputs) for key, job in self.jobs.items()}
@@ -256,8 +262,9 @@ def _fork_ok(size: int) -> bool:
 
 
 def _middle(path: Path, stop: int) -> int:
+    """Where the forked process's part starts: it gets a bit more, as this process merges afterwards."""
     with open(path, "rb") as handle:
-        return logfile.find_line_start(handle, stop // 2, stop)
+        return logfile.find_line_start(handle, int(stop * 0.46), stop)
 
 
 class QuickSource(LineageSource):
