@@ -45,6 +45,10 @@ log = logging.getLogger(__name__)
 
 SUFFIX = ".lpindex"
 REWRITE_BYTES = 64 * 1024 * 1024
+#: a build of a log this big uses two processes (when there are two CPUs): measured, a 2.6 GiB log (1M
+#: events) builds in 0.8 GiB in one process, and in about 1.2 GiB in two; past this size the time saved
+#: matters more, and 10M events (26 GiB) stay under 4 GiB in two
+PARALLEL_BUILD_BYTES = 8 * 1024**3
 
 
 def index_path_for(log_path: Path) -> Path:
@@ -100,6 +104,9 @@ def _header(log_path: Path, offset: int, events: int, problems: dict[str, int]) 
 def build_index(log_path: Path, index_path: Path | None = None, *, workers: int | None = None) -> Path:
     """Fold the whole log and write its index (unless another process just did)."""
     index_path = index_path or index_path_for(log_path)
+    if workers is None:
+        big = log_path.stat().st_size >= PARALLEL_BUILD_BYTES
+        workers = min(2, os.cpu_count() or 1) if big else 1
     with _locked(index_path):
         valid = open_valid(index_path, log_path)
         if valid is not None:

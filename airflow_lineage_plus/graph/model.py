@@ -222,7 +222,7 @@ class LineageGraph:
         facets = event_run.facets  # type: ignore[union-attr]
         run.observe(event.eventType, micros, facets)
         if self.keep_refs:
-            run.refs.append(ref)
+            run.refs = [*run.refs, ref]
         if facets is not None and facets.airflowState is not None and facets.airflowState.tasksState:
             self.apply_tasks_state(job, run.run_id or "", facets.airflowState.tasksState, micros)
 

@@ -16,6 +16,7 @@ _TERMINAL = {"COMPLETE": ("COMPLETED", 1), "ABORT": ("ABORTED", 2), "FAIL": ("FA
 FAILED_STATES = frozenset({"FAILED", "ABORTED"})
 SCHEDULER_SKIP_REASON = "skipped by the scheduler (DAG run airflowState.tasksState)"
 NO_EDGES: frozenset[tuple[str, str]] = frozenset()
+NO_REFS: tuple[int, ...] = ()
 
 
 class RunRecord:
@@ -53,7 +54,8 @@ class RunRecord:
         self.exec_mode: str | None = None
         self.exec_mode_time = -1
         self.parent_run_id: str | None = None
-        self.refs: list[int] = []  # kept only by graphs that show details (``LineageGraph.keep_refs``)
+        # kept only by graphs that show details (``LineageGraph.keep_refs``); others share one empty tuple
+        self.refs: list[int] | tuple[int, ...] = NO_REFS
         #: the edges (origin, destination) its events reported, shared between runs of a job that reported
         #: the same ones (see :meth:`LineageGraph.current_io`)
         self.io: frozenset[tuple[str, str]] = NO_EDGES
@@ -167,7 +169,8 @@ class RunRecord:
             self.exec_mode, self.exec_mode_time = mode, later.exec_mode_time
         if self.parent_run_id is None:
             self.parent_run_id = later.parent_run_id
-        self.refs.extend(later.refs)
+        if later.refs:
+            self.refs = [*self.refs, *later.refs]
         if not later.io <= self.io:
             self.io = self.io | later.io
 
