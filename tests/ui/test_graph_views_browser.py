@@ -69,9 +69,24 @@ def _column(dataset: str, column: str) -> str:
 
 
 def test_column_mode_draws_the_path_of_a_column_up_and_down(
-    logged_in_page: Any, airflow_ui: str, tmp_path: Path
+    logged_in_page: Any,  # noqa: F811 - the fixture imported above
+    airflow_ui: str,
+    tmp_path: Path,
 ) -> None:
     page = logged_in_page
+    _view(page, airflow_ui, f"node={dataset_node('stg_orders')}")
+    details = page.locator("#details")
+    details.locator("button[data-action=impact]").click()
+    details.locator(".impact .level[data-level=MEDIUM]").wait_for(timeout=30_000)  # build_fct, report
+    assert details.locator(".impact-owners li").all_text_contents() == ["team:bi", "team:finance"]
+    details.locator(".schema-versions table").wait_for(timeout=30_000)  # the two versions side by side
+    assert details.locator(".schema-versions .change-removed").all_text_contents() == ["amount (removed)"]
+    details.locator("#proposed-schema").fill('{"order_id": "BIGINT", "amount_usd": "DECIMAL"}')
+    details.get_by_role("button", name="Compare with the latest schema").click()
+    details.locator(".proposal-result li").first.wait_for(timeout=30_000)
+    assert details.locator(".proposal-result li").all_text_contents() == ["removed day DATE"]
+    page.screenshot(path=str(tmp_path / "impact-and-schema.png"))
+
     _view(page, airflow_ui, f"node={MART}")
     page.locator("#details button.trace-column[data-column=total_usd]").click()
     page.locator("#viewport g.node.column.target").wait_for(timeout=30_000)
@@ -96,7 +111,9 @@ def test_column_mode_draws_the_path_of_a_column_up_and_down(
 
 
 def test_the_time_slider_shows_the_old_input_and_retired_edges_are_dashed(
-    logged_in_page: Any, airflow_ui: str, tmp_path: Path
+    logged_in_page: Any,  # noqa: F811 - the fixture imported above
+    airflow_ui: str,
+    tmp_path: Path,
 ) -> None:
     page = logged_in_page
     _view(page, airflow_ui, f"node={LOADED}&depth=2&direction=upstream")
@@ -105,7 +122,9 @@ def test_the_time_slider_shows_the_old_input_and_retired_edges_are_dashed(
     assert (dataset_node("src_a"), load) not in _edges(page)  # retired: not drawn by default
 
     page.locator("#retired").check()
-    page.locator(f'#viewport path.edge.retired[data-origin="{dataset_node("src_a")}"]').wait_for(timeout=30_000)
+    page.locator(f'#viewport path.edge.retired[data-origin="{dataset_node("src_a")}"]').wait_for(
+        timeout=30_000
+    )
     edges = _edges(page)
     assert edges[(dataset_node("src_a"), load)] is True and edges[(dataset_node("src_b"), load)] is False
     page.screenshot(path=str(tmp_path / "retired-edges.png"))

@@ -53,9 +53,11 @@ function renderProposal(body, datasetId) {
       append(result, el("p", { "class": "error-text", text: error.message }));
     });
   });
-  append(body, el("h4", { text: "A proposed schema" }),
+  append(body, [
+    el("h4", { text: "A proposed schema" }),
     el("p", { "class": "note", text: "Paste columns as JSON: [{\"name\", \"type\"}], {\"fields\": [...]} or {\"column\": \"TYPE\"}." }),
-    input, button, result);
+    input, button, result,
+  ]);
 }
 
 // [{kind, column, from, to}] as a list, or ``none`` when empty.
