@@ -33,7 +33,7 @@ from airflow_lineage_plus.graph.source import LineageSource
 
 log = logging.getLogger(__name__)
 
-MAX_EVENT_BYTES = 64 * 1024 * 1024
+MAX_EVENT_BYTES = logfile.MAX_LINE  # 64 MiB: longer lines are skipped (and counted as too_large)
 CHUNK_BYTES = logfile.CHUNK_BYTES
 #: reads at least this big pause the cyclic GC while they fold (it would rescan the millions of objects
 #: being built, 3-5x slower); smaller ones (a refresh) leave it alone. Nothing is frozen: a long-lived
@@ -73,7 +73,7 @@ class EventLogSource(LineageSource):
         self.parallel_min_bytes = parallel_min_bytes
         self.chunk_bytes = chunk_bytes
         self.missing_ok = missing_ok
-        self.max_event_bytes = max_event_bytes
+        self.max_event_bytes = min(max_event_bytes, logfile.MAX_LINE)
         self.graph = LineageGraph()
         self.problems: dict[str, int] = {}
         self.events = 0
@@ -235,6 +235,7 @@ class EventLogSource(LineageSource):
         try:
             with open(self.path, "rb") as handle:
                 size = os.fstat(handle.fileno()).st_size if stop is None else stop
+                logfile.check_size(self.path, size)
                 for base, view in logfile.chunks(
                     handle,
                     start,

@@ -18,13 +18,23 @@ from typing import Any
 import orjson
 
 CHUNK_BYTES = 8 * 1024 * 1024
-LENGTH_BITS = 32
+#: a ref is one 64-bit number: the event's offset in the top 38 bits (logs up to 256 GiB), its length in
+#: the low 26 (events up to 64 MiB, the size budget: a longer line is skipped as too large)
+LENGTH_BITS = 26
 LENGTH_MASK = (1 << LENGTH_BITS) - 1
+MAX_LINE = LENGTH_MASK
+MAX_LOG_BYTES = 1 << (64 - LENGTH_BITS)
+
+
+def check_size(path: os.PathLike[str] | str, size: int) -> None:
+    """A log whose events a ref cannot place is refused, with the fix."""
+    if size >= MAX_LOG_BYTES:
+        raise ValueError(f"event log {path} is over {MAX_LOG_BYTES // 2**30} GiB: rotate it (logrotate)")
 HEAD_BYTES = 4096  # the start of the file that identifies it (a replaced or rotated log starts otherwise)
 
 
 def ref_of(offset: int, length: int) -> int:
-    """One int for an event's place in the file: its offset and its length (up to 4 GiB)."""
+    """One int for an event's place in the file: its offset and its length."""
     return (offset << LENGTH_BITS) | length
 
 
@@ -39,12 +49,13 @@ def chunks(
     problems: dict[str, int],
     *,
     chunk_bytes: int = CHUNK_BYTES,
-    max_line: int = 64 * 1024 * 1024,
+    max_line: int = MAX_LINE,
 ) -> Iterator[tuple[int, memoryview]]:
     """(file offset, view) of consecutive runs of complete lines in [start, stop), each view ending with a
     newline. Stops early at the end of the file (a file truncated meanwhile) and before a last line that
     has no newline yet. The view is valid until the next one is asked for. Lines over ``max_line`` bytes
     are skipped and counted as ``too_large``."""
+    max_line = min(max_line, MAX_LINE)
     buffer = bytearray(max(4096, chunk_bytes))
     base, filled = start, 0  # file offset of buffer[0], bytes in the buffer
     handle.seek(start)

@@ -206,11 +206,12 @@ class ScanCatalog(Catalog):
         self.offset = offset
 
 
-def scan_log(path: Path, *, max_line: int = 64 * 1024 * 1024, workers: int = 2) -> ScanCatalog:
+def scan_log(path: Path, *, max_line: int = logfile.MAX_LINE, workers: int = 2) -> ScanCatalog:
     """A quick scan of the whole log, in two processes when it is big and forking is safe."""
     try:
         stop = os.stat(path).st_size
-    except OSError as exc:
+        logfile.check_size(path, stop)
+    except (OSError, ValueError) as exc:
         raise SourceUnavailable(f"cannot read event log {path}: {exc}") from exc
     catalog = ScanCatalog()
     middle = _middle(path, stop) if workers > 1 and _fork_ok(stop) else -1
@@ -270,7 +271,7 @@ def _middle(path: Path, stop: int) -> int:
 class QuickSource(LineageSource):
     """Answers about nodes from a raw log (see the module docstring)."""
 
-    def __init__(self, path: str | os.PathLike[str], *, max_event_bytes: int = 64 * 1024 * 1024) -> None:
+    def __init__(self, path: str | os.PathLike[str], *, max_event_bytes: int = logfile.MAX_LINE) -> None:
         self.path = Path(path)
         self.catalog = scan_log(self.path, max_line=max_event_bytes)
         self.problems: dict[str, int] = self.catalog.problems
