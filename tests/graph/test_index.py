@@ -11,6 +11,7 @@ import textwrap
 import time
 from pathlib import Path
 
+import pytest
 from graph_builders import dataset_node, ds, job_node, orders_pipeline, retirement_events, run_pair, write_log
 
 from airflow_lineage_plus.graph import LineageQueries, open_source
@@ -184,3 +185,22 @@ def test_an_index_goes_where_asked_and_where_none_can_be_written_the_log_is_read
     nowhere = open_source(events=log, index=tmp_path / "no-such-directory" / "x.lpindex")
     assert type(nowhere) is EventLogSource
     assert LineageQueries(nowhere).failed_upstream(MART)["nodes"][0]["name"] == "orders.build_fct"
+
+
+def test_events_past_4_gib_of_log_keep_their_place_in_the_index(tmp_path: Path) -> None:
+    from airflow_lineage_plus.graph import logfile
+    from airflow_lineage_plus.graph.indexed import save
+    from airflow_lineage_plus.graph.snapshot import Snapshot
+
+    log = write_log(tmp_path / "events.jsonl", EVENTS)
+    source = EventLogSource(log)
+    far = logfile.ref_of(200 * 2**30, logfile.MAX_LINE)  # 200 GiB into a log, the longest event kept
+    assert logfile.split_ref(far) == (200 * 2**30, logfile.MAX_LINE)
+    job = source.graph.jobs[job_node("orders.build_fct")]
+    job.refs.append(far)
+    index = tmp_path / "far.lpindex"
+    save(index, source.graph, {"log": {}, "events": 0, "problems": {}})
+    snapshot = Snapshot(index)
+    assert snapshot.refs(snapshot.position(job.id))[-1] == far
+    with pytest.raises(ValueError, match="rotate it"):
+        logfile.check_size(log, logfile.MAX_LOG_BYTES)
