@@ -10,6 +10,7 @@ importing this module imports neither Airflow nor the provider.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 from datetime import datetime
 from functools import cache
@@ -44,16 +45,64 @@ def openlineage_method_names() -> tuple[str, str, str]:
     return OL_METHOD_NAME_START, OL_METHOD_NAME_COMPLETE, OL_METHOD_NAME_FAIL
 
 
+_MASKER_MODULES = ("airflow.sdk._shared.secrets_masker", "airflow._shared.secrets_masker")
+
+
+def _masker_modules() -> list[Any]:
+    """Airflow's secrets-masker modules this process has imported. One not imported holds no secret
+    (``mask_secret`` lives there), and importing Airflow to find that out would cost seconds."""
+    return [module for name in _MASKER_MODULES if (module := sys.modules.get(name)) is not None]
+
+
+def _secrets_maskers() -> list[Any]:
+    """Airflow's secrets maskers loaded in this process: the task SDK's (what a worker registers:
+    connections and variables a task fetched) and the core one (what the scheduler, the API server and
+    the DAG processor register when they load connections and variables). Either may be absent."""
+    maskers = []
+    for module in _masker_modules():
+        try:
+            maskers.append(module._secrets_masker())
+        except AttributeError:
+            continue
+    return maskers
+
+
+def registered_secret_patterns() -> list[str]:
+    """The regex-escaped secrets Airflow's maskers hold in this process (``re.escape`` of each value)."""
+    patterns: set[str] = set()
+    for masker in _secrets_maskers():
+        if getattr(masker, "replacer", None) is not None:
+            patterns.update(str(p) for p in getattr(masker, "patterns", ()) or ())
+    return sorted(patterns)
+
+
 def secrets_redactor() -> Callable[[str], str] | None:
-    """Airflow's secrets masker as a string function, or None when nothing is registered to mask here."""
-    try:
-        from airflow.sdk._shared.secrets_masker import _secrets_masker, redact
-    except ImportError:
+    """Airflow's secrets maskers as one string function, or None when nothing is registered here."""
+    replacers = [
+        masker.replacer for masker in _secrets_maskers() if getattr(masker, "replacer", None) is not None
+    ]
+    if not replacers:
         return None
-    masker = _secrets_masker()
-    if getattr(masker, "replacer", True) is None:
-        return None
-    return lambda text: str(redact(text))
+
+    def redact(text: str) -> str:
+        for replacer in replacers:
+            text = replacer.sub("***", text)
+        return text
+
+    return redact
+
+
+def sensitive_field_names() -> tuple[str, ...]:
+    """Names Airflow's masker treats as secret-looking keys: its ``DEFAULT_SENSITIVE_FIELDS`` plus
+    ``[core] sensitive_var_conn_names`` as configured in this process; empty where Airflow's masker
+    is not loaded."""
+    names: set[str] = set()
+    for module in _masker_modules():
+        names.update(getattr(module, "DEFAULT_SENSITIVE_FIELDS", ()))
+        masker = getattr(module, "_secrets_masker", None)
+        if masker is not None:
+            names.update(getattr(masker(), "sensitive_variables_fields", None) or ())
+    return tuple(sorted(str(n) for n in names))
 
 
 def skipmixin_xcom_keys() -> tuple[str, str, str]:
@@ -76,6 +125,24 @@ def metadata_models() -> tuple[Any, Any, Any]:
     from airflow.models.xcom import XComModel
 
     return Log, TaskInstance, XComModel
+
+
+def dag_run_model() -> Any:
+    """Airflow's ORM model of a DAG run."""
+    from airflow.models.dagrun import DagRun
+
+    return DagRun
+
+
+def thread_session() -> Any | None:
+    """Airflow's scoped session of this thread if it has one (what ``@provide_session`` code shares)."""
+    from airflow import settings
+
+    scoped: Any = getattr(settings, "Session", None)
+    registry = getattr(scoped, "registry", None)
+    if registry is None or not registry.has():
+        return None
+    return scoped()
 
 
 def metadata_engine() -> Any:
@@ -172,3 +239,29 @@ def trusted_middleware_marker() -> Any | None:
     except ImportError:
         return None
     return USER_INJECTED_BY_TRUSTED_MIDDLEWARE
+
+
+def dag_bag(dag_folder: str) -> Any:
+    """Airflow's DagBag of the DAG files under ``dag_folder``, parsed in this process (no database)."""
+    try:
+        from airflow.dag_processing import dagbag
+    except ImportError:  # Airflow 3.1 keeps it in airflow.models
+        from airflow.models import dagbag  # type: ignore[no-redef]
+    return dagbag.DagBag(dag_folder=dag_folder)
+
+
+def task_documentation(task: Any, dag: Any) -> tuple[str | None, str | None]:
+    """(documentation, MIME type) the provider puts on a task's job: the task's doc, else the DAG's."""
+    from airflow.providers.openlineage.utils.utils import get_dag_documentation, get_task_documentation
+
+    doc, doc_type = get_task_documentation(task)
+    if not doc:
+        doc, doc_type = get_dag_documentation(dag)
+    return doc, doc_type
+
+
+def openlineage_client() -> Any:
+    """The OpenLineage client of the provider's ``[openlineage]`` configuration (its transport)."""
+    from airflow.providers.openlineage.plugins.adapter import OpenLineageAdapter
+
+    return OpenLineageAdapter().get_or_create_openlineage_client()

@@ -8,7 +8,8 @@ Every graph question takes ``--as-of TIME`` (the answer from what the events up 
 console command then builds the index in the background for the next one.
 
 Exit status: 0 with an answer; 2 for bad arguments or an unknown dataset or job; 1 when the source
-cannot be read. See docs/graph.md for the JSON contract.
+cannot be read. See docs/graph.md for the JSON contract. ``publish-static`` and ``diff`` (static
+lineage, docs/static-lineage.md) are owned by :mod:`airflow_lineage_plus.declared.commands`.
 """
 
 from __future__ import annotations
@@ -17,9 +18,12 @@ import argparse
 import json
 import sys
 from collections.abc import Sequence
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from airflow_lineage_plus.act import freshness
+from airflow_lineage_plus.declared import commands as declared
 from airflow_lineage_plus.deliver import replay
 from airflow_lineage_plus.exceptions import NodeNotFound, SourceUnavailable, UsageError
 from airflow_lineage_plus.graph import LineageQueries
@@ -60,33 +64,58 @@ def _parser() -> argparse.ArgumentParser:
     index.add_argument("--no-index", action="store_true", help="read the whole event log into memory")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for name in COMMANDS:
-        command = sub.add_parser(name)
-        command.add_argument("--format", choices=("text", "json"), default="text")
-        if name in ("lint-names", "report"):
-            continue
-        command.add_argument("--as-of", help="answer as of this time (ISO-8601, e.g. 2026-03-01T12:00:00Z)")
-        if name in WALKS:
-            command.add_argument(
-                "--include-retired", action="store_true", help="also edges the job no longer reports"
-            )
-        command.add_argument("--namespace", help="dataset namespace")
-        command.add_argument("--name", help="dataset name")
-        if name not in DATASET_ONLY:
-            command.add_argument("--job-namespace", help="job namespace")
-            command.add_argument("--job", help="job name")
-        if name != "schema-diff":
-            command.add_argument("--depth", type=int, default=10)
-        if name == "columns":
-            command.add_argument("--column", required=True)
-        if name == "schema-diff":
-            command.add_argument(
-                "--proposed",
-                help="proposed schema: a JSON file or inline JSON ([{name, type}] or {name: type})",
-            )
+        _question_arguments(sub.add_parser(name), name)
+    fresh = sub.add_parser("freshness", help="datasets older than their SLO, and the job responsible")
+    fresh.add_argument("--format", choices=("text", "json"), default="text")
+    fresh.add_argument("--at", help="judge freshness at this ISO-8601 time instead of now")
+    fresh.add_argument(
+        "--notify",
+        action="store_true",
+        help="alert the owners of each breach once ([lineage_plus] alert_notifier)",
+    )
     # -- replay (owned by airflow_lineage_plus.deliver.replay; docs/reliability.md) --
     replay.add_arguments(sub.add_parser("replay", help="re-send to Marquez the events it missed"))
     sub.add_parser("index", help="build the event log's index, or bring it up to date")
+    # -- static lineage (owned by airflow_lineage_plus.declared; docs/static-lineage.md) --
+    declared.add_publish_arguments(
+        sub.add_parser("publish-static", help="send the lineage DAG files declare, before they run")
+    )
+    declared.add_diff_arguments(
+        sub.add_parser("diff", help="what a change to DAG files does to lineage, and whom it affects")
+    )
     return parser
+
+
+def _question_arguments(command: argparse.ArgumentParser, name: str) -> None:
+    """The options of a graph question ``name``."""
+    command.add_argument("--format", choices=("text", "json"), default="text")
+    if name in ("lint-names", "report"):
+        return
+    command.add_argument("--as-of", help="answer as of this time (ISO-8601, e.g. 2026-03-01T12:00:00Z)")
+    command.add_argument("--namespace", help="dataset namespace")
+    command.add_argument("--name", help="dataset name")
+    if name not in DATASET_ONLY:
+        command.add_argument("--job-namespace", help="job namespace")
+        command.add_argument("--job", help="job name")
+    if name != "schema-diff":
+        command.add_argument("--depth", type=int, default=10)
+    if name in WALKS:
+        command.add_argument(
+            "--include-retired", action="store_true", help="also edges the job no longer reports"
+        )
+        command.add_argument(
+            "--include-declared",
+            action=argparse.BooleanOptionalAction,
+            default=True,
+            help="follow edges declared in DAG code of jobs that have not run yet (default: on)",
+        )
+    if name == "columns":
+        command.add_argument("--column", required=True)
+    if name == "schema-diff":
+        command.add_argument(
+            "--proposed",
+            help="proposed schema: a JSON file or inline JSON ([{name, type}] or {name: type})",
+        )
 
 
 def _target(args: argparse.Namespace) -> str:
@@ -172,8 +201,12 @@ def _run(argv: Sequence[str] | None) -> tuple[int, str, str, LineageSource | Non
         return (*replay.command(args), None)
     if args.command == "index":
         return (*_index(args), None)
+    if args.command == "publish-static":  # parses DAGs and sends their declared lineage
+        return (*declared.publish_command(args), None)
+    if args.command == "diff":  # compares two versions of DAGs, with impact over the current graph
+        return (*declared.diff_command(args, lambda: _open(args)), None)
     try:
-        target = None if args.command in ("lint-names", "report") else _target(args)
+        target = None if args.command in ("lint-names", "report", "freshness") else _target(args)
         as_of = _as_of(args)
         source = _open(args)
     except UsageError as exc:
@@ -200,10 +233,48 @@ def _run(argv: Sequence[str] | None) -> tuple[int, str, str, LineageSource | Non
     return 0, out + "\n", err, source
 
 
+def _at(value: str | None) -> datetime | None:
+    if value is None:
+        return None
+    try:
+        moment = datetime.fromisoformat(value)
+    except ValueError as exc:
+        raise UsageError(f"--at is not an ISO-8601 time: {value!r}") from exc
+    return moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)
+
+
+def _freshness(queries: LineageQueries, args: argparse.Namespace) -> tuple[Any, str]:
+    at = _at(args.at)
+    answer = freshness.report(queries.source, at)
+    rendered = text.render_freshness(answer)
+    if args.notify:
+        answer["alerts"] = _notify_breaches(queries.source, at)
+        rendered += "\n" + ", ".join(f"{k}: {v}" for k, v in answer["alerts"].items())
+    return answer, rendered
+
+
+def _notify_breaches(source: LineageSource, at: datetime | None) -> dict[str, int]:
+    """Send the alerts of the current breaches (each once, whoever asks); counts of what happened."""
+    from airflow_lineage_plus import conf
+    from airflow_lineage_plus.act.claims import open_claims
+    from airflow_lineage_plus.act.notifiers import configured_factory, send_once
+
+    factory = configured_factory()
+    if factory is None:
+        raise UsageError("--notify needs [lineage_plus] alert_notifier (docs/alerts.md)")
+    _, found = freshness.breaches(source, at)
+    alerts = freshness.freshness_alerts(
+        source, found, base_url=conf.airflow_base_url(), recipients=conf.alert_recipients()
+    )
+    return send_once(alerts, open_claims(), factory).counts()
+
+
 def _answer(
     queries: LineageQueries, args: argparse.Namespace, target: str | None, as_of: int | None
 ) -> tuple[Any, str]:
     command = args.command
+    if command == "freshness":
+        return _freshness(queries, args)
     if command == "lint-names":
         answer = queries.lint_names()
         return answer, text.render_lint(answer)
@@ -225,7 +296,13 @@ def _answer(
         "failed-upstream": queries.failed_upstream,
         "impact": queries.impact,
     }[command]
-    answer = method(target, args.depth, as_of=as_of, include_retired=args.include_retired)
+    answer = method(
+        target,
+        args.depth,
+        as_of=as_of,
+        include_retired=args.include_retired,
+        include_declared=args.include_declared,
+    )
     return answer, text.render_graph(f"{command} of", answer)
 
 

@@ -66,6 +66,30 @@ def index_path() -> Path | None:
     return event_log_path().with_name(event_log_path().name + ".lpindex")
 
 
+def event_log_file_mode() -> int:
+    """[lineage_plus] event_log_file_mode: permissions (octal, e.g. ``0640``) of a new event log."""
+    return _get_mode("event_log_file_mode")
+
+
+def event_log_dir_mode() -> int:
+    """[lineage_plus] event_log_dir_mode: permissions (octal, e.g. ``0750``) of a new event log directory."""
+    return _get_mode("event_log_dir_mode")
+
+
+def _get_mode(option: str) -> int:
+    value = _get(option).strip()
+    try:
+        mode = int(value, 8)
+    except ValueError:
+        mode = -1
+    if not 0 <= mode <= 0o777:
+        raise ValueError(
+            f"[lineage_plus] {option} must be octal permissions such as "
+            f"{OPTIONS[option]['default']}, not {value!r}"
+        )
+    return mode
+
+
 def graph_source() -> str:
     """[lineage_plus] graph_source: ``events`` or ``marquez``."""
     value = _get("graph_source").strip().lower() or "events"
@@ -128,17 +152,73 @@ def emit_skip_records() -> bool:
     return _get_bool("emit_skip_records")
 
 
-def skip_ledger_path() -> Path:
-    """[lineage_plus] skip_ledger_path; empty means ``$AIRFLOW_HOME/lineage_plus/skip_records.sqlite``."""
-    configured = _get("skip_ledger_path").strip()
-    if configured:
-        return Path(os.path.expanduser(configured))
-    return airflow_home() / "lineage_plus" / "skip_records.sqlite"
+def skip_claims_table() -> str:
+    """[lineage_plus] skip_claims_table: the metadata-database table of the skip records' claims."""
+    return _get("skip_claims_table").strip()
+
+
+def skip_query_timeout() -> float:
+    """[lineage_plus] skip_query_timeout, in seconds, per statement of the skip records."""
+    return float(_get("skip_query_timeout"))
 
 
 def ui_max_nodes() -> int:
     """[lineage_plus] ui_max_nodes."""
     return _get_int("ui_max_nodes")
+
+
+def contract_mode() -> str:
+    """[lineage_plus] contract_mode: ``warn`` (default), ``fail`` or ``off``."""
+    value = _get("contract_mode").strip().lower() or "warn"
+    if value not in {"warn", "fail", "off"}:
+        raise ValueError(f"[lineage_plus] contract_mode must be 'warn', 'fail' or 'off', not {value!r}")
+    return value
+
+
+def alert_notifier() -> str:
+    """[lineage_plus] alert_notifier: empty (alerts off), ``smtp`` or a dotted path."""
+    return _get("alert_notifier").strip()
+
+
+def alert_recipients() -> dict[str, list[str]]:
+    """[lineage_plus] alert_recipients: owner -> where its alerts go (always a list)."""
+    import json
+
+    raw = _get("alert_recipients").strip() or "{}"
+    try:
+        value = json.loads(raw)
+    except ValueError as exc:
+        raise ValueError(f"[lineage_plus] alert_recipients is not JSON: {exc}") from exc
+    if not isinstance(value, dict):
+        raise ValueError('[lineage_plus] alert_recipients must be a JSON object {"owner": "address"}')
+    return {str(k): [v] if isinstance(v, str) else [str(x) for x in v] for k, v in value.items()}
+
+
+def alert_smtp_conn_id() -> str:
+    """[lineage_plus] alert_smtp_conn_id."""
+    return _get("alert_smtp_conn_id").strip() or "smtp_default"
+
+
+def alert_from_email() -> str | None:
+    """[lineage_plus] alert_from_email (None: the SMTP connection's sender)."""
+    return _get("alert_from_email").strip() or None
+
+
+def alert_timeout() -> float:
+    """[lineage_plus] alert_timeout, in seconds."""
+    return float(_get("alert_timeout"))
+
+
+def alert_claims_path() -> Path:
+    """Where alert claims are noted when Airflow's metadata database cannot be reached."""
+    return airflow_home() / "lineage_plus" / "alert_claims.sqlite"
+
+
+def airflow_base_url() -> str:
+    """Airflow's ``[api] base_url`` without a trailing slash (``http://localhost:8080`` when unset)."""
+    from airflow.configuration import conf
+
+    return (conf.get("api", "base_url", fallback="") or "http://localhost:8080").rstrip("/")
 
 
 def openlineage_namespace() -> str:

@@ -7,14 +7,19 @@ written against those keeps working::
     LineagePlusError
     ├── LineageDeclarationError (ValueError)   an authoring mistake, raised at DAG parse time
     │   └── DatasetNameError                   a dataset reference that cannot name a dataset
+    ├── ConfigurationError (ValueError)        a [lineage_plus] setting or a database the package cannot use
     ├── EventLostError (OSError)               an event could not be logged or delivered (always contained)
     ├── ReplayError (RuntimeError)             ``lineage-plus replay`` could not start
     ├── NodeNotFound (LookupError)             the graph knows no such dataset, job, column or run
     ├── SourceUnavailable (RuntimeError)       the graph's source cannot be read (file missing, Marquez down)
     ├── BadEventError (ValueError)             bytes of the event log that are not a usable event
-    └── UsageError (ValueError)                bad command-line arguments
+    ├── StaticLineageError (RuntimeError)      a DAG folder version could not be read for static lineage
+    ├── UsageError (ValueError)                bad command-line arguments
+    └── ContractBreachError (RuntimeError)     a task wrote data that breaks its output's DataContract,
+                                               raised only with ``[lineage_plus] contract_mode = fail``
 
-Declaration-time errors name the field and the fix; run-time errors are contained by
+Declaration-time errors name the field and the fix; run-time errors (but a contract breach the
+configuration asks to fail on) are contained by
 :mod:`airflow_lineage_plus.containment` and never reach a task. This module imports nothing, so the
 Airflow-free graph can use it.
 """
@@ -34,9 +39,17 @@ class DatasetNameError(LineageDeclarationError):
     """A dataset reference that cannot name a dataset; the message names the field and the fix."""
 
 
+class ConfigurationError(LineagePlusError, ValueError):
+    """A ``[lineage_plus]`` setting, or a deployment (a metadata database), the package cannot work with."""
+
+
 class EventLostError(LineagePlusError, OSError):
     """An event could not be appended to the event log or delivered; contained and counted, never raised
     into a task."""
+
+
+class UncheckedEventError(LineagePlusError, ValueError):
+    """An event could not be checked for secrets; it is neither logged nor forwarded (fail closed)."""
 
 
 class ReplayError(LineagePlusError, RuntimeError):
@@ -59,5 +72,15 @@ class BadEventError(LineagePlusError, ValueError):
         self.kind = kind
 
 
+class StaticLineageError(LineagePlusError, RuntimeError):
+    """A version of a DAG folder could not be read for static lineage (unknown git ref, a parse that failed
+    or took too long); the message says which version and why."""
+
+
 class UsageError(LineagePlusError, ValueError):
     """Bad command-line arguments (the CLI exits with status 2)."""
+
+
+class ContractBreachError(LineagePlusError, RuntimeError):
+    """A task's output broke its ``DataContract`` and ``[lineage_plus] contract_mode`` is ``fail``: the one
+    error this package raises into a task on purpose. The message lists each breach and the fix."""

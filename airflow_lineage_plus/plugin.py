@@ -8,13 +8,14 @@ from airflow_lineage_plus import conf
 
 
 class LineagePlusPlugin(AirflowPlugin):
-    """Registers the skip-state listener (and, where installed, the Lineage view)."""
+    """Registers the skip-state and alert listeners (and, where installed, the Lineage view)."""
 
     name = "lineage_plus"
     if not conf.is_disabled():
+        from airflow_lineage_plus.act import listener as act_listener
         from airflow_lineage_plus.emit import listener
 
-        listeners = [listener]
+        listeners = [listener, act_listener]
 
         from airflow_lineage_plus.ui import mount, navigation
 

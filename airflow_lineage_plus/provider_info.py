@@ -37,6 +37,21 @@ OPTIONS: dict[str, dict[str, Any]] = {
         "default": "",
         "example": "/var/cache/airflow/lineage/events.lpindex",
     },
+    "event_log_file_mode": {
+        "description": "Permissions (octal) the event log is created with. Lineage carries SQL, URIs "
+        "and error messages: by default only the owner writes and its group reads (the API server "
+        "and the CLI need read access through the group).",
+        "type": "string",
+        "default": "0640",
+        "example": "0600",
+    },
+    "event_log_dir_mode": {
+        "description": "Permissions (octal) the event log's directory is created with, when the event "
+        "log transport creates it.",
+        "type": "string",
+        "default": "0750",
+        "example": "0700",
+    },
     "graph_source": {
         "description": "Where the Lineage view and the CLI read lineage from: ``events`` (the event log) "
         "or ``marquez`` (the Marquez API at ``marquez_url``).",
@@ -114,13 +129,68 @@ OPTIONS: dict[str, dict[str, Any]] = {
         "default": "True",
         "example": "False",
     },
-    "skip_ledger_path": {
-        "description": "SQLite file in which the skip-state listener notes the runIds it has emitted "
-        "records for, so a DAG run reported twice gets nothing new. Empty means "
-        "``$AIRFLOW_HOME/lineage_plus/skip_records.sqlite``.",
+    "skip_claims_table": {
+        "description": "Table in Airflow's metadata database in which the skip-state listener claims "
+        "each record's runId before emitting it, so that of all the schedulers (and API servers) "
+        "reporting a DAG run exactly one emits each record. Created on first use, outside Airflow's "
+        "migrations; see docs/deployment.md to remove it.",
+        "type": "string",
+        "default": "lineage_plus_skip_claims",
+        "example": "lineage_plus_skip_claims",
+    },
+    "skip_query_timeout": {
+        "description": "Seconds each metadata-database statement of the skip records may take "
+        "(PostgreSQL statement_timeout, MySQL max_execution_time). The statements run in the "
+        "OpenLineage provider's process pool, never in the scheduler loop; on a timeout that DAG "
+        "run's records are lost with one warning.",
+        "type": "float",
+        "default": "5.0",
+        "example": "2.0",
+    },
+    "contract_mode": {
+        "description": "What a task does when the schema it wrote breaks the DataContract of one of its "
+        "declared outputs (column removed, type narrowed or changed, nulls in a not-null column): "
+        "``warn`` logs it and records a failed dataQualityAssertions entry, ``fail`` also fails the task, "
+        "``off`` checks nothing (docs/alerts.md).",
+        "type": "string",
+        "default": "warn",
+        "example": "fail",
+    },
+    "alert_notifier": {
+        "description": "How impact and freshness alerts are sent: empty (no alerts), ``smtp`` (the SMTP "
+        "provider's SmtpNotifier through ``alert_smtp_conn_id``) or the dotted path of a callable that "
+        "takes an ``airflow_lineage_plus.act.message.Alert`` and returns an Airflow notifier (any "
+        "``BaseNotifier``, such as the Slack provider's). See docs/alerts.md.",
         "type": "string",
         "default": "",
-        "example": "/var/lib/airflow/lineage/skip_records.sqlite",
+        "example": "smtp",
+    },
+    "alert_recipients": {
+        "description": "JSON object mapping an owner (as declared: ``team:analytics``) to where its alerts "
+        "go: an address or a list of addresses for ``smtp``, whatever the notifier expects otherwise. "
+        "Owners that are e-mail addresses need no entry.",
+        "type": "string",
+        "default": "",
+        "example": '{"team:analytics": "analytics@example.com"}',
+    },
+    "alert_smtp_conn_id": {
+        "description": "Airflow connection of the SMTP server the ``smtp`` notifier sends through.",
+        "type": "string",
+        "default": "smtp_default",
+        "example": "smtp_alerts",
+    },
+    "alert_from_email": {
+        "description": "Sender of alert e-mails; empty means the SMTP connection's ``from_email``.",
+        "type": "string",
+        "default": "",
+        "example": "lineage-alerts@example.com",
+    },
+    "alert_timeout": {
+        "description": "Seconds an alert hand-off may take in all (reading the lineage, claiming, sending) "
+        "before it is given up; it runs in a process of its own, never in the task or the scheduler.",
+        "type": "float",
+        "default": "60.0",
+        "example": "20",
     },
     "ui_max_nodes": {
         "description": "Most nodes the Lineage view draws around one node; the rest show as 'N more'.",

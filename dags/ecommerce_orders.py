@@ -24,10 +24,12 @@ import pendulum
 from airflow.sdk import Param, dag, get_current_context, task
 from lineage_samples import catalog, lake, sources, warehouse
 
-from airflow_lineage_plus import ColumnFrom, Input, Output, lineage, runtime
+from airflow_lineage_plus import ColumnFrom, Input, Output, SloTier, lineage, runtime
 
 STAGES = ["ingest_orders_to_s3", "load_stg_orders", "fct_daily_orders"]
 OWNERS = ["team:commerce-data"]
+#: A daily pipeline's tables may be a day old, plus two hours of slack (``lineage-plus freshness``).
+DAILY_SLO_MINUTES = 26 * 60
 
 FCT_DAILY_ORDERS_SQL = f"""
 INSERT INTO {catalog.FCT_DAILY_ORDERS_TABLE}
@@ -133,6 +135,7 @@ def ecommerce_orders() -> None:
         ],
         owners=OWNERS,
         description="Loads the day's orders from the data lake into staging, adding _loaded_at",
+        facets=[SloTier(tier="silver", freshnessMinutes=DAILY_SLO_MINUTES)],
     )
     @task
     def load_stg_orders() -> int:
@@ -178,6 +181,7 @@ def ecommerce_orders() -> None:
         ],
         owners=["team:analytics"],
         description="Rolls staged orders up per day and account, joined to CRM contacts",
+        facets=[SloTier(tier="gold", freshnessMinutes=DAILY_SLO_MINUTES)],
         sql=FCT_DAILY_ORDERS_SQL.format(day=":order_date"),
     )
     @task

@@ -91,8 +91,12 @@ class DemoHome:
             "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_PASSWORDS_FILE": str(self.passwords_file),
             "AIRFLOW__LOGGING__LOGGING_LEVEL": "WARNING",
             "AIRFLOW__OPENLINEAGE__NAMESPACE": OPENLINEAGE_NAMESPACE,
+            # the README's recommended transport: size limits and redaction, one locked append per event
             "AIRFLOW__OPENLINEAGE__TRANSPORT": json.dumps(
-                {"type": "file", "log_file_path": str(self.event_log), "append": True}
+                {
+                    "type": "airflow_lineage_plus.transport.EventLogTransport",
+                    "log_file_path": str(self.event_log),
+                }
             ),
             "AIRFLOW__LINEAGE_PLUS__EVENT_LOG_PATH": str(self.event_log),
             "AIRFLOW__LINEAGE_PLUS__GRAPH_SOURCE": "events",

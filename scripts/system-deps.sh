@@ -1,16 +1,22 @@
 #!/usr/bin/env bash
-# System packages the browser tests need (Debian's chromium and chromedriver); installs only what is missing.
+# System packages the tests need from Debian, installed only when missing:
+#   chromium, chromium-driver   the browser tests (tests/ui)
+#   postgresql                  the production-shaped tests (tests/emit/test_scheduler_postgres.py) and
+#                               benchmarks/scheduler_bench.py; they run the server themselves from a temp dir
 set -euo pipefail
 missing=()
 command -v chromium >/dev/null 2>&1 || missing+=(chromium)
 command -v chromedriver >/dev/null 2>&1 || missing+=(chromium-driver)
+# Debian keeps the server programs in /usr/lib/postgresql/<major>/bin, off PATH.
+compgen -G "/usr/lib/postgresql/*/bin/initdb" >/dev/null || missing+=(postgresql)
 [ ${#missing[@]} -eq 0 ] && exit 0
 SUDO=""
 [ "$(id -u)" -ne 0 ] && SUDO="sudo"
 if ! command -v apt-get >/dev/null 2>&1; then
-  echo "warning: apt-get not found; install ${missing[*]} yourself for the browser tests" >&2
+  echo "warning: apt-get not found; install ${missing[*]} yourself for the browser and PostgreSQL tests" >&2
   exit 0
 fi
 echo "==> apt-get install ${missing[*]}"
-$SUDO apt-get update -qq
-DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null
+# Another apt-get may hold the dpkg lock on a shared machine: wait for it rather than fail.
+$SUDO apt-get -o DPkg::Lock::Timeout=300 update -qq
+DEBIAN_FRONTEND=noninteractive $SUDO apt-get -o DPkg::Lock::Timeout=300 install -y -qq "${missing[@]}" >/dev/null

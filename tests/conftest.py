@@ -1,22 +1,54 @@
 """Fixtures of the test harness; the harness itself (environment, runner) lives in ``harness.py``.
 
-``harness`` is imported first: it sets the isolated Airflow environment before anything imports Airflow.
+Before anything else: helper modules get pytest's assertion rewriting, so their ``assert`` statements count
+as checks (``assertion_count.py`` fails a test that checks nothing). ``harness`` is imported next: it sets
+the isolated Airflow environment before anything imports Airflow. At session start the reference specs
+are looked up (``spec_files.py``): without them the run stops with one message naming the ways to get them.
 """
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from harness import _HOME, TESTS, AirflowRunner
 
-from airflow_lineage_plus import conf as _conf
+TESTS = Path(__file__).resolve().parent
+pytest.register_assert_rewrite(
+    *sorted(
+        {
+            p.stem
+            for p in TESTS.rglob("*.py")
+            if not p.stem.startswith("test_") and p.stem != "conftest" and "dags" not in p.parts
+        }
+    )
+)
+
+import os  # noqa: E402
+import subprocess  # noqa: E402
+import sys  # noqa: E402
+from collections.abc import Iterator  # noqa: E402
+from typing import Any  # noqa: E402
+
+import marquez_spec  # noqa: E402
+import openlineage_spec  # noqa: E402
+from assertion_count import pytest_assertion_pass, pytest_configure, pytest_runtest_call  # noqa: E402, F401
+from fresh_process import pytest_pyfunc_call  # noqa: E402, F401
+from harness import _HOME, AirflowRunner  # noqa: E402
+from spec_files import SpecUnavailableError  # noqa: E402
+
+from airflow_lineage_plus import conf as _conf  # noqa: E402
 
 _conf.sql_max_length()  # Airflow configures logging on first use: let it happen now, not inside a test
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    if hasattr(session.config, "workerinput"):
+        return  # the controller looked already; workers read the same places
+    try:
+        openlineage_spec.require_spec()
+        marquez_spec.require_spec()
+    except SpecUnavailableError as exc:
+        pytest.exit(str(exc), returncode=pytest.ExitCode.USAGE_ERROR)
 
 
 @pytest.fixture(scope="session")
@@ -38,3 +70,40 @@ def airflow_runner(airflow_db: Path, tmp_path: Path) -> Iterator[AirflowRunner]:
 @pytest.fixture
 def dag_file_dir() -> Path:
     return TESTS / "dags"
+
+
+@pytest.fixture(scope="session")
+def local_s3() -> Iterator[Any]:
+    """moto's S3-compatible server with the samples' bucket (``tests/samples/sample_world.py``)."""
+    sys.path.insert(0, str(TESTS / "samples"))
+    from sample_world import BUCKET, LocalS3
+
+    s3 = LocalS3()
+    s3.start()
+    s3.create_bucket(BUCKET)
+    yield s3
+    s3.stop()
+
+
+@pytest.fixture(scope="session")
+def demo_runs(airflow_db: Path, local_s3: Any, tmp_path_factory: pytest.TempPathFactory) -> Any:
+    """The sample pipelines' four runs, recorded once per process for the samples, CLI and UI tests."""
+    from sample_world import record_demo_runs
+
+    return record_demo_runs(tmp_path_factory.mktemp("samples"), local_s3)
+
+
+#: Tests that share one recording of the sample pipelines run on one xdist worker (``--dist loadgroup``).
+SHARED_RECORDINGS = "sample-pipelines"
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """With ``--dist loadgroup``: one group per test file (its module-scoped runs are made once), except
+    that every test using the sample pipelines' or the Lineage view's recordings joins one group."""
+    if getattr(config.option, "dist", "no") != "loadgroup":
+        return
+    for item in items:
+        shared = "demo_runs" in getattr(item, "fixturenames", ()) or item.path.parent.name == "ui"
+        group = SHARED_RECORDINGS if shared else str(item.path.relative_to(TESTS))
+        item.add_marker(pytest.mark.xdist_group(group))

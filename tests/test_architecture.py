@@ -2,8 +2,9 @@
 
 - no import cycle between the package's modules (imports inside functions count; ``TYPE_CHECKING`` ones
   do not);
-- dependencies point one way along the flow: author -> emit -> deliver, and view -> graph; the graph and
-  the dataset identity stand on their own;
+- dependencies point one way along the flow: author -> emit -> deliver, and view -> act -> graph; the graph
+  and the dataset identity stand on their own; static lineage (declared/) reads declarations (author), sends
+  them (deliver) and weighs changes over the graph (graph), and the CLI shows it;
 - no module over 600 lines, no function over 60;
 - the dotted paths users put in ``airflow.cfg`` and the README's public names keep working.
 """
@@ -36,25 +37,41 @@ BASE = {
     "node_ids",
     "marquez_client",
     "datasets",
+    # the one ISO 8601 time parser (Python 3.10 rejects "Z" in fromisoformat): the graph and replay share it
+    "timestamps",
 }
 #: stage -> the stages (besides BASE and itself) its modules may import.
+#:
+#: ``source`` (sources.py, "open the configured lineage") is its own stage because two stages use it: the
+#: view, and ``act``. ``act`` (alerts, freshness) is the stage after the graph: it reads the lineage to
+#: compute impact and acts on it, so it may use every stage before it (the declared outputs of a failed
+#: task from author/, Airflow states from emit/, redaction from deliver/, the graph through source), and
+#: the view shows what it computes (the freshness command, route and badge), so the view may use it.
 ALLOWED = {
     "base": set(),
     "author": {"emit", "deliver"},
     "emit": {"deliver"},
     "deliver": set(),
     "graph": set(),
-    "view": {"graph", "deliver"},
-    "wiring": {"author", "emit", "deliver", "graph", "view"},
+    # declared/ (static lineage: DAG code read before it runs) is a stage of its own, beside the run-time
+    # flow: it reads DAGs and their declarations like the DAG processor (author), sends JobEvents through
+    # the delivery rules (deliver) and weighs a change's impact over the lineage graph (graph). Nothing
+    # of the run-time flow imports it; the CLI (view) shows it.
+    "declared": {"author", "deliver", "graph"},
+    "source": {"graph"},
+    "act": {"author", "emit", "deliver", "graph", "source"},
+    "view": {"graph", "deliver", "source", "act", "declared"},
+    "wiring": {"author", "emit", "deliver", "graph", "source", "act", "declared", "view"},
 }
 #: What the Airflow-free graph may import from the rest of the package (all of them import no Airflow).
-GRAPH_MAY_IMPORT = {"node_ids", "facet_keys", "exceptions", "marquez_client"}
+GRAPH_MAY_IMPORT = {"node_ids", "facet_keys", "exceptions", "marquez_client", "timestamps"}
 #: The dotted paths users type into airflow.cfg and the README (kept as re-exports).
 USER_PATHS = [
     "airflow_lineage_plus.transport.EventLogTransport",
     "airflow_lineage_plus.skip.run_facets",
     "airflow_lineage_plus.budget.BudgetTransformer",
     "airflow_lineage_plus.fold.FoldIntoTaskRun",
+    "airflow_lineage_plus.alerts.DownstreamOwnersNotifier",
 ]
 
 
@@ -75,11 +92,13 @@ def stage_of(module: str) -> str:
     """The stage a module belongs to (see ``ALLOWED``)."""
     parts = module.split(".")
     first = parts[1] if len(parts) > 1 else ""
-    if first in {"author", "emit", "deliver", "graph"}:
+    if first in {"author", "emit", "deliver", "graph", "declared", "act"}:
         return first
     if first in BASE:
         return "base"
-    if first in {"cli", "sources", "ui"}:
+    if first == "sources":
+        return "source"
+    if first in {"cli", "ui"}:
         return "view"
     return "wiring"  # the package __init__, the plugin, the user-path re-exports
 

@@ -14,16 +14,10 @@ from typing import Any
 
 import pytest
 from fake_marquez import FakeMarquez
-from graph_builders import at, orders_pipeline, retirement_events, run_pair, write_log
+from graph_builders import at, job_event, orders_pipeline, retirement_events, run_pair, write_log
 
 from airflow_lineage_plus.cli import run
 from airflow_lineage_plus.graph.index import index_path_for, open_valid
-
-try:  # the sample pipelines' runs (helper "samples"), for the end-to-end check at the end
-    sys.path.insert(0, str(Path(__file__).resolve().parent / "samples"))
-    from sample_world import demo_runs_fixture, local_s3_fixture  # noqa: F401
-except ImportError:  # the samples are not there: that one test reports the missing fixture
-    pass
 
 REPO = Path(__file__).resolve().parents[1]
 FCT = ["--namespace", "warehouse", "--name", "fct_daily_orders"]
@@ -56,7 +50,11 @@ def test_failed_upstream_json_names_the_failed_job(log: Path) -> None:
     assert job["latestRun"]["state"] == "FAILED"
     assert job["latestRun"]["errorMessage"] == "column amount does not exist"
     assert answer["edges"] == [
-        {"origin": "job:pipeline:orders.build_fct", "destination": "dataset:warehouse:fct_daily_orders"}
+        {
+            "origin": "job:pipeline:orders.build_fct",
+            "destination": "dataset:warehouse:fct_daily_orders",
+            "state": "current",
+        }
     ]
 
 
@@ -210,9 +208,11 @@ def test_bad_lines_are_reported_on_stderr_not_in_the_json(tmp_path: Path) -> Non
     assert "malformed=1" in err
 
 
-def test_marquez_source_gives_the_same_json_as_the_event_log(log: Path) -> None:
+def test_marquez_source_gives_the_same_json_as_the_event_log(tmp_path: Path) -> None:
+    events = sorted(orders_pipeline(full_start=True), key=lambda e: e["eventTime"])  # as a live stream
+    log = write_log(tmp_path / "events.jsonl", events)
     with FakeMarquez(api_key="k") as marquez:
-        for item in orders_pipeline():
+        for item in events:
             import httpx
 
             httpx.post(
@@ -278,12 +278,26 @@ def _alive(pid: int) -> bool:
 
 
 def test_as_of_and_retired_edges_on_the_command_line(tmp_path: Path) -> None:
-    path = write_log(tmp_path / "events.jsonl", retirement_events())
+    planned = job_event("etl.planned", 80, inputs=[{"namespace": "warehouse", "name": "src_a"}])
+    path = write_log(tmp_path / "events.jsonl", [*retirement_events(), planned])
     loaded = ["upstream", "--namespace", "warehouse", "--name", "loaded", "--depth", "2"]
     now = _json(["--events", str(path), *loaded, "--format", "json"])
     assert {n["name"] for n in now["nodes"]} == {"etl.load", "src_b", "src_c"}
+    assert {e["state"] for e in now["edges"]} == {"current"}
     code, out, _ = run(["--events", str(path), *loaded, "--include-retired"])
     assert code == 0 and "retired edges" in out and "dataset:warehouse:src_a -> job:pipeline:etl.load" in out
+    every = _json(["--events", str(path), *loaded, "--include-retired", "--format", "json"])
+    states = {(e["origin"], e["destination"]): e["state"] for e in every["edges"]}
+    assert states[("dataset:warehouse:src_a", "job:pipeline:etl.load")] == "retired"
+    assert list(states.values()).count("retired") == 1
+    # the three states side by side: src_a feeds a job only declared in DAG code, and a retired edge
+    src_a = ["downstream", "--namespace", "warehouse", "--name", "src_a", "--depth", "1", "--format", "json"]
+    edges = _json(["--events", str(path), *src_a, "--include-retired"])["edges"]
+    assert {e["destination"]: e["state"] for e in edges} == {
+        "job:pipeline:etl.load": "retired",
+        "job:pipeline:etl.planned": "declared",
+    }
+    assert _json(["--events", str(path), *src_a, "--no-include-declared"])["edges"] == []
     then = _json(["--events", str(path), *loaded, "--as-of", at(55), "--format", "json"])
     assert {n["name"] for n in then["nodes"]} == {"etl.load", "src_a"} and then["asOf"] == at(55)
     code, _, err = run(["--events", str(path), *loaded, "--as-of", "last tuesday"])
@@ -304,11 +318,8 @@ def test_a_skipped_latest_run_shows_as_skipped(tmp_path: Path) -> None:
 
 
 @pytest.mark.airflow
-def test_failed_upstream_names_the_failed_job_of_the_sample_pipeline(
-    tmp_path: Path, request: pytest.FixtureRequest
-) -> None:
+def test_failed_upstream_names_the_failed_job_of_the_sample_pipeline(tmp_path: Path, demo_runs: Any) -> None:
     """The demo's runs (a good day, an empty day, a day whose load fails), through the real provider."""
-    demo_runs = request.getfixturevalue("demo_runs")
     log = tmp_path / "events.jsonl"
     write_log(log, demo_runs.events())
     [fct] = [

@@ -24,7 +24,7 @@ from typing import Any
 import attr
 
 from airflow_lineage_plus import _compat, conf
-from airflow_lineage_plus.author import runtime
+from airflow_lineage_plus.author import contracts, runtime
 from airflow_lineage_plus.author.spec import Input, LineageSpec, Output, failing_field
 from airflow_lineage_plus.containment import contained, report
 from airflow_lineage_plus.deliver.serialize import plain
@@ -43,7 +43,8 @@ RESOLVED_ATTRIBUTE = "_lineage_plus_resolved"
 _DOC_FIELDS = ("doc", "doc_md", "doc_rst", "doc_json", "doc_yaml")
 
 
-def _spec_from_kwargs(kwargs: dict[str, Any]) -> LineageSpec | None:
+def spec_from_kwargs(kwargs: dict[str, Any]) -> LineageSpec | None:
+    """The declaration in operator keywords (``lineage=`` or ``lineage_*``), removed from ``kwargs``."""
     spec = kwargs.pop("lineage", None)
     parts = {
         name: kwargs.pop(f"lineage_{name}")
@@ -115,7 +116,7 @@ class LineageMixin:
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         try:
-            spec = _spec_from_kwargs(kwargs)
+            spec = spec_from_kwargs(kwargs)
         except (TypeError, ValueError) as exc:
             dag_file = _defining_dag_file(kwargs)
             where = f"{dag_file}: " if dag_file else ""
@@ -152,6 +153,19 @@ class LineageMixin:
                 resolved[ref] = ref.resolve()
         object.__setattr__(self, RESOLVED_ATTRIBUTE, resolved)
 
+    def post_execute(self, context: Any, result: Any = None) -> None:
+        """After ``execute()``: hold the declared outputs' data contracts (:mod:`.contracts`).
+
+        The last point where the task's outcome can change (the provider builds COMPLETE later, in a
+        fork); only a breach with ``[lineage_plus] contract_mode = fail`` fails the task, anything else
+        going wrong here is contained.
+        """
+        super().post_execute(context, result)  # type: ignore[misc]
+        breaches: list[contracts.Breach] = []
+        with contained(f"the data-contract check of task {getattr(self, 'task_id', '?')!r}"):
+            breaches = _contract_breaches(self, context)
+        contracts.enforce(getattr(self, "task_id", "?"), breaches)
+
     def get_openlineage_facets_on_start(self) -> Any:
         own = _own(self, super(), (_START,))
         return _lineage(self, own, None)
@@ -178,6 +192,14 @@ def _finish(operator: Any, spec: LineageSpec) -> LineageSpec:
     if spec.source_path is None:
         spec = attr.evolve(spec, source_path=_source_path(operator))
     return spec
+
+
+def _contract_breaches(operator: Any, context: Any) -> list[contracts.Breach]:
+    spec: LineageSpec | None = getattr(operator, SPEC_ATTRIBUTE, None)
+    if spec is None or conf.is_disabled() or conf.contract_mode() == "off":
+        return []
+    facts = runtime.facts_for(context["ti"])
+    return contracts.check(spec, facts, getattr(operator, RESOLVED_ATTRIBUTE, None) or {})
 
 
 def _own(operator: Any, parent: Any, methods: Iterable[int], *args: Any) -> Any:

@@ -67,12 +67,17 @@ def _nested_fields(value: Iterable[Field]) -> tuple[Field, ...]:
 
 @attr.frozen
 class Field:
-    """A column of a dataset schema: name, type and description (nested ``fields`` for structs)."""
+    """A column of a dataset schema: name, type and description (nested ``fields`` for structs).
+
+    ``nullable=False`` makes "no nulls" part of a :class:`~airflow_lineage_plus.facets.DataContract`
+    on the dataset (checked when the task ends, docs/alerts.md); it is not part of the schema facet.
+    """
 
     name: str
     type: str | None = None
     description: str | None = None
     fields: tuple[Field, ...] = attr.field(default=(), converter=_strings)
+    nullable: bool | None = attr.field(default=None, kw_only=True)
 
     def to_facet_field(self, position: int | None = None) -> dict[str, Any]:
         """The schema facet's field entry, as the JSON-ready dict the client serialises.

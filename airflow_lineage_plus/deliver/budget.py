@@ -1,18 +1,19 @@
-"""Size limits and redaction applied to every event before it leaves the process.
+"""Redaction and size limits applied to every event before it leaves the process.
 
-:func:`enforce` works on an event object (``openlineage.client`` attrs classes) or on its JSON-ready
-dict, in place, and is applied by :class:`~airflow_lineage_plus.deliver.transport.EventLogTransport` and by
-:class:`BudgetTransformer` (for the client's ``transform`` transport, in front of ``http`` or any
-other transport). In order:
+:func:`check` turns an event (``openlineage.client`` attrs objects, or its JSON-ready dict) into the JSON
+line that may leave, without changing the event; :class:`~airflow_lineage_plus.deliver.transport.
+EventLogTransport` writes that line and forwards it, :class:`BudgetTransformer` hands it (decoded) to any
+other transport of the client's ``transform`` transport. In order:
 
-1. **Redaction** (:mod:`.redaction`): ``scheme://user:password@host`` in any string becomes
-   ``scheme://user:***@host``; every string goes through Airflow's secrets masker (connection
-   passwords and variables the process has seen are replaced by ``***``).
-2. **Values policy.** Unless ``[lineage_plus] quality_include_values`` is on, column metrics keep
+1. **Values policy.** Unless ``[lineage_plus] quality_include_values`` is on, column metrics keep
    counts only: ``min``, ``max`` and ``quantiles`` (values and value distributions) are removed.
-3. **Fixed limits** (:mod:`.limits`). SQL job facets longer than ``[lineage_plus] sql_max_length``
-   are cut with a marker; schemas wider than ``[lineage_plus] schema_max_columns`` keep their first
-   columns and say how many were left out (``lineagePlus_omittedFields`` on the schema facet).
+2. **Fixed limits** (:mod:`.limits`). SQL job facets longer than ``[lineage_plus] sql_max_length``
+   are cut with a marker (before the scan below, which then reads only what is kept); schemas wider
+   than ``[lineage_plus] schema_max_columns`` keep their first columns and say how many were left out
+   (``lineagePlus_omittedFields`` on the schema facet).
+3. **Redaction** (:mod:`.redaction`): every kind of secret in the catalogue
+   (:mod:`.catalogue`, docs/reliability.md), in every string, and every value under a secret-looking
+   key, is replaced by ``***``; so is every secret Airflow's masker knows in this process.
 4. **Event budget.** While the event's JSON is larger than ``[lineage_plus] event_size_budget``
    bytes, the following are removed, one step at a time, in :data:`TRIM_ORDER`:
    column-lineage transformation descriptions; column metrics; column lineage; schema fields beyond
@@ -22,26 +23,35 @@ other transport). In order:
    better than a lost one.
 
 Nothing is cut silently: each cut is counted (:func:`cut_counts`), logged as one warning per event,
-and recorded in the event itself, in the run facet ``lineagePlus_trimmed``.
+and recorded in the event itself, in the run facet ``lineagePlus_trimmed``. An event that cannot be
+checked raises: the callers send nothing then (fail closed).
 """
 
 from __future__ import annotations
 
 import logging
+import os
 from collections.abc import Callable
 from typing import Any
 
-import attr
+import orjson
 from openlineage.client.transport.transform.transform import EventTransformer
 
 from airflow_lineage_plus import conf
 from airflow_lineage_plus.containment import report
 from airflow_lineage_plus.deliver import limits
-from airflow_lineage_plus.deliver.redaction import redact
-from airflow_lineage_plus.deliver.serialize import describe, dumps, plain
+from airflow_lineage_plus.deliver.redaction import redact_json
+from airflow_lineage_plus.deliver.serialize import (
+    CLEANUP_MARKERS,
+    describe,
+    dumps,
+    dumps_direct,
+    dumps_exact,
+    plain,
+)
 from airflow_lineage_plus.facet_keys import KEPT_FACETS, OMITTED_FIELDS
 from airflow_lineage_plus.facets import TrimmedRunFacet
-from airflow_lineage_plus.provider_info import OPTIONS
+from airflow_lineage_plus.provider_info import OPTIONS, SECTION
 
 log = logging.getLogger(__name__)
 
@@ -101,13 +111,26 @@ def _size(event: Any) -> int:
     return len(dumps(event))
 
 
+_options: dict[str, tuple[str | None, Any]] = {}
+
+
 def _option(option: str) -> Any:
-    """``[lineage_plus] <option>`` through :mod:`airflow_lineage_plus.conf`; its default without Airflow."""
+    """``[lineage_plus] <option>`` through :mod:`airflow_lineage_plus.conf`; its default without Airflow.
+
+    Read once per process, and again whenever its environment variable changes: Airflow's config lookup
+    costs about as much as checking a small event, and the config file does not change under a process.
+    """
+    env = os.environ.get(f"AIRFLOW__{SECTION.upper()}__{option.upper()}")
+    cached = _options.get(option)
+    if cached is not None and cached[0] == env:
+        return cached[1]
     try:
-        return getattr(conf, option)()
+        value = getattr(conf, option)()
     except ImportError:  # the client used without Airflow
-        value = OPTIONS[option]["default"]
-        return conf.parse_bool(value) if OPTIONS[option]["type"] == "boolean" else int(value)
+        default = OPTIONS[option]["default"]
+        value = conf.parse_bool(default) if OPTIONS[option]["type"] == "boolean" else int(default)
+    _options[option] = (env, value)
+    return value
 
 
 # -- fixed limits -------------------------------------------------------------------------------------
@@ -125,24 +148,17 @@ def _cut_sql(event: Any, limit: int) -> int:
     return hidden
 
 
-def _cut_schemas(event: Any, limit: int) -> int:
+def _cut_schemas(event: dict[str, Any], limit: int) -> int:
     cut = 0
-    for facets, schema in _dataset_facets(event, "schema"):
-        fields = _get(schema, "fields")
+    for _facets, schema in _dataset_facets(event, "schema"):
+        fields = schema.get("fields")
         if not isinstance(fields, list):
             continue
         kept, hidden = limits.cut_fields(fields, limit)
-        if not hidden:
-            continue
-        omitted = hidden + int(_get(schema, OMITTED_FIELDS) or 0)
-        cut += hidden
-        if isinstance(schema, dict):
+        if hidden:
+            cut += hidden
             schema["fields"] = kept
-            schema[OMITTED_FIELDS] = omitted
-        else:  # a new facet: the same schema object may be shared by several datasets of the event
-            facets["schema"] = attr.evolve(schema, fields=kept).with_additional_properties(
-                **{OMITTED_FIELDS: omitted}
-            )
+            schema[OMITTED_FIELDS] = hidden + int(schema.get(OMITTED_FIELDS) or 0)
     return cut
 
 
@@ -227,30 +243,80 @@ def _drop_largest_facets(event: Any, budget: int, size: int, cuts: dict[str, int
 # -- the whole pass -------------------------------------------------------------------------------------
 
 
-def enforce(event: Any) -> Any:
-    """``event`` (object or dict) redacted, within the configured limits and budget; changed in place."""
-    redacted = redact(event)
+#: What the redaction pass also looks for, for the size budget: Serde's cleanup (then the event is
+#: serialised the exact way) and column-metric values (then the values policy applies).
+PROBES = (
+    ("cleanup", CLEANUP_MARKERS),
+    ("values", "|".join(f'"{name}":' for name in VALUE_METRICS)),
+)
+
+
+def check(event: Any) -> bytes:
+    """The JSON line (without newline) that may leave for ``event``: fixed limits, redaction, values
+    policy, size budget. ``event`` itself is not changed. Raises when the event cannot be checked.
+
+    One RE2 pass over the event's JSON finds its secrets and tells whether anything else needs doing;
+    only then is the JSON decoded (the common event is serialised and scanned once, never decoded).
+    """
+    cuts: dict[str, int] = {}
+    raw = dumps_direct(event)
+    if _over_fixed_limits(event):
+        data = orjson.loads(dumps(event))
+        cuts = _apply_fixed_limits(data)
+        raw = dumps(data)
+    raw, redacted, found = redact_json(raw, PROBES)
+    if "cleanup" in found:  # what Serde drops (nulls, empty objects in lists): the exact way
+        raw, redacted, found = redact_json(dumps_exact(orjson.loads(raw)), PROBES)
     if redacted:
         limits.count_cut("redacted strings", redacted)
-        log.info("airflow-lineage-plus: redacted %d string(s) in %s", redacted, describe(event))
-    cuts = _apply_fixed_limits(event)
+        log.info("airflow-lineage-plus: redacted %d secret(s) in %s", redacted, describe(event))
+    data = None
+    if "values" in found and not _option("quality_include_values"):
+        data = orjson.loads(raw)
+        cuts[VALUES_CUT] = _drop_value_metrics(data)
+        raw = dumps(data)
+    return _within_budget(raw, data, {what: n for what, n in cuts.items() if n})
+
+
+def _within_budget(raw: bytes, data: dict[str, Any] | None, cuts: dict[str, int]) -> bytes:
+    """``raw`` (checked JSON; ``data``: the same decoded, if at hand) trimmed to the size budget, with
+    the cuts recorded in the event."""
     budget = int(_option("event_size_budget"))
-    original = size = _size(event)
+    original = size = len(raw)
+    if size <= budget and not cuts:
+        return raw
+    data = data if data is not None else orjson.loads(raw)
     if size > budget:
-        size = _trim_to_budget(event, budget, size, cuts)
+        size = _trim_to_budget(data, budget, size, cuts)
     cuts = {what: n for what, n in cuts.items() if n}
-    if cuts:
-        _record_cuts(event, cuts, budget, original, size)
-    return event
+    if not cuts:
+        return raw
+    _record_cuts(data, cuts, budget, original, size)
+    return dumps(data)
 
 
-def _apply_fixed_limits(event: Any) -> dict[str, int]:
-    cuts: dict[str, int] = {}
-    if not _option("quality_include_values"):
-        cuts[VALUES_CUT] = _drop_value_metrics(event)
-    cuts[limits.SQL_CUT] = _cut_sql(event, _option("sql_max_length"))
-    cuts[limits.SCHEMA_CUT] = _cut_schemas(event, _option("schema_max_columns"))
-    return cuts
+def enforce(event: Any) -> dict[str, Any]:
+    """``event`` (object or dict) redacted, within the configured limits and budget, as a new JSON-ready
+    dict (:func:`check`, decoded)."""
+    return orjson.loads(check(event))  # type: ignore[no-any-return]
+
+
+def _over_fixed_limits(event: Any) -> bool:
+    """Whether ``event`` holds SQL longer or a schema wider than the fixed limits (cheap: a few facets)."""
+    facets = _get(_get(event, "job"), "facets")
+    sql = facets.get("sql") if isinstance(facets, dict) else None
+    query = _get(sql, "query") if sql is not None else None
+    if isinstance(query, str) and len(query) > _option("sql_max_length"):
+        return True
+    widest = max((len(_get(s, "fields") or ()) for _, s in _dataset_facets(event, "schema")), default=0)
+    return widest > _option("schema_max_columns")
+
+
+def _apply_fixed_limits(event: dict[str, Any]) -> dict[str, int]:
+    return {
+        limits.SQL_CUT: _cut_sql(event, _option("sql_max_length")),
+        limits.SCHEMA_CUT: _cut_schemas(event, _option("schema_max_columns")),
+    }
 
 
 def _trim_to_budget(event: Any, budget: int, size: int, cuts: dict[str, int]) -> int:
@@ -275,9 +341,9 @@ def _record_cuts(event: Any, cuts: dict[str, int], budget: int, original: int, s
         originalBytes=original,
         finalBytes=size,
     )
-    run_facets = _get(_get(event, "run"), "facets")
-    if isinstance(run_facets, dict):
-        run_facets[TrimmedRunFacet.key] = plain(facet) if isinstance(event, dict) else facet
+    run = event.setdefault("run", {})
+    if isinstance(run, dict):
+        run.setdefault("facets", {})[TrimmedRunFacet.key] = plain(facet)
     summary = ", ".join(f"{what} ({n})" for what, n in cuts.items())
     # Removing values by policy is expected and routine (INFO); cutting content to fit a limit is not.
     level = logging.WARNING if set(cuts) - {VALUES_CUT} else logging.INFO
@@ -307,6 +373,7 @@ class BudgetTransformer(EventTransformer):
     """
 
     def transform(self, event: Any) -> Any:
+        """The checked event as a JSON-ready dict (every client transport serialises dicts too)."""
         try:
             return enforce(event)
         except Exception as exc:  # fail closed: an event not checked for secrets is not sent

@@ -32,6 +32,7 @@ import orjson
 
 from airflow_lineage_plus import conf
 from airflow_lineage_plus.exceptions import NodeNotFound, ReplayError, SourceUnavailable
+from airflow_lineage_plus.timestamps import parse_iso
 
 TERMINAL_EVENTS = frozenset({"COMPLETE", "FAIL", "ABORT"})
 FINISHED_RUNS = frozenset({"COMPLETED", "FAILED", "ABORTED"})
@@ -107,10 +108,9 @@ def _label(event: LoggedEvent) -> str:
 def parse_time(text: str) -> datetime:
     """An ISO 8601 time (``Z`` allowed); naive times are UTC."""
     try:
-        moment = datetime.fromisoformat(text.strip().replace("Z", "+00:00").replace("z", "+00:00"))
+        return parse_iso(text)
     except ValueError as exc:
         raise ReplayError(f"not an ISO 8601 time: {text!r} (example: 2024-05-01T10:00:00Z)") from exc
-    return moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)
 
 
 def read_log(path: Path, report: ReplayReport | None = None) -> Iterator[LoggedEvent]:

@@ -9,13 +9,20 @@ line is lost. :class:`EventLogTransport` instead
 
 * serialises the event once with orjson (:mod:`airflow_lineage_plus.deliver.serialize`: the same JSON
   as the client's ``Serde``, several times faster for large events),
-* takes an exclusive ``flock`` on the log and hands the whole line to the kernel in one ``os.write``
-  on an ``O_APPEND`` descriptor (looping only on a short write, still under the lock), and cuts a
-  half-written line back off if the write fails,
-* applies the size limits and redaction of :mod:`airflow_lineage_plus.deliver.budget` first (``budget: false``
-  turns that off),
-* never raises into its caller: a failed write (disk full, not writable, missing directory) is
-  counted as a lost event and logged once through :mod:`airflow_lineage_plus.containment`.
+* takes an exclusive ``flock`` on the log, waiting at most ``lock_timeout`` seconds (non-blocking
+  tries: a writer stuck while holding the lock costs that event, never a hung task or scheduler),
+  cuts off a torn last line a writer killed mid-line left behind, and hands the whole line to the
+  kernel in one ``os.write`` on an ``O_APPEND`` descriptor (looping only on a short write, still under
+  the lock); a write that fails is cut back off (no half lines),
+* creates the log ``0640`` in a directory ``0750`` (``[lineage_plus] event_log_file_mode`` and
+  ``event_log_dir_mode``): lineage carries SQL and error messages that not everyone may read,
+* checks every event first (:func:`airflow_lineage_plus.deliver.budget.check`: values policy, size
+  limits, redaction; ``budget: false`` turns the limits and the values policy off, never redaction)
+  and fails closed: an event that could not be checked is neither logged nor forwarded, and one
+  warning says which event was lost,
+* never raises into its caller: a failed write (disk full, not writable, missing directory, lock
+  not acquired in time) is counted as a lost event and logged once through
+  :mod:`airflow_lineage_plus.containment`.
 
 Configure it in one line (``log_file_path`` defaults to ``[lineage_plus] event_log_path``)::
 
@@ -35,32 +42,40 @@ import errno
 import fcntl
 import os
 import threading
+import time
 from typing import Any
 
 import attr
+import orjson
 from openlineage.client.transport import get_default_factory, register_transport
 from openlineage.client.transport.transport import Config, Transport
 
 from airflow_lineage_plus import conf
 from airflow_lineage_plus.containment import call_within, report
-from airflow_lineage_plus.deliver.budget import enforce
-from airflow_lineage_plus.deliver.serialize import describe, dumps, plain
+from airflow_lineage_plus.deliver.budget import check
+from airflow_lineage_plus.deliver.redaction import redact_json
+from airflow_lineage_plus.deliver.serialize import describe, dumps
 from airflow_lineage_plus.exceptions import EventLostError
 
-_lost_lock = threading.Lock()
-_lost = 0
+_counts_lock = threading.Lock()
+_counts = {"lost": 0, "torn": 0}
 
 
 def lost_events() -> int:
     """Events this process failed to write to the event log (for tests and diagnostics)."""
-    with _lost_lock:
-        return _lost
+    with _counts_lock:
+        return _counts["lost"]
 
 
-def _count_lost() -> None:
-    global _lost
-    with _lost_lock:
-        _lost += 1
+def torn_lines_cut() -> int:
+    """Torn last lines (left by writers killed mid-line) this process cut off before appending."""
+    with _counts_lock:
+        return _counts["torn"]
+
+
+def _count(what: str) -> None:
+    with _counts_lock:
+        _counts[what] += 1
 
 
 def _default_path() -> str:
@@ -70,19 +85,29 @@ def _default_path() -> str:
         return os.path.expanduser("~/.lineage_plus/events.jsonl")
 
 
+def _modes() -> tuple[int, int]:
+    """(file mode, directory mode) new event logs are created with."""
+    try:
+        return conf.event_log_file_mode(), conf.event_log_dir_mode()
+    except ImportError:  # the client used without Airflow: the documented defaults
+        return 0o640, 0o750
+
+
 @attr.define
 class EventLogConfig(Config):
     """Settings of :class:`EventLogTransport`.
 
     Attributes:
         log_file_path: the event log (default ``[lineage_plus] event_log_path``).
-        budget: apply :func:`airflow_lineage_plus.deliver.budget.enforce` (size limits, redaction);
-            default on.
+        budget: apply the size limits and the values policy of
+            :func:`airflow_lineage_plus.deliver.budget.check`; default on. Redaction is always applied.
         fsync: flush each line to disk before returning; default off.
         forward: config of a transport to deliver each event to after it is logged (for example
             ``{"type": "http", "url": "http://marquez:5000", "retry": {"total": 0}}``).
         forward_timeout: seconds to wait for ``forward``; keep it below the provider's
             ``[openlineage] execution_timeout`` (10 s) so a slow backend never reaches that limit.
+        lock_timeout: seconds to wait for the log's lock before the event is given up (lost, one
+            warning); writers hold it for one ``write``, so only a stuck writer makes anyone wait.
     """
 
     log_file_path: str = attr.field(factory=_default_path)
@@ -90,6 +115,7 @@ class EventLogConfig(Config):
     fsync: bool = False
     forward: dict[str, Any] | None = None
     forward_timeout: float = 5.0
+    lock_timeout: float = 2.0
 
     @classmethod
     def from_dict(cls, params: dict[str, Any]) -> EventLogConfig:
@@ -101,8 +127,9 @@ class EventLogConfig(Config):
                 known[flag] = conf.parse_bool(params[flag])
         if params.get("forward"):
             known["forward"] = dict(params["forward"])
-        if "forward_timeout" in params:
-            known["forward_timeout"] = float(params["forward_timeout"])
+        for seconds in ("forward_timeout", "lock_timeout"):
+            if seconds in params:
+                known[seconds] = float(params[seconds])
         return cls(**known)
 
 
@@ -120,25 +147,36 @@ class EventLogTransport(Transport):
             self.forward = get_default_factory().create(dict(config.forward))
 
     def emit(self, event: Any) -> None:
-        data: Any = event
         try:
-            data = self.prepare(event)
-            self.append(dumps(data) + b"\n")
+            line = self.prepare(event)
+        except Exception as exc:  # fail closed: what could not be checked is neither logged nor sent on
+            _count("lost")
+            report(
+                f"lineage for the event log {self.config.log_file_path}"
+                + (" and its forward transport" if self.forward is not None else ""),
+                EventLostError(
+                    f"{describe(event)} neither logged nor forwarded: it could not be checked for "
+                    f"secrets: {type(exc).__name__}: {exc}"
+                ),
+            )
+            return
+        try:
+            self.append(line + b"\n")
         except Exception as exc:
-            _count_lost()
+            _count("lost")
             report(
                 f"lineage written to the event log {self.config.log_file_path}",
                 EventLostError(f"{describe(event)} not written: {type(exc).__name__}: {exc}"),
             )
         if self.forward is not None:
-            self.deliver(data)
+            self.deliver(orjson.loads(line))
 
-    def prepare(self, event: Any) -> dict[str, Any]:
-        """``event`` as a JSON-ready dict, with size limits and redaction applied when configured."""
-        data = plain(event)
+    def prepare(self, event: Any) -> bytes:
+        """The line (without newline) to write and forward: checked (:func:`~.budget.check`) when
+        ``budget`` is on, else only redacted. Raises when the event could not be checked."""
         if self.config.budget:
-            data = enforce(data)
-        return data  # type: ignore[no-any-return]
+            return check(event)
+        return redact_json(dumps(event))[0]
 
     def deliver(self, data: Any) -> bool:
         """Hand ``data`` to the ``forward`` transport; give up after ``forward_timeout`` seconds.
@@ -165,12 +203,14 @@ class EventLogTransport(Transport):
         return True
 
     def append(self, line: bytes) -> None:
-        """Append ``line`` under an exclusive lock, in one ``write`` unless the kernel writes short."""
+        """Append ``line`` under an exclusive lock (``lock_timeout``), after cutting off a torn last
+        line, in one ``write`` unless the kernel writes short. Raises ``TimeoutError`` or ``OSError``."""
         path = self.config.log_file_path
         fd = _open_for_append(path)
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX)
+            _lock(fd, path, self.config.lock_timeout)
             try:
+                _cut_torn_tail(fd, path)
                 _write_whole(fd, line, path, self.config.fsync)
             finally:
                 fcntl.flock(fd, fcntl.LOCK_UN)
@@ -179,12 +219,62 @@ class EventLogTransport(Transport):
 
 
 def _open_for_append(path: str) -> int:
-    flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC
+    """A read-write append descriptor; a new log and a new directory get exactly the configured modes."""
+    flags = os.O_RDWR | os.O_APPEND | os.O_CLOEXEC
     try:
-        return os.open(path, flags, 0o644)
+        return os.open(path, flags)
     except FileNotFoundError:
-        os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
-        return os.open(path, flags, 0o644)
+        pass
+    file_mode, dir_mode = _modes()
+    directory = os.path.dirname(path) or "."
+    if not os.path.isdir(directory):
+        os.makedirs(directory, mode=dir_mode, exist_ok=True)
+        os.chmod(directory, dir_mode)  # exactly, whatever the umask
+    try:
+        fd = os.open(path, flags | os.O_CREAT | os.O_EXCL, file_mode)
+    except FileExistsError:  # another writer created it first
+        return os.open(path, flags)
+    os.fchmod(fd, file_mode)
+    return fd
+
+
+def _lock(fd: int, path: str, timeout: float) -> None:
+    """Take the exclusive lock with non-blocking tries until ``timeout``; TimeoutError after that."""
+    deadline = time.monotonic() + timeout
+    pause = 0.0001
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return
+        except BlockingIOError:
+            if time.monotonic() >= deadline:
+                raise TimeoutError(
+                    f"the event log {path} stayed locked by another writer for {timeout:g} s"
+                ) from None
+            # writers hold the lock for one write (about a millisecond): try again soon, a try is cheap
+            time.sleep(pause)
+            pause = min(pause * 2, 0.002)
+
+
+def _cut_torn_tail(fd: int, path: str) -> None:
+    """Cut off a last line without newline (a writer killed mid-line), so no event is glued to it."""
+    size = os.fstat(fd).st_size
+    if size == 0 or os.pread(fd, 1, size - 1) == b"\n":
+        return
+    end = size
+    while end > 0:
+        start = max(0, end - 65536)
+        newline = os.pread(fd, end - start, start).rfind(b"\n")
+        if newline >= 0:
+            end = start + newline + 1
+            break
+        end = start
+    os.ftruncate(fd, end)
+    _count("torn")
+    report(
+        f"a torn last line of the event log {path}",
+        EventLostError(f"{size - end} bytes of a line a writer stopped writing midway were cut off"),
+    )
 
 
 def _write_whole(fd: int, line: bytes, path: str, fsync: bool) -> None:

@@ -2,7 +2,8 @@
 
 :mod:`.registry` holds what a running task recorded (read when the provider builds its events in the same
 memory image); :mod:`.self_skip` is the worker-side hook and ``custom_run_facets`` function;
-:mod:`.skip_causes`, :mod:`.skip_records` and :mod:`.ledger` make one record per task instance the
-scheduler skipped; :mod:`.listener` wires them to Airflow's listener hooks; :mod:`.fold` folds
-self-emitted events into the task run. Nothing here imports the author stage.
+:mod:`.skip_causes`, :mod:`.skip_records`, :mod:`.claims`, :mod:`.handoff` and :mod:`.metadata_session`
+make one record per task instance the scheduler skipped, once across schedulers and outside the
+scheduler loop; :mod:`.listener` wires them to Airflow's listener hooks; :mod:`.fold` folds self-emitted
+events into the task run. Nothing here imports the author stage.
 """

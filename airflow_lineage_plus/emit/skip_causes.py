@@ -1,7 +1,7 @@
 """Why a task instance did not run, worked out from what the metadata database says about its DAG run.
 
-:func:`snapshot_dag_run` reads, once, the DAG run's task-instance states, the tries that started, the
-SkipMixin XComs (short circuits, branches) and the audit log's manual state changes;
+:func:`snapshot_dag_run` reads, once, the DAG run's task-instance states, the tries that started and the
+manual state changes (one audit-log read) and the SkipMixin XComs (short circuits, branches);
 :func:`explain` turns that into a :class:`SkipCause`: ``MANUAL``, ``SHORT_CIRCUIT``, ``BRANCH_NOT_TAKEN``,
 ``TRIGGER_RULE`` (with the rule, the upstream states and the culprit) or ``UNKNOWN``.
 """
@@ -27,6 +27,8 @@ from airflow_lineage_plus.facets import (
 
 #: Task-instance states of a task instance that ended without running in its current try.
 NOT_RUN_STATES = ("skipped", "upstream_failed")
+#: Audit-log event the execution API writes when a try starts running.
+STARTED_EVENT = "running"
 #: Audit-log events of a person changing a task instance's state through the API or UI.
 MANUAL_EVENTS = ("patch_task_instance", "patch_task_group_instances")
 
@@ -140,19 +142,25 @@ def _xcom_value(raw: Any) -> Any:
     return raw
 
 
-def snapshot_dag_run(dag_id: str, run_id: str, session: Any) -> DagRunSnapshot:
-    """Read the task-instance states, try starts, SkipMixin XComs and manual changes of one DAG run."""
+def snapshot_dag_run(dag_id: str, run_id: str, dag_run_key: int, session: Any) -> DagRunSnapshot:
+    """Read the task-instance states, try starts, SkipMixin XComs and manual changes of one DAG run.
+
+    At most three statements, each served by an index: the task instances by ``ti_dag_run``; only if
+    some did not run, the audit log by ``idx_log_task_instance`` (with the not-run task ids, so the
+    index narrows to this run instead of the DAG's whole history) and the XComs by their primary key
+    (``dag_run_key``, the DAG run's numeric id).
+    """
     snap = DagRunSnapshot(dag_id=dag_id, run_id=run_id)
     ran_on_a_host = _read_task_instances(snap, session)
-    if not any(state in NOT_RUN_STATES for state in snap.states.values()):
+    pending_tasks = sorted({task for (task, _), state in snap.states.items() if state in NOT_RUN_STATES})
+    if not pending_tasks:
         return snap
-    _read_started_tries(snap, session)
+    _read_audit_log(snap, session, pending_tasks)
     if not snap.started:
         # Airflow 3.1 writes no "running" audit rows under `airflow dags test`; there, a worker that
         # started a try is known by the hostname it recorded on the task instance.
         snap.started |= ran_on_a_host
-    _read_skipmixin(snap, session)
-    _read_manual_changes(snap, session)
+    _read_skipmixin(snap, session, dag_run_key)
     return snap
 
 
@@ -182,44 +190,46 @@ def _read_task_instances(snap: DagRunSnapshot, session: Any) -> set[tuple[str, i
     return ran_on_a_host
 
 
-def _read_started_tries(snap: DagRunSnapshot, session: Any) -> None:
-    """Every try that started has an audit-log row written by the execution API when it went RUNNING;
-    the provider reported exactly those tries."""
+def audit_log_statement(dag_id: str, run_id: str, task_ids: list[str]) -> Any:
+    """The one audit-log read: tries that started and manual state changes of some tasks of a DAG run.
+
+    ``dag_id = ? AND task_id IN (...) AND run_id = ?`` follows the column order of the ``log`` table's
+    ``idx_log_task_instance (dag_id, task_id, run_id, map_index, try_number)``, so the index seeks
+    straight to this run's rows of those tasks (docs/deployment.md shows the plan).
+    """
     from sqlalchemy import select
 
     log, _, _ = _compat.metadata_models()
-    for task_id, map_index, try_number in session.execute(
-        select(log.task_id, log.map_index, log.try_number).where(
-            log.dag_id == snap.dag_id, log.run_id == snap.run_id, log.event == "running"
-        )
-    ).all():
-        snap.started.add((str(task_id), -1 if map_index is None else int(map_index), int(try_number or 0)))
+    return select(log.task_id, log.map_index, log.try_number, log.event, log.owner, log.extra).where(
+        log.dag_id == dag_id,
+        log.task_id.in_(task_ids),
+        log.run_id == run_id,
+        log.event.in_((STARTED_EVENT, *MANUAL_EVENTS)),
+    )
 
 
-def _read_skipmixin(snap: DagRunSnapshot, session: Any) -> None:
+def _read_audit_log(snap: DagRunSnapshot, session: Any, task_ids: list[str]) -> None:
+    """Every try that started has an audit-log row written by the execution API when it went RUNNING (the
+    provider reported exactly those tries); a person's state change has a ``patch_*`` row."""
+    statement = audit_log_statement(snap.dag_id, snap.run_id, task_ids)
+    for task_id, map_index, try_number, event, owner, extra in session.execute(statement).all():
+        index = -1 if map_index is None else int(map_index)
+        if event == STARTED_EVENT:
+            snap.started.add((str(task_id), index, int(try_number or 0)))
+        elif task_id and "skipped" in str(extra or "").lower():
+            snap.manual[(str(task_id), index)] = str(owner or "unknown user")
+
+
+def _read_skipmixin(snap: DagRunSnapshot, session: Any, dag_run_key: int) -> None:
+    """The SkipMixin XComs of the run, by the XCom primary key's first column (the DAG run's id)."""
     from sqlalchemy import select
 
     _, _, xcom = _compat.metadata_models()
     key, _, _ = _compat.skipmixin_xcom_keys()
-    for task_id, map_index, value in session.execute(
-        select(xcom.task_id, xcom.map_index, xcom.value).where(
-            xcom.dag_id == snap.dag_id, xcom.run_id == snap.run_id, xcom.key == key
-        )
-    ).all():
+    statement = select(xcom.task_id, xcom.map_index, xcom.value).where(
+        xcom.dag_run_id == dag_run_key, xcom.key == key
+    )
+    for task_id, map_index, value in session.execute(statement).all():
         decoded = _xcom_value(value)
         if isinstance(decoded, dict):
             snap.skipmixin[(str(task_id), int(map_index))] = decoded
-
-
-def _read_manual_changes(snap: DagRunSnapshot, session: Any) -> None:
-    from sqlalchemy import select
-
-    log, _, _ = _compat.metadata_models()
-    for task_id, map_index, owner, extra in session.execute(
-        select(log.task_id, log.map_index, log.owner, log.extra).where(
-            log.dag_id == snap.dag_id, log.run_id == snap.run_id, log.event.in_(MANUAL_EVENTS)
-        )
-    ).all():
-        if task_id and "skipped" in str(extra or "").lower():
-            index = -1 if map_index is None else int(map_index)
-            snap.manual[(str(task_id), index)] = str(owner or "unknown user")

@@ -4,29 +4,42 @@ The provider emits nothing for task instances skipped by a short-circuit or bran
 rule, or marked by hand (``upstream_failed`` ones too). When the DAG run ends, :func:`emit_for_dag_run`
 (called by the listener in the scheduler) emits one ABORT event per such task instance, under the runId the
 provider's own deterministic function gives it, with the parent facet pointing at the DAG run, the task's
-declared inlets as inputs, no outputs, and the skip facet (its cause from :mod:`.skip_causes`). The
-:class:`~.ledger.Ledger` makes each runId go out at most once. See ``docs/skip-state.md`` for what a
-consumer sees and why the records are ABORT events.
+declared inlets as inputs, no outputs, and the skip facet (its cause from :mod:`.skip_causes`).
+
+The hook itself (:func:`emit_for_dag_run`) only hands the work off (:mod:`.handoff`); :func:`emit_committed`
+reads, in the provider's process pool, through a short bounded session of its own
+(:mod:`.metadata_session`), and claims each runId in the metadata database (:mod:`.claims`) so it goes out
+at most once whichever scheduler reports the run. See ``docs/skip-state.md`` for what a consumer sees and
+why the records are ABORT events, and ``docs/deployment.md`` for the production setup.
 """
 
 from __future__ import annotations
 
-import contextlib
 import logging
-from collections.abc import Iterator
+import time
 from datetime import datetime, timezone
 from typing import Any
 
 from openlineage.client.facet_v2 import RunFacet
 
 from airflow_lineage_plus import _compat, conf
-from airflow_lineage_plus.containment import contained
+from airflow_lineage_plus.containment import contained, report
 from airflow_lineage_plus.datasets import from_asset
-from airflow_lineage_plus.emit.ledger import Claim, Ledger
+from airflow_lineage_plus.emit.claims import Claim, claim, claims_table, ensure_table
+from airflow_lineage_plus.emit.handoff import after_commit, hand_off
+from airflow_lineage_plus.emit.metadata_session import short_session
+from airflow_lineage_plus.emit.self_skip import state_name
 from airflow_lineage_plus.emit.skip_causes import DagRunSnapshot, explain, snapshot_dag_run
 from airflow_lineage_plus.facets import SkipStateRunFacet
 
 log = logging.getLogger(__name__)
+
+#: DAG-run states whose end the hooks report.
+ENDED = ("success", "failed")
+#: Seconds the pool process looks again for a run end not committed yet (see ``_ended_run``).
+COMMIT_WAIT = 10.0
+#: What a failure loses, as the one warning says it (the DAG run is named at INFO, each time).
+BATCH = "the batch of skip records of a finished DAG run"
 
 
 def _declared_inputs(task: Any) -> list[Any]:
@@ -142,7 +155,7 @@ def emit_events(events: list[Any]) -> None:
 
 def records_for_dag_run(dag_run: Any, session: Any) -> list[Any]:
     """Build (do not emit) the records of the task instances of a DAG run that did not run."""
-    snapshot = snapshot_dag_run(dag_run.dag_id, dag_run.run_id, session)
+    snapshot = snapshot_dag_run(dag_run.dag_id, dag_run.run_id, dag_run.id, session)
     pending = snapshot.not_run()
     if not pending:
         return []
@@ -156,80 +169,102 @@ def records_for_dag_run(dag_run: Any, session: Any) -> list[Any]:
     return events
 
 
-@contextlib.contextmanager
-def _read_only_session() -> Iterator[Any]:
-    """A session of its own (not Airflow's scoped one), rolled back and closed after reading."""
-    from sqlalchemy.orm import Session
-
-    session = Session(bind=_compat.metadata_engine())
-    try:
-        yield session
-    finally:
-        session.rollback()
-        session.close()
-
-
-def _build(dag_run: Any, session: Any) -> list[Any]:
-    """The records, read through ``session``, the DAG run's own session, or a session of its own."""
-    if session is None:
-        from sqlalchemy.orm import object_session
-
-        session = object_session(dag_run)
-    if session is not None:
-        return records_for_dag_run(dag_run, session)
-    with _read_only_session() as own:
-        return records_for_dag_run(dag_run, own)
-
-
 def _claims(dag_run: Any, events: list[Any]) -> list[Claim]:
     parent = dag_run_ol_id(dag_run)
-    claims: list[Claim] = []
+    rows: list[Claim] = []
     for event in events:
         skip = event.run.facets[SkipStateRunFacet.key]
         task_id = event.job.name.removeprefix(f"{dag_run.dag_id}.")
-        claims.append((event.run.runId, dag_run.dag_id, task_id, skip.mapIndex, skip.tryNumber, parent))
-    return claims
+        rows.append((event.run.runId, dag_run.dag_id, task_id, skip.mapIndex, skip.tryNumber, parent))
+    return rows
 
 
-def _hand_over(fresh: list[Any], ledger: Ledger) -> None:
-    """Emit in the provider's DAG-event process pool; here when there is none (released on failure)."""
+def _ended_run(session: Any, dag_id: str, run_id: str, clear_number: int) -> Any | None:
+    """The DAG run once the metadata database shows it ended in the reported clear; None if it does not.
+
+    The hand-off comes after the commit that ended the run, so the first look normally finds it. Where
+    Airflow gives the hook no way to see that commit (``airflow dags test`` hands it a DAG run attached
+    to no session), the commit comes right after: look again for up to :data:`COMMIT_WAIT` seconds.
+    """
+    from sqlalchemy import select
+
+    model = _compat.dag_run_model()
+    statement = select(model).where(model.dag_id == dag_id, model.run_id == run_id)
+    deadline, pause = time.monotonic() + COMMIT_WAIT, 0.05
+    while True:
+        dag_run = session.scalars(statement).one_or_none()
+        ended = dag_run is not None and state_name(dag_run.state) in ENDED
+        if ended and dag_run.clear_number == clear_number:
+            return dag_run
+        if time.monotonic() + pause > deadline:
+            found = "no such DAG run" if dag_run is None else f"{dag_run.state}, clear {dag_run.clear_number}"
+            log.info("airflow-lineage-plus: DAG run %s/%s not ended as reported (%s)", dag_id, run_id, found)
+            return None
+        session.rollback()  # a new transaction sees what was committed since
+        time.sleep(pause)
+        pause = min(pause * 2, 1.0)
+
+
+def _claimed_records(dag_id: str, run_id: str, clear_number: int) -> list[Any]:
+    """The records of a finished DAG run whose claim this process won; claims committed, nothing emitted.
+
+    Nothing is built unless the metadata database shows the DAG run ended in the same clear (a run
+    cleared since, or an end that was rolled back, gets its records from its own, later report).
+    """
+    table = claims_table(conf.skip_claims_table())
+    with short_session(conf.skip_query_timeout()) as session:
+        ensure_table(session, table)
+        dag_run = _ended_run(session, dag_id, run_id, clear_number)
+        if dag_run is None:
+            return []
+        events = records_for_dag_run(dag_run, session)
+        won = claim(session.connection(), table, _claims(dag_run, events))
+        session.commit()
+    return [e for e in events if e.run.runId in won]
+
+
+def emit_committed(dag_id: str, run_id: str, clear_number: int) -> None:
+    """Build, claim and emit the records of a finished DAG run (runs in the provider's process pool).
+
+    Reads through a short session of its own with every statement bounded by ``[lineage_plus]
+    skip_query_timeout``; claims each runId in the metadata database (:mod:`.claims`) so that of all
+    the processes reporting this DAG run exactly one emits each record. Never raises: a failure is one
+    warning per process and error type, and one INFO line naming the DAG run whose records were lost.
+    """
     try:
-        _compat.submit_to_openlineage_pool(emit_events, fresh)
-    except Exception as exc:
-        log.debug("airflow-lineage-plus: no OpenLineage process pool (%s); emitting skip records here", exc)
-        try:
+        fresh = _claimed_records(dag_id, run_id, clear_number)
+        if fresh:
             emit_events(fresh)
-        except Exception:
-            ledger.release(e.run.runId for e in fresh)
-            raise
+    except Exception as exc:
+        report(BATCH, exc)
+        lost = type(exc).__name__
+        log.info("airflow-lineage-plus: no skip records for DAG run %s/%s (%s)", dag_id, run_id, lost)
+        return
+    if fresh:
+        count = len(fresh)
+        log.info("airflow-lineage-plus: emitted %d skip record(s) for DAG run %s/%s", count, dag_id, run_id)
 
 
-def emit_for_dag_run(dag_run: Any, session: Any = None) -> list[Any]:
-    """Emit one record per task instance of a finished DAG run that did not run; returns what was sent.
+def _hand_off_after_commit(dag_id: str, run_id: str, clear_number: int) -> None:
+    if not hand_off(BATCH, emit_committed, dag_id, run_id, clear_number):
+        log.info("airflow-lineage-plus: no skip records for DAG run %s/%s (not handed off)", dag_id, run_id)
 
-    Claims each runId in the ledger first, so a second call for the same DAG run emits nothing. The
-    events go to the provider's DAG-event process pool (the scheduler does not wait for the transport);
-    where no pool can take them they are emitted here. The metadata database is only read: through the
-    session the DAG run belongs to (so task-instance states set in the scheduler's current transaction
-    are seen), which is never committed or closed here, or else through a session of its own.
+
+def emit_for_dag_run(dag_run: Any) -> None:
+    """The DAG-run hook's work: hand the DAG run's records to the provider's process pool after commit.
+
+    Runs in the scheduler loop (or the API server, or ``airflow dags test``), so it sends no SQL and
+    emits nothing: it notes which DAG run ended and, once the transaction that ended it commits, hands
+    :func:`emit_committed` to the provider's DAG-event process pool (:mod:`.handoff`). If the pool
+    cannot take it, the records are dropped with one warning.
     """
     from airflow.providers.openlineage.api import is_openlineage_active
+    from sqlalchemy.orm import object_session
 
     if not conf.emit_skip_records() or not is_openlineage_active():
-        return []
-    events = _build(dag_run, session)
-    if not events:
-        return []
-    ledger = Ledger(conf.skip_ledger_path())
-    claimed = ledger.claim(_claims(dag_run, events))
-    fresh = [e for e in events if e.run.runId in claimed]
-    if not fresh:
-        return []
-    _hand_over(fresh, ledger)
-    log.info(
-        "airflow-lineage-plus: emitted %d skip record(s) for DAG run %s/%s",
-        len(fresh),
-        dag_run.dag_id,
-        dag_run.run_id,
-    )
-    return fresh
+        return
+    ids = (str(dag_run.dag_id), str(dag_run.run_id), int(dag_run.clear_number or 0))
+    # The transaction that ends the run: the DAG run's own session, or (a DAG run attached to none, as
+    # `airflow dags test` passes it) the thread's scoped session the caller is working in.
+    session = object_session(dag_run) or _compat.thread_session()
+    after_commit(session, lambda: _hand_off_after_commit(*ids))

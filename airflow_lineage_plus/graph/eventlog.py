@@ -313,6 +313,9 @@ class EventLogSource(LineageSource):
         self._require(node_id)
         return self._view(as_of)
 
+    def full_graph(self) -> LineageGraph:
+        return self.graph
+
     def column_graph(
         self, dataset_id: str, column: str, depth: int, *, as_of: int | None = None
     ) -> LineageGraph:

@@ -53,8 +53,8 @@ def dataset_details(graph: LineageGraph, node_id: str, read_ref: ReadRef) -> dic
         "owners": list(record.owners),
         "tags": _tag_names(facets.get(fk.TAGS)),
         "documentation": (facets.get(fk.DOCUMENTATION) or {}).get("description"),
-        "producers": sorted(graph.pred.get(node_id, ())),
-        "consumers": sorted(graph.succ.get(node_id, ())),
+        "producers": _adjacent(graph, node_id, upstream=True),
+        "consumers": _adjacent(graph, node_id, upstream=False),
     }
 
 
@@ -73,14 +73,21 @@ def job_details(graph: LineageGraph, node_id: str, read_ref: ReadRef) -> dict[st
         "name": job.name,
         "latestRun": latest.summary() if latest else None,
         "runs": [run_summary(run) for run in runs[:_RECENT_RUNS]],
-        "inputs": sorted(graph.pred.get(node_id, ())),
-        "outputs": sorted(graph.succ.get(node_id, ())),
+        "inputs": _adjacent(graph, node_id, upstream=True),
+        "outputs": _adjacent(graph, node_id, upstream=False),
+        "declared": graph.declared_only(job),
         "sql": (job_facets.get(fk.SQL) or {}).get("query"),
         "owners": list(job.owners),
         "documentation": (job_facets.get(fk.DOCUMENTATION) or {}).get("description"),
         "sourceCodeLocation": job_facets.get(fk.SOURCE_CODE_LOCATION),
         "airflow": _airflow_ids(read_ref, job.name, latest),
     }
+
+
+def _adjacent(graph: LineageGraph, node_id: str, *, upstream: bool) -> list[str]:
+    """Ids one edge up- or downstream: retired edges, and declared edges of jobs that have not run,
+    included."""
+    return sorted(other for other, _ in graph.neighbours(node_id, upstream=upstream, retired=True))
 
 
 def run_details(graph: LineageGraph, run_id: str, read_ref: ReadRef) -> dict[str, Any]:

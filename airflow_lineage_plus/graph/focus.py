@@ -29,7 +29,8 @@ from airflow_lineage_plus.graph.runs import RunRecord
 
 
 class Catalog(abc.ABC):
-    """Where the events of each node are, and which nodes may be adjacent (all time, retired edges too)."""
+    """Where the events of each node are, and which nodes may be adjacent (all time, retired edges and
+    edges ever declared too)."""
 
     @abc.abstractmethod
     def job_refs(self, job_id: str) -> Sequence[int]:
@@ -164,22 +165,19 @@ class FocusedGraph(LineageGraph):
         self.ensure_jobs((job.id,))
         return super().latest_run(job)
 
-    def neighbours(self, node_id: str, *, upstream: bool, retired: bool) -> list[tuple[str, bool]]:
-        candidates = []
+    def neighbours(
+        self, node_id: str, *, upstream: bool, retired: bool = False, declared_too: bool = True
+    ) -> list[tuple[str, str]]:
+        """Fold the jobs of every edge the node may have had by ``as_of``, then read them as a full
+        graph does (the edges of jobs not folded cannot touch the node)."""
+        edges = []
         for other in self.catalog.adjacent(node_id, upstream=upstream):
             edge = (other, node_id) if upstream else (node_id, other)
             if self._may_exist(edge):
-                candidates.append((other, edge))
-        self.ensure_jobs(e[0] if e[0].startswith("job:") else e[1] for _, e in candidates)
+                edges.append(edge)
+        self.ensure_jobs(e[0] if e[0].startswith("job:") else e[1] for e in edges)
         self.ensure_jobs((node_id,) if node_id.startswith("job:") else ())
-        found = []
-        adjacency = self.pred if upstream else self.succ
-        for other, edge in candidates:
-            if other in adjacency.get(node_id, ()):
-                old = self.edge_retired(edge)
-                if retired or not old:
-                    found.append((other, old))
-        return found
+        return super().neighbours(node_id, upstream=upstream, retired=retired, declared_too=declared_too)
 
     def column_inputs(self, dataset_id: str, column: str) -> tuple[ColumnInput, ...]:
         record = self.dataset_record(dataset_id)
@@ -218,7 +216,10 @@ class GraphCatalog(Catalog):
         return record.dataset_refs if record is not None else ()
 
     def adjacent(self, node_id: str, *, upstream: bool) -> Iterable[str]:
-        return (self.graph.pred if upstream else self.graph.succ).get(node_id, ())
+        graph = self.graph
+        reported = (graph.pred if upstream else graph.succ).get(node_id, ())
+        declared = (graph.declared_pred if upstream else graph.declared_succ).get(node_id)
+        return reported if not declared else {*reported, *declared}
 
     def edge_first(self, edge: tuple[str, str]) -> int | None:
         return self.graph.edge_first.get(edge)

@@ -45,15 +45,21 @@ _DATASET_VALUES = len(_DATASET_STATE)
 class JobSummary:
     """What the snapshot knew of a job's runs (see the module docstring)."""
 
-    __slots__ = ("completed", "current", "latest", "newest", "stale")
+    __slots__ = ("completed", "current", "latest", "newest", "ran", "stale")
 
     def __init__(
-        self, latest: RunRecord | None, completed: Key | None, current: Edges | None, newest: Key | None
+        self,
+        latest: RunRecord | None,
+        completed: Key | None,
+        current: Edges | None,
+        newest: Key | None,
+        ran: bool,
     ) -> None:
         self.latest = latest
         self.completed = completed
         self.current = current
         self.newest = newest
+        self.ran = ran  # whether a run of the job was reported (:meth:`LineageGraph.has_run`)
         self.stale = False  # a DAG run that skipped the job changed: its runs must be folded again
 
 
@@ -141,6 +147,7 @@ class IndexedGraph(LineageGraph):
         self.jobs = _Lazy(self, _node, "job:")
         self.datasets = _Lazy(self, _node, "dataset:")
         self.pred, self.succ = _Lazy(self, _node), _Lazy(self, _node)
+        self.declared_pred, self.declared_succ = _Lazy(self, _node), _Lazy(self, _node)
         self.edge_first = _Lazy(self, _edge_job)
         self.skipped_by = _Lazy(self, _node)
         self.column_readers = _Lazy(self, _column_dataset)
@@ -177,13 +184,15 @@ class IndexedGraph(LineageGraph):
         (_, namespace, name, owners, owners_key, ref, ref_time, latest, completed, current, newest) = record[
             :11
         ]
-        pred, succ, first, skipped_by, dag_skips = record[11:]
+        pred, succ, first, skipped_by, dag_skips, declared, slo, ran, declared_edges = record[11:]
         job = JobRecord(namespace, name)
         job.owners, job.owners_key, job.ref, job.ref_time = owners, owners_key, ref, ref_time
-        job.summary = JobSummary(RunRecord.restore(latest) if latest else None, completed, current, newest)
+        job.declared, (job.slo_minutes, job.slo_key) = declared, slo
+        restored = RunRecord.restore(latest) if latest else None
+        job.summary = JobSummary(restored, completed, current, newest, ran)
         job.sources, job.targets = set(pred), set(succ)
         dict.__setitem__(self.jobs, node_id, job)
-        self._put_edges(node_id, pred, succ)
+        self._put_edges(node_id, pred, succ, declared_edges)
         dict.update(self.edge_first, first)
         if skipped_by:
             dict.__setitem__(self.skipped_by, node_id, set(skipped_by))
@@ -192,22 +201,28 @@ class IndexedGraph(LineageGraph):
 
     def _put_dataset(self, node_id: str, record: tuple[Any, ...]) -> None:
         values = record[1 : 1 + _DATASET_VALUES]
-        dataset_refs, pred, succ, readers, readers_ever = record[1 + _DATASET_VALUES :]
+        dataset_refs, pred, succ, readers, readers_ever, declared_edges = record[1 + _DATASET_VALUES :]
         dataset = DatasetRecord.restore(values)
         dataset.columns, dataset.columns_key = values[7], values[8]
         dataset.dataset_refs = list(dataset_refs)
         dict.__setitem__(self.datasets, node_id, dataset)
-        self._put_edges(node_id, pred, succ)
+        self._put_edges(node_id, pred, succ, declared_edges)
         for column, found in readers.items():
             dict.__setitem__(self.column_readers, (node_id, column), set(found))
         for column, found in readers_ever.items():
             dict.__setitem__(self.column_readers_ever, (node_id, column), set(found))
 
-    def _put_edges(self, node_id: str, pred: Sequence[str], succ: Sequence[str]) -> None:
-        if pred:
-            dict.__setitem__(self.pred, node_id, set(pred))
-        if succ:
-            dict.__setitem__(self.succ, node_id, set(succ))
+    def _put_edges(
+        self, node_id: str, pred: Sequence[str], succ: Sequence[str], declared: Sequence[Sequence[str]]
+    ) -> None:
+        """The node's edges (and, ``declared``, its (pred, succ) declared ever) into the lazy dicts."""
+        for adjacency, found in zip(
+            (self.pred, self.succ, self.declared_pred, self.declared_succ),
+            (pred, succ, *declared),
+            strict=True,
+        ):
+            if found:
+                dict.__setitem__(adjacency, node_id, set(found))
 
     # -- folding appended events ----------------------------------------------------------------
     def apply(self, event: w.Event, micros: int, ref: int) -> None:
@@ -276,6 +291,10 @@ class IndexedGraph(LineageGraph):
                     self.materialize(self.jobs[job_id])
 
     # -- reading --------------------------------------------------------------------------------
+    def has_run(self, job: JobRecord) -> bool:
+        summary: JobSummary | None = job.summary
+        return bool(job.runs) or (summary is not None and summary.ran)
+
     def _summary(self, job: JobRecord) -> JobSummary | None:
         summary: JobSummary | None = job.summary
         if summary is not None and summary.stale:
@@ -375,9 +394,20 @@ def _job_record(graph: LineageGraph, job: JobRecord, dag_skips: dict[str, Any]) 
     owners = (job.owners, job.owners_key, job.ref, job.ref_time)
     skipped_by = tuple(sorted(graph.skipped_by.get(job_id, ())))
     summary = graph.job_summary(job)
-    return marshal.dumps(
-        ("J", job.namespace, job.name, *owners, *summary, pred, succ, first, skipped_by, dag_skips)
+    declared = (
+        job.declared,
+        (job.slo_minutes, job.slo_key),
+        graph.has_run(job),
+        _declared_edges(graph, job_id),
     )
+    return marshal.dumps(
+        ("J", job.namespace, job.name, *owners, *summary, pred, succ, first, skipped_by, dag_skips, *declared)
+    )
+
+
+def _declared_edges(graph: LineageGraph, node_id: str) -> tuple[list[str], list[str]]:
+    """The node's (upstream, downstream) neighbours over edges ever declared."""
+    return (sorted(graph.declared_pred.get(node_id, ())), sorted(graph.declared_succ.get(node_id, ())))
 
 
 def _dataset_record(graph: LineageGraph, record: DatasetRecord, columns: Iterable[str]) -> bytes:
@@ -392,7 +422,8 @@ def _dataset_record(graph: LineageGraph, record: DatasetRecord, columns: Iterabl
             ever[column] = tuple(sorted(found))
     pred, succ = sorted(graph.pred.get(dataset_id, ())), sorted(graph.succ.get(dataset_id, ()))
     values = operator.attrgetter(*_DATASET_STATE)(record)
-    return marshal.dumps(("D", *values, tuple(record.dataset_refs), pred, succ, readers, ever))
+    declared = _declared_edges(graph, dataset_id)
+    return marshal.dumps(("D", *values, tuple(record.dataset_refs), pred, succ, readers, ever, declared))
 
 
 def _grouped(graph: LineageGraph) -> tuple[dict[str, dict[str, Any]], dict[str, set[str]]]:

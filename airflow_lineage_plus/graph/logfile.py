@@ -30,6 +30,8 @@ def check_size(path: os.PathLike[str] | str, size: int) -> None:
     """A log whose events a ref cannot place is refused, with the fix."""
     if size >= MAX_LOG_BYTES:
         raise ValueError(f"event log {path} is over {MAX_LOG_BYTES // 2**30} GiB: rotate it (logrotate)")
+
+
 HEAD_BYTES = 4096  # the start of the file that identifies it (a replaced or rotated log starts otherwise)
 
 

@@ -9,7 +9,9 @@ finished run (completed, failed or aborted). That is this package's rule for cur
 (:mod:`.retirement`) whenever the job's latest run completed; otherwise the answer says ``"exact": false``.
 Retired edges and time travel come from the job versions (``/jobs/{job}/versions``, each with its
 inputs, outputs and creation time) and dataset versions; Marquez cannot say what a run's state was at an
-earlier time nor walk past a retired edge, so those answers are ``"exact": false`` too.
+earlier time nor walk past a retired edge, so those answers are ``"exact": false`` too. A job Marquez
+knows no run of is known from a JobEvent: its edges are declared ones (:mod:`.declared`), and at an
+earlier time its newest job version by then is its declaration.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from urllib.parse import quote
 from airflow_lineage_plus import facet_keys as fk
 from airflow_lineage_plus import node_ids as ids
 from airflow_lineage_plus.exceptions import NodeNotFound
+from airflow_lineage_plus.graph import declared, retirement
 from airflow_lineage_plus.graph import wire as w
 from airflow_lineage_plus.graph.answers import column_input, failed_jobs, run_summary
 from airflow_lineage_plus.graph.model import LineageGraph
@@ -84,16 +87,7 @@ class MarquezSource(LineageSource):
                 _add_dataset(graph, data)
             elif node.get("type") == ids.JOB:
                 parents |= _add_job(graph, data)
-        for node in nodes:
-            for edge in (node.get("inEdges") or []) + (node.get("outEdges") or []):
-                origin, destination = edge.get("origin"), edge.get("destination")
-                if (
-                    origin in present
-                    and destination in present
-                    and graph.has_node(origin)
-                    and graph.has_node(destination)
-                ):
-                    graph.add_edge(origin, destination)
+        _add_edges(graph, nodes, present)
         if not graph.has_node(node_id):
             raise NodeNotFound(f"unknown node {node_id}")
         for job in graph.jobs.values():  # a task with no run under its DAG: candidates by name, <dag>.<task>
@@ -142,9 +136,9 @@ class MarquezSource(LineageSource):
         left out."""
         for job in list(graph.jobs.values()):
             versions = [v for v in self._job_versions(job) if as_of is None or v[0] <= as_of]
-            graph.replace_edges(job, versions, retired)
             if as_of is not None:
                 job.runs = [r for r in job.runs if (r.started_at or 0) <= as_of]
+            graph.replace_edges(job, versions, retired)
         if as_of is not None:
             for record in list(graph.datasets.values()):
                 schemas = self.schema_versions(record.id, as_of=as_of)
@@ -213,8 +207,10 @@ class MarquezSource(LineageSource):
         versions.sort(key=lambda v: _micros(v.get("createdAt")) or 0, reverse=True)
         distinct: list[Fields] = []
         for version in versions:
+            # A write without a schema facet (a START listing bare outputs) is a version with no fields in
+            # Marquez: it says nothing about the schema, so it is not a schema version.
             fields: Fields = tuple((f["name"], f.get("type")) for f in version.get("fields") or [])
-            if version.get("fields") is not None and fields not in distinct:
+            if fields and fields not in distinct:
                 distinct.append(fields)
         return distinct
 
@@ -298,8 +294,8 @@ class MarquezSource(LineageSource):
             "owners": list(record.owners),
             "tags": sorted(data.get("tags") or []),
             "documentation": data.get("description"),
-            "producers": sorted(around.pred.get(node_id, ())),
-            "consumers": sorted(around.succ.get(node_id, ())),
+            "producers": sorted(other for other, _ in around.neighbours(node_id, upstream=True)),
+            "consumers": sorted(other for other, _ in around.neighbours(node_id, upstream=False)),
         }
 
     def _job_details(self, around: LineageGraph, node_id: str, namespace: str, name: str) -> dict[str, Any]:
@@ -320,6 +316,7 @@ class MarquezSource(LineageSource):
             "runs": [run_summary(r) for r in records],
             "inputs": sorted(ids.dataset_id(d["namespace"], d["name"]) for d in data.get("inputs") or []),
             "outputs": sorted(ids.dataset_id(d["namespace"], d["name"]) for d in data.get("outputs") or []),
+            "declared": around.declared_only(job),
             "sql": (facets.get(fk.SQL) or {}).get("query"),
             "owners": list(job.owners),
             "documentation": data.get("description"),
@@ -348,6 +345,27 @@ class MarquezSource(LineageSource):
         }
 
 
+def _add_edges(graph: LineageGraph, nodes: list[dict[str, Any]], present: set[Any]) -> None:
+    """The edges between the nodes of a Marquez lineage graph. A job Marquez knows no run of is known from
+    a JobEvent only: its edges are its declaration (:mod:`.declared`); once it ran, Marquez's job version
+    (what its runs reported) decides them."""
+    declarations: dict[str, set[tuple[str, str]]] = {}
+    for node in nodes:
+        for edge in (node.get("inEdges") or []) + (node.get("outEdges") or []):
+            origin, destination = edge.get("origin"), edge.get("destination")
+            if not (origin in present and destination in present):
+                continue
+            if not (graph.has_node(origin) and graph.has_node(destination)):
+                continue
+            job = graph.jobs.get(origin) or graph.jobs.get(destination)
+            if job is not None and not job.runs:
+                declarations.setdefault(job.id, set()).add((origin, destination))
+            else:
+                graph.add_edge(origin, destination)
+    for job_id, edges in declarations.items():
+        graph.declare(graph.jobs[job_id], frozenset(edges), 0)
+
+
 class MarquezGraph(LineageGraph):
     """A graph built from Marquez's answers: its edges are current unless marked retired."""
 
@@ -355,14 +373,15 @@ class MarquezGraph(LineageGraph):
         super().__init__()
         self.retired_edges: set[tuple[str, str]] = set()
 
-    def edge_retired(self, edge: tuple[str, str]) -> bool:
-        return edge in self.retired_edges
+    def edge_state(self, edge: tuple[str, str]) -> str:
+        return retirement.RETIRED if edge in self.retired_edges else declared.CURRENT
 
     def replace_edges(
         self, job: JobRecord, versions: list[tuple[int, set[str], set[str]]], retired: bool
     ) -> None:
         """The job's edges: those of the newest of ``versions``; with ``retired``, the older versions'
-        other edges too, marked retired. No version: no edges."""
+        other edges too, marked retired. No version: no edges. A job with no run has no edge a run
+        reported: the newest version is its declaration (:mod:`.declared`), none without a version."""
         for other in list(self.pred.get(job.id, ())):
             self.pred[job.id].discard(other)
             self.succ.get(other, set()).discard(job.id)
@@ -373,23 +392,36 @@ class MarquezGraph(LineageGraph):
         if versions:
             _, inputs, outputs = versions[-1]
             current = {(d, job.id) for d in inputs} | {(job.id, d) for d in outputs}
+        if not job.runs:
+            job.declared = None
+            if versions:
+                self._add_datasets(current)
+                self.declare(job, frozenset(current), 0)
+            return
         older = {
             edge
             for _, inputs, outputs in versions[:-1]
             for edge in {(d, job.id) for d in inputs} | {(job.id, d) for d in outputs}
         } - current
-        for edge in current | (older if retired else set()):
+        shown = current | (older if retired else set())
+        self._add_datasets(shown)
+        for edge in shown:
+            self.add_edge(*edge)
+        self.retired_edges |= older if retired else set()
+
+    def _add_datasets(self, edges: set[tuple[str, str]]) -> None:
+        for edge in edges:
             for node in edge:
                 if node.startswith("dataset:") and node not in self.datasets:
                     _, namespace, name = ids.split_node_id(node)
                     self.dataset(namespace, name)
-            self.add_edge(*edge)
-        self.retired_edges |= older if retired else set()
 
     def drop_unknown(self, as_of: int) -> None:
-        """Leave out jobs with no run and no edge by ``as_of`` (they did not exist yet)."""
+        """Leave out jobs with no run, no edge and no declaration by ``as_of`` (they did not exist yet)."""
         for job in list(self.jobs.values()):
-            if not job.runs and not self.pred.get(job.id) and not self.succ.get(job.id):
+            if job.runs or job.declared is not None:
+                continue
+            if not self.pred.get(job.id) and not self.succ.get(job.id):
                 del self.jobs[job.id]
 
 

@@ -17,7 +17,7 @@ from typing import Any, TypeVar
 import msgspec
 
 from airflow_lineage_plus import node_ids as ids
-from airflow_lineage_plus.graph import retirement, state
+from airflow_lineage_plus.graph import declared, retirement, state
 from airflow_lineage_plus.graph import wire as w
 from airflow_lineage_plus.graph.records import (
     ColumnInput,
@@ -68,8 +68,12 @@ class LineageGraph:
     def __init__(self) -> None:
         self.jobs: dict[str, JobRecord] = {}
         self.datasets: dict[str, DatasetRecord] = {}
-        self.succ: dict[str, set[str]] = {}
+        self.succ: dict[str, set[str]] = {}  # edges runs reported
         self.pred: dict[str, set[str]] = {}
+        # edges declared ever (:mod:`.declared`); those of a job's latest declaration are shown while it
+        # has no run
+        self.declared_succ: dict[str, set[str]] = {}
+        self.declared_pred: dict[str, set[str]] = {}
         self.runs: dict[str, RunRecord] = {}
         self.dag_run_skips: dict[str, _DagRunSkips] = {}  # DAG run id -> jobs the scheduler skipped
         self.skipped_by: dict[str, set[str]] = {}  # job id -> DAG run ids that skipped it
@@ -114,6 +118,18 @@ class LineageGraph:
         if into is None:
             into = self.pred[destination] = set()
         into.add(origin)
+
+    def declare(self, job: JobRecord, edges: frozenset[tuple[str, str]], micros: int, tie: str = "") -> None:
+        """Record a declaration of ``job`` (its edges, at declared time ``micros``): it is the job's
+        declaration if it is the latest. Its edges join ``declared_succ``/``declared_pred`` either way:
+        they hold every edge ever declared (where an earlier time may find one), and the job's latest
+        declaration says which are declared now (:meth:`declared_neighbours`)."""
+        for origin, destination in edges:
+            self.declared_succ.setdefault(origin, set()).add(destination)
+            self.declared_pred.setdefault(destination, set()).add(origin)
+        key = (micros, tie or declared.tie(edges))
+        if job.declared is None or key > job.declared[0]:
+            job.declared = (key, edges)
 
     def add_run(self, job: JobRecord, run: RunRecord) -> None:
         job.runs.append(run)
@@ -173,6 +189,13 @@ class LineageGraph:
             record.owners_key = key
             record.owners = owners
 
+    @staticmethod
+    def set_slo(job: JobRecord, minutes: int, micros: int) -> None:
+        """The freshness target (minutes) of the job's outputs: the latest by event time wins."""
+        key = (micros, minutes)
+        if job.slo_key is None or key > job.slo_key:
+            job.slo_key, job.slo_minutes = key, minutes
+
     # -- folding events -------------------------------------------------------------------------
     def apply(self, event: w.Event, micros: int, ref: int) -> None:
         """Fold one decoded event (``ref`` locates its bytes for details). The hot loop of a load:
@@ -187,6 +210,9 @@ class LineageGraph:
             if event.dataset is not None:
                 self._apply_dataset(event.dataset, micros, ref, False).dataset_refs.append(ref)
             return
+        event_run = event.run
+        if event_run is None:  # a JobEvent: lineage declared in code, below every run's (:mod:`.declared`)
+            micros = declared.declared_time(micros)
         job_id = "job:" + event_job.namespace + ":" + event_job.name  # ids.job_id
         job = self.jobs.get(job_id)
         if job is None:
@@ -200,16 +226,23 @@ class LineageGraph:
             if hit is not None and hit[0] == job_facets.ownership:
                 owners = hit[1]
             else:
-                owners = _cached(job.raw_cache, "ownership", job_facets.ownership, _parse_owners)
+                owners = _cached(job.raw_cache, "ownership", job_facets.ownership, w.decode_owner_names)
             if owners is not None:
                 self.set_owners(job, owners, micros)
-        event_run = event.run
-        run = None
-        if event_run is not None:
-            run = self.runs.get(event_run.runId)
-            if run is None:
-                run = RunRecord(event_run.runId, job.id)
-                self.add_run(job, run)
+        if job_facets is not None and len(job_facets.sloTier):
+            minutes = _cached(job.raw_cache, "sloTier", job_facets.sloTier, w.decode_freshness_minutes)
+            if minutes is not None:
+                self.set_slo(job, minutes, micros)
+        if event_run is None:
+            if len(event.inputs) or len(event.outputs):
+                self._apply_declaration(job, event, micros, ref)
+            if event.dataset is not None:
+                self._apply_dataset(event.dataset, micros, ref, False).dataset_refs.append(ref)
+            return
+        run = self.runs.get(event_run.runId)
+        if run is None:
+            run = RunRecord(event_run.runId, job.id)
+            self.add_run(job, run)
         terminal = event.eventType in _TERMINAL
         if len(event.inputs) > 2:
             self._apply_list(job, run, event.inputs, micros, ref, False, terminal)
@@ -217,9 +250,7 @@ class LineageGraph:
             self._apply_list(job, run, event.outputs, micros, ref, True, terminal)
         if event.dataset is not None:
             self._apply_dataset(event.dataset, micros, ref, False).dataset_refs.append(ref)
-        if run is None:
-            return
-        facets = event_run.facets  # type: ignore[union-attr]
+        facets = event_run.facets
         run.observe(event.eventType, micros, facets)
         if self.keep_refs:
             run.refs = [*run.refs, ref]
@@ -293,6 +324,20 @@ class LineageGraph:
         if run is not None and edges is not run.io and not edges <= run.io:
             run.io = job.shared_io(run.io | edges)
 
+    def _apply_declaration(self, job: JobRecord, event: w.Event, micros: int, ref: int) -> None:
+        """Fold a JobEvent's inputs and outputs as the job's declaration (its datasets' facts included)."""
+        edges = set()
+        for raw, output in ((event.inputs, False), (event.outputs, True)):
+            if len(raw) <= 2:
+                continue
+            items, salvaged = w.decode_datasets(raw)
+            if salvaged:
+                self.salvaged += 1
+            for item in items:
+                record = self._apply_dataset(item, micros, ref, False)
+                edges.add((job.id, record.id) if output else (record.id, job.id))
+        self.declare(job, frozenset(edges), micros)
+
     @staticmethod
     def _remember_bare(job: JobRecord, data: bytes, entry: ListEntry, output: bool) -> None:
         if output:
@@ -338,7 +383,7 @@ class LineageGraph:
             cache = record.raw_cache
             facts = (
                 _cached(cache, "schema", facets.schema, self._parse_schema) if len(facets.schema) else None,
-                _cached(cache, "ownership", facets.ownership, _parse_owners)
+                _cached(cache, "ownership", facets.ownership, w.decode_owner_names)
                 if len(facets.ownership)
                 else None,
                 _cached(cache, "columnLineage", facets.columnLineage, self._parse_columns)
@@ -393,7 +438,7 @@ class LineageGraph:
         if lineage is None or lineage.fields is None:
             return None
         share = self.shared.setdefault
-        columns = {column: share(inputs, inputs) for column, inputs in _columns(lineage).items()}
+        columns = {column: share(inputs, inputs) for column, inputs in w.column_inputs(lineage).items()}
         return columns, hashlib.blake2b(raw, digest_size=16).hexdigest()
 
     # -- reading (what the queries ask; lazily built graphs override these) ----------------------
@@ -458,21 +503,49 @@ class LineageGraph:
     def dataset_record(self, node_id: str) -> DatasetRecord | None:
         return self.datasets.get(node_id)
 
-    def neighbours(self, node_id: str, *, upstream: bool, retired: bool) -> list[tuple[str, bool]]:
-        """(neighbour, whether the edge is retired) of ``node_id`` one edge up- or downstream; retired
-        edges only when ``retired``."""
+    def neighbours(
+        self, node_id: str, *, upstream: bool, retired: bool = False, declared_too: bool = True
+    ) -> list[tuple[str, str]]:
+        """(neighbour, edge state) of ``node_id`` one edge up- or downstream: the edges runs reported,
+        current or (only when ``retired``) retired (:mod:`.retirement`), and (``declared_too``) the
+        declared edges of jobs that have not run (:mod:`.declared`)."""
         found = []
         for other in (self.pred if upstream else self.succ).get(node_id, ()):
-            edge = (other, node_id) if upstream else (node_id, other)
-            old = self.edge_retired(edge)
-            if retired or not old:
-                found.append((other, old))
+            state = self.edge_state((other, node_id) if upstream else (node_id, other))
+            if retired or state != retirement.RETIRED:
+                found.append((other, state))
+        if declared_too:
+            found.extend(self.declared_neighbours(node_id, upstream=upstream, known={o for o, _ in found}))
         return found
 
-    def edge_retired(self, edge: tuple[str, str]) -> bool:
+    def declared_neighbours(self, node_id: str, *, upstream: bool, known: set[str]) -> list[tuple[str, str]]:
+        """(neighbour, DECLARED) one declared edge away, of jobs whose latest declaration has that edge
+        and that have not run; neighbours in ``known`` left out."""
+        found = []
+        for other in (self.declared_pred if upstream else self.declared_succ).get(node_id, ()):
+            if other in known:
+                continue
+            edge = (other, node_id) if upstream else (node_id, other)
+            job = self.job_record(edge[0] if edge[0].startswith("job:") else edge[1])
+            if job is None or job.declared is None or edge not in job.declared[1]:
+                continue
+            if not self.has_run(job):
+                found.append((other, declared.DECLARED))
+        return found
+
+    def edge_state(self, edge: tuple[str, str]) -> str:
+        """CURRENT or RETIRED, for an edge a run reported (:mod:`.retirement`)."""
         job = self.jobs.get(edge[0]) or self.jobs.get(edge[1])
         current = self.current_io(job) if job is not None else None
-        return current is not None and edge not in current
+        return retirement.RETIRED if current is not None and edge not in current else declared.CURRENT
+
+    def has_run(self, job: JobRecord) -> bool:
+        """Whether a run of the job was reported (a job the scheduler only skipped has none)."""
+        return bool(job.runs)
+
+    def declared_only(self, job: JobRecord) -> bool:
+        """Whether the job is known only from its declaration: it has not run yet."""
+        return job.declared is not None and not self.has_run(job)
 
     def column_inputs(self, dataset_id: str, column: str) -> tuple[ColumnInput, ...]:
         record = self.dataset_record(dataset_id)
@@ -506,28 +579,3 @@ def _cached(
     value = decode(data)
     cache[facet] = (msgspec.Raw(data), value)
     return value
-
-
-def _parse_owners(raw: bytes) -> tuple[str, ...] | None:
-    ownership = w.decode_ownership(raw)
-    return None if ownership is None else _owner_names(ownership)
-
-
-def _owner_names(ownership: w.Ownership) -> tuple[str, ...]:
-    return tuple(sorted({owner.name for owner in ownership.owners or ()}))
-
-
-def _columns(lineage: w.ColumnLineage) -> dict[str, tuple[ColumnInput, ...]]:
-    columns: dict[str, tuple[ColumnInput, ...]] = {}
-    for column, spec in (lineage.fields or {}).items():
-        inputs: list[ColumnInput] = []
-        for field in spec.inputFields or ():
-            if field.transformations:
-                transforms = tuple((t.type, t.subtype, t.description) for t in field.transformations)
-            elif spec.transformationType is not None:
-                transforms = ((None, spec.transformationType, spec.transformationDescription),)
-            else:
-                transforms = ()
-            inputs.append((field.namespace, field.name, field.field, transforms))
-        columns[column] = tuple(sorted(inputs))
-    return columns

@@ -20,7 +20,10 @@ from airflow_lineage_plus.graph.source import LineageSource
 _R = TypeVar("_R")
 _P = ParamSpec("_P")
 Node = dict[str, Any]
-Edge = dict[str, Any]
+Edge = dict[str, str]
+#: (origin, destination) -> the edge's state: CURRENT, DECLARED (:mod:`.declared`) or RETIRED
+#: (:mod:`.retirement`)
+Edges = dict[tuple[str, str], str]
 HIGH_ABOVE, MEDIUM_ABOVE = 5, 1
 
 
@@ -28,7 +31,7 @@ def node_dict(graph: LineageGraph, node_id: str, depth: int) -> Node:
     job = graph.job_record(node_id) if node_id.startswith("job:") else None
     if job is not None:
         latest = graph.latest_run(job)
-        return {
+        node = {
             "id": node_id,
             "type": ids.JOB,
             "namespace": job.namespace,
@@ -36,6 +39,9 @@ def node_dict(graph: LineageGraph, node_id: str, depth: int) -> Node:
             "depth": depth,
             "latestRun": latest.summary() if latest is not None else None,
         }
+        if graph.declared_only(job):
+            node["declared"] = True  # known from its declaration in DAG code only: no run yet
+        return node
     dataset = graph.dataset_record(node_id)
     if dataset is None:
         raise NodeNotFound(f"unknown node {node_id}")
@@ -50,12 +56,19 @@ def node_dict(graph: LineageGraph, node_id: str, depth: int) -> Node:
 
 
 def walk(
-    graph: LineageGraph, start: str, depth: int, *, upstream: bool, retired: bool = False
-) -> tuple[dict[str, int], dict[tuple[str, str], bool]]:
-    """Breadth-first walk: {node id: least edges from start} and {(origin, destination): retired} of the
-    edges crossed (retired ones only when ``retired``)."""
+    graph: LineageGraph,
+    start: str,
+    depth: int,
+    *,
+    upstream: bool,
+    retired: bool = False,
+    declared: bool = True,
+) -> tuple[dict[str, int], Edges]:
+    """Breadth-first walk: {node id: least edges from start} and {(origin, destination): state} of the
+    edges crossed (retired ones only when ``retired``; declared edges of jobs that have not run too, when
+    ``declared``)."""
     seen = {start: 0}
-    edges: dict[tuple[str, str], bool] = {}
+    edges: Edges = {}
     queue = deque([start])
     neighbours = graph.neighbours
     while queue:
@@ -63,20 +76,17 @@ def walk(
         level = seen[node]
         if level >= depth:
             continue
-        for other, old in neighbours(node, upstream=upstream, retired=retired):
-            edges[(other, node) if upstream else (node, other)] = old
+        for other, edge_state in neighbours(node, upstream=upstream, retired=retired, declared_too=declared):
+            edges[(other, node) if upstream else (node, other)] = edge_state
             if other not in seen:
                 seen[other] = level + 1
                 queue.append(other)
     return seen, edges
 
 
-def edge_list(edges: dict[tuple[str, str], bool]) -> list[Edge]:
-    """Edges in order; a retired one says so (there are retired ones only when they were asked for)."""
-    return [
-        {"origin": o, "destination": d, "retired": True} if old else {"origin": o, "destination": d}
-        for (o, d), old in sorted(edges.items())
-    ]
+def edge_list(edges: Edges) -> list[Edge]:
+    """Edges in order, each with its state (retired ones only when they were asked for)."""
+    return [{"origin": o, "destination": d, "state": s} for (o, d), s in sorted(edges.items())]
 
 
 def _nodes(graph: LineageGraph, seen: dict[str, int], start: str) -> list[Node]:
@@ -109,7 +119,9 @@ class LineageQueries:
     while another thread calls ``source.refresh()``.
 
     ``as_of`` (epoch microseconds) answers from what the events up to that time said; ``include_retired``
-    also follows edges the job no longer reports (:mod:`.retirement`), marked ``"retired": true``."""
+    also follows edges the job no longer reports (:mod:`.retirement`), in state ``"retired"``;
+    ``include_declared`` (the default) follows the declared edges of jobs that have not run
+    (:mod:`.declared`), in state ``"declared"``."""
 
     def __init__(self, source: LineageSource) -> None:
         self.source = source
@@ -131,10 +143,10 @@ class LineageQueries:
         return self._graph(dataset_id, depth, as_of, retired)
 
     def _directed(
-        self, node_id: str, depth: int, as_of: int | None, retired: bool, *, upstream: bool
+        self, node_id: str, depth: int, as_of: int | None, retired: bool, declared: bool, *, upstream: bool
     ) -> dict[str, Any]:
         graph = self._graph(node_id, depth, as_of, retired)
-        seen, edges = walk(graph, node_id, depth, upstream=upstream, retired=retired)
+        seen, edges = walk(graph, node_id, depth, upstream=upstream, retired=retired, declared=declared)
         answer = {
             "target": node_dict(graph, node_id, 0),
             "nodes": _nodes(graph, seen, node_id),
@@ -144,15 +156,27 @@ class LineageQueries:
 
     @_guarded
     def upstream(
-        self, node_id: str, depth: int = 10, *, as_of: int | None = None, include_retired: bool = False
+        self,
+        node_id: str,
+        depth: int = 10,
+        *,
+        as_of: int | None = None,
+        include_retired: bool = False,
+        include_declared: bool = True,
     ) -> dict[str, Any]:
-        return self._directed(node_id, depth, as_of, include_retired, upstream=True)
+        return self._directed(node_id, depth, as_of, include_retired, include_declared, upstream=True)
 
     @_guarded
     def downstream(
-        self, node_id: str, depth: int = 10, *, as_of: int | None = None, include_retired: bool = False
+        self,
+        node_id: str,
+        depth: int = 10,
+        *,
+        as_of: int | None = None,
+        include_retired: bool = False,
+        include_declared: bool = True,
     ) -> dict[str, Any]:
-        return self._directed(node_id, depth, as_of, include_retired, upstream=False)
+        return self._directed(node_id, depth, as_of, include_retired, include_declared, upstream=False)
 
     @_guarded
     def lineage(
@@ -163,11 +187,13 @@ class LineageQueries:
         *,
         as_of: int | None = None,
         include_retired: bool = False,
+        include_declared: bool = True,
     ) -> dict[str, Any]:
         """Both directions (for a graph view); past ``limit`` nodes the farthest are cut and counted."""
         graph = self._graph(node_id, depth, as_of, include_retired)
-        up, up_edges = walk(graph, node_id, depth, upstream=True, retired=include_retired)
-        down, down_edges = walk(graph, node_id, depth, upstream=False, retired=include_retired)
+        way = {"retired": include_retired, "declared": include_declared}
+        up, up_edges = walk(graph, node_id, depth, upstream=True, **way)
+        down, down_edges = walk(graph, node_id, depth, upstream=False, **way)
         seen = dict(up)
         for node, level in down.items():
             seen[node] = min(level, seen.get(node, level))
@@ -186,11 +212,19 @@ class LineageQueries:
 
     @_guarded
     def failed_upstream(
-        self, dataset_id: str, depth: int = 10, *, as_of: int | None = None, include_retired: bool = False
+        self,
+        dataset_id: str,
+        depth: int = 10,
+        *,
+        as_of: int | None = None,
+        include_retired: bool = False,
+        include_declared: bool = True,
     ) -> dict[str, Any]:
         """Upstream jobs whose latest run FAILED or ABORTED, and the edges from them to the target."""
         graph = self._dataset_graph(dataset_id, depth, as_of, include_retired)
-        seen, edges = walk(graph, dataset_id, depth, upstream=True, retired=include_retired)
+        seen, edges = walk(
+            graph, dataset_id, depth, upstream=True, retired=include_retired, declared=include_declared
+        )
         failed = set()
         for node in seen:
             job = graph.job_record(node) if node.startswith("job:") else None
@@ -207,7 +241,7 @@ class LineageQueries:
                 if nxt not in on_path:
                     on_path.add(nxt)
                     queue.append(nxt)
-        path_edges = {(o, d): old for (o, d), old in edges.items() if o in on_path and d in on_path}
+        path_edges = {(o, d): s for (o, d), s in edges.items() if o in on_path and d in on_path}
         answer = {
             "target": node_dict(graph, dataset_id, 0),
             "nodes": _nodes(graph, {n: seen[n] for n in failed}, dataset_id),
@@ -217,11 +251,19 @@ class LineageQueries:
 
     @_guarded
     def impact(
-        self, dataset_id: str, depth: int = 10, *, as_of: int | None = None, include_retired: bool = False
+        self,
+        dataset_id: str,
+        depth: int = 10,
+        *,
+        as_of: int | None = None,
+        include_retired: bool = False,
+        include_declared: bool = True,
     ) -> dict[str, Any]:
         """Downstream jobs and datasets, their owners, and HIGH (>5 jobs) / MEDIUM (>1) / LOW."""
         graph = self._dataset_graph(dataset_id, depth, as_of, include_retired)
-        seen, edges = walk(graph, dataset_id, depth, upstream=False, retired=include_retired)
+        seen, edges = walk(
+            graph, dataset_id, depth, upstream=False, retired=include_retired, declared=include_declared
+        )
         nodes = _nodes(graph, seen, dataset_id)
         answer = {"target": node_dict(graph, dataset_id, 0), "nodes": nodes, "edges": edge_list(edges)}
         jobs = [n for n in nodes if n["type"] == ids.JOB]
@@ -312,8 +354,8 @@ class LineageQueries:
 
 
 def _cut(
-    node_id: str, seen: dict[str, int], edges: dict[tuple[str, str], bool], limit: int
-) -> tuple[dict[str, int], dict[tuple[str, str], bool], dict[str, int]]:
+    node_id: str, seen: dict[str, int], edges: Edges, limit: int
+) -> tuple[dict[str, int], Edges, dict[str, int]]:
     """Keep the ``limit`` nearest nodes; count, per kept node, the neighbours that were cut."""
     ordered = sorted((kv for kv in seen.items() if kv[0] != node_id), key=lambda kv: (kv[1], kv[0]))
     kept = {node_id, *(n for n, _ in ordered[:limit])}
@@ -325,7 +367,7 @@ def _cut(
             cut_from.setdefault(destination, set()).add(origin)
     truncated = {n: len(c) for n, c in sorted(cut_from.items())}
     seen = {n: d for n, d in seen.items() if n in kept}
-    edges = {(o, d): old for (o, d), old in edges.items() if o in kept and d in kept}
+    edges = {(o, d): state for (o, d), state in edges.items() if o in kept and d in kept}
     return seen, edges, truncated
 
 

@@ -13,6 +13,7 @@ from typing import Any
 import msgspec
 
 from airflow_lineage_plus import node_ids as ids
+from airflow_lineage_plus.graph.declared import NEVER, is_declared_time
 from airflow_lineage_plus.graph.runs import RunRecord
 
 Fields = tuple[tuple[str, str | None], ...]
@@ -30,7 +31,16 @@ DatasetFacts = tuple[
 
 #: the fields of each record that a graph exported from a worker process carries (see :mod:`.runs`
 #: for runs; caches are left out)
-_JOB_STATE = ("namespace", "name", "owners", "owners_key", "ref", "ref_time")  # + edges, from ``succ``
+_JOB_STATE = (
+    "namespace",
+    "name",
+    "owners",
+    "owners_key",
+    "ref",
+    "ref_time",
+    "slo_minutes",
+    "slo_key",
+)  # + edges, from ``succ``
 _DATASET_STATE = (
     "namespace",
     "name",
@@ -56,6 +66,7 @@ Edge = tuple[str, str]
 class JobRecord:
     __slots__ = (
         "current_cache",
+        "declared",
         "id",
         "io_sets",
         "last_inputs",
@@ -71,6 +82,8 @@ class JobRecord:
         "ref_time",
         "refs",
         "runs",
+        "slo_key",
+        "slo_minutes",
         "sources",
         "summary",
         "targets",
@@ -84,7 +97,7 @@ class JobRecord:
         self.owners: tuple[str, ...] = ()
         self.owners_key: tuple[int, tuple[str, ...]] | None = None
         self.ref: int | None = None  # latest event of this job (for facets shown in details)
-        self.ref_time = -1
+        self.ref_time = NEVER  # (a declaration's event is shown only until a run's: :mod:`.declared`)
         self.latest_cache: tuple[int, RunRecord | None] | None = None
         self.current_cache: tuple[int, frozenset[Edge] | None] | None = None
         self.raw_cache: dict[str, tuple[msgspec.Raw, Any]] = {}
@@ -98,6 +111,11 @@ class JobRecord:
         self.refs = array("Q")  # every event of the job (offset << 32 | length), in log order
         #: what an index knows of runs not in ``runs`` (:class:`.index.JobSummary`), None otherwise
         self.summary: Any = None
+        #: the latest declaration (JobEvent): ((declared time, tie), its edges); see :mod:`.declared`
+        self.declared: tuple[tuple[int, str], frozenset[tuple[str, str]]] | None = None
+        # freshness target of its outputs (``lineagePlus_sloTier.freshnessMinutes``), latest by event time
+        self.slo_minutes: int | None = None
+        self.slo_key: tuple[int, int] | None = None
 
     def shared_io(self, edges: frozenset[Edge]) -> frozenset[Edge]:
         """``edges``, as the one object every run of this job reporting them holds."""
@@ -141,7 +159,7 @@ class DatasetRecord:
         self.columns: dict[str, tuple[ColumnInput, ...]] = {}
         self.columns_key: tuple[int, str] | None = None
         self.ref: int | None = None
-        self.ref_time = -1
+        self.ref_time = NEVER
         self.write_ref: int | None = None  # latest event that wrote it (quality figures)
         self.write_time = -1
         self.raw_cache: dict[str, tuple[msgspec.Raw, Any]] = {}  # facet -> (last raw bytes, decoded)
@@ -190,7 +208,8 @@ class DatasetRecord:
             self.write_ref, self.write_time = write_ref, write_time
 
     def schema_versions(self) -> list[Fields]:
-        """Distinct schemas, newest first (ordered by the last time each was seen)."""
-        return [
-            schema for schema, _ in sorted(self.schemas.items(), key=lambda kv: (kv[1], kv[0]), reverse=True)
-        ]
+        """Distinct schemas, newest first (ordered by the last time each was seen). Schemas only declared
+        in DAG code count only while no run reported one (:mod:`.declared`)."""
+        seen = sorted(self.schemas.items(), key=lambda kv: (kv[1], kv[0]), reverse=True)
+        reported = [schema for schema, micros in seen if not is_declared_time(micros)]
+        return reported or [schema for schema, _ in seen]

@@ -16,6 +16,9 @@ from airflow_lineage_plus.graph.runs import RunRecord
 
 Edges = frozenset[tuple[str, str]]
 
+#: An edge a run of its job reported that the job no longer reports.
+RETIRED = "retired"
+
 
 def current_edges(runs: Iterable[RunRecord]) -> Edges | None:
     """The current edges reported by ``runs`` (all the runs of one job); None when every edge is current

@@ -6,6 +6,9 @@ from collections.abc import Iterable
 from typing import Any
 
 REMOVED, TYPE_CHANGED, ADDED = "COLUMN_REMOVED", "TYPE_CHANGED", "COLUMN_ADDED"
+#: Changes that break a reader of the dataset (a query naming the column, a typed consumer); an added
+#: column is compatible.
+BREAKING_KINDS = frozenset({REMOVED, TYPE_CHANGED})
 
 
 def diff_fields(

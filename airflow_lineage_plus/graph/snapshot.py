@@ -6,10 +6,11 @@ Layout: a magic string, the format version and the header's length, then the sec
 * ``ids``: every node id (jobs and datasets); a node's position in it is its number, kept when a new index
   is written from this one (new nodes come last), and ``order``, the positions sorted by id.
 * ``nodes``: one ``marshal`` record per node (a job's owners, edges with the time each was first seen,
-  and a summary of its runs: the latest, the latest completed one's key, the current edges, see
-  :mod:`.indexed`; a dataset's folded facts and its column-lineage readers), and ``spans``, where each
-  record starts. A question reads just the records of the nodes it touches, so opening an index of any
-  size costs the id list, and an answer a few small reads.
+  a summary of its runs: the latest, the latest completed one's key, the current edges, see
+  :mod:`.indexed`, and its latest declaration; a dataset's folded facts and its column-lineage readers;
+  for both, the neighbours over edges ever declared), and ``spans``, where each record starts. A
+  question reads just the records of the nodes it touches, so opening an index of any size costs the id
+  list, and an answer a few small reads.
 * ``refs``: the place in the log of every event of every job (8 bytes each), and ``refspans``: where each
   node's start (datasets have none). Read per job when a question needs its history.
 * ``runs``: a hash table of run ids (64-bit hashes, open addressing) and the position of the job each
@@ -37,7 +38,7 @@ from typing import Any
 
 MAGIC = b"LPINDEX\x00"
 #: bumped whenever the layout or the meaning of a section changes: an index of another format is rebuilt
-FORMAT = 1
+FORMAT = 2
 _HEAD = len(MAGIC) + 8
 _PROBE = 32  # slots read at once when looking a run up
 

@@ -6,6 +6,7 @@ import abc
 import contextlib
 from typing import Any
 
+from airflow_lineage_plus.exceptions import SourceUnavailable
 from airflow_lineage_plus.graph.model import LineageGraph
 from airflow_lineage_plus.graph.records import Fields
 
@@ -61,6 +62,14 @@ class LineageSource(abc.ABC):
     def time_range(self) -> tuple[int | None, int | None]:
         """The earliest and the latest event time known (epoch microseconds; None when unknown)."""
         return None, None
+
+    def full_graph(self) -> LineageGraph:
+        """The whole graph, for questions about every job (freshness); a source that only fetches
+        neighbourhoods (Marquez) cannot give it."""
+        raise SourceUnavailable(
+            f"{type(self).__name__} cannot list every job; freshness reads the event log "
+            "([lineage_plus] graph_source = events, or --events)"
+        )
 
     def refresh(self) -> int:
         """Pick up new lineage; returns how many new events were read (0 when not applicable)."""

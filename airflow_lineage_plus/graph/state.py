@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import marshal
 import operator
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from airflow_lineage_plus import node_ids as ids
 from airflow_lineage_plus.graph.records import _DATASET_STATE, _JOB_STATE, DatasetRecord
@@ -40,6 +40,8 @@ def export_state(graph: LineageGraph) -> bytes:
             graph.column_readers_ever,
             {key: d.dataset_refs for key, d in graph.datasets.items() if d.dataset_refs},
             (graph.first_time, graph.last_time),
+            {job.id: job.declared for job in graph.jobs.values() if job.declared is not None},
+            graph.declared_succ,  # every edge ever declared; declared_pred is its mirror image
         )
     )
 
@@ -53,15 +55,17 @@ def absorb(graph: LineageGraph, exported: bytes) -> None:
     ``graph``'s in the log. The result is the graph one fold over both parts in log order gives: every
     fact is "latest by event time, ties broken by content" (or, for event references, by log order), and
     both parts are folded with the same rules (``tests/graph/test_split_load.py`` checks this)."""
-    (jobs, runs, datasets, succ, skips, version, salvaged, first, readers_ever, dataset_refs, times) = (
-        marshal.loads(exported)
-    )
+    parts = marshal.loads(exported)
+    jobs, runs, datasets, succ, skips, version, salvaged = parts[:7]
+    first, readers_ever, dataset_refs, times, declarations, declared_succ = parts[7:]
     for moment in times:
         if moment is not None:
             graph.first_time = moment if graph.first_time is None else min(graph.first_time, moment)
             graph.last_time = moment if graph.last_time is None else max(graph.last_time, moment)
-    for namespace, name, owners, owners_key, ref, ref_time, refs in jobs:
+    for namespace, name, owners, owners_key, ref, ref_time, slo_minutes, slo_key, refs in jobs:
         job = graph.job(namespace, name)
+        if slo_key is not None:
+            graph.set_slo(job, slo_minutes, slo_key[0])
         if owners_key is not None and (job.owners_key is None or owners_key > job.owners_key):
             job.owners_key, job.owners = owners_key, owners
         if ref is not None and ref_time >= job.ref_time:
@@ -87,6 +91,7 @@ def absorb(graph: LineageGraph, exported: bytes) -> None:
                 origin_job.targets.add(destination)
             else:
                 jobs_by_id[destination].sources.add(origin)
+    _absorb_declared(graph, declarations, declared_succ)
     for dag_run_id, (key, job_ids, dag_job) in skips.items():
         graph.set_dag_run_skips(dag_run_id, key, job_ids, dag_job)
     edge_first = graph.edge_first
@@ -115,3 +120,14 @@ def _absorb_runs(graph: LineageGraph, runs: list[tuple[object, ...]]) -> None:
             continue
         run.absorb(later)
         run.io = jobs[run.job_id].shared_io(run.io)
+
+
+def _absorb_declared(
+    graph: LineageGraph, declarations: dict[str, Any], declared_succ: dict[str, set[str]]
+) -> None:
+    for job_id, ((micros, tie), edges) in declarations.items():
+        graph.declare(graph.jobs[job_id], frozenset(edges), micros, tie)
+    for origin, destinations in declared_succ.items():
+        for destination in destinations:
+            graph.declared_succ.setdefault(origin, set()).add(destination)
+            graph.declared_pred.setdefault(destination, set()).add(origin)

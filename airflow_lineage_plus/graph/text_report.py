@@ -11,7 +11,9 @@ def _node_line(node: dict[str, Any]) -> str:
     run = node.get("latestRun")
     if node["type"] == "JOB":
         if run is None:
-            return f"{label}  (no runs)"
+            return f"{label}  " + (
+                "DECLARED (in DAG code; no run yet)" if node.get("declared") else "(no runs)"
+            )
         parts = [f"{label}  {run['state']}", f"started {run['startedAt'] or '?'}"]
         if run.get("endedAt"):
             parts.append(f"ended {run['endedAt']}")
@@ -38,10 +40,13 @@ def render_graph(title: str, answer: dict[str, Any]) -> str:
     for depth, nodes in groupby(answer["nodes"], key=lambda n: n["depth"]):
         lines.append(f"  depth {depth}")
         lines.extend(f"    {_node_line(n)}" for n in nodes)
-    retired = [e for e in answer.get("edges", ()) if e.get("retired")]
+    retired = [e for e in answer.get("edges", ()) if e.get("state") == "retired"]
     if retired:
         lines.append("  retired edges (no longer reported by the job's latest completed run):")
         lines.extend(f"    {e['origin']} -> {e['destination']}" for e in retired)
+    declared = sum(1 for edge in answer.get("edges", ()) if edge.get("state") == "declared")
+    if declared:
+        lines.append(f"  {declared} of {len(answer['edges'])} edges are declared in DAG code (no run yet)")
     if "level" in answer:
         lines.append(f"  impact level: {answer['level']}")
         lines.append(f"  owners to notify: {', '.join(answer['owners']) or '(none recorded)'}")
@@ -100,4 +105,21 @@ def render_report(answer: dict[str, Any]) -> str:
     lines.append(f"jobs whose latest run failed: {len(answer['failedJobs'])}")
     lines.extend(f"    {_node_line(n)}" for n in answer["failedJobs"])
     lines.append(f"dataset name groups that are probably one: {answer['nameGroups']}")
+    return "\n".join(lines)
+
+
+def render_freshness(answer: dict[str, Any]) -> str:
+    lines = [
+        f"freshness at {answer['at']}: {answer['checked']} dataset(s) with a target, "
+        f"{len(answer['breaches'])} stale"
+    ]
+    for breach in answer["breaches"]:
+        dataset, job = breach["dataset"], breach["responsible"]
+        age = f"{breach['ageMinutes']:.0f} min ago" if breach["ageMinutes"] is not None else "never written"
+        lines.append(f"  STALE  {dataset['namespace']} / {dataset['name']}")
+        lines.append(
+            f"         target {breach['freshnessMinutes']} min, last success {breach['lastSuccess'] or '-'}"
+            f" ({age})"
+        )
+        lines.append(f"         cause {breach['cause']}: " + (_node_line(job) if job else "no job writes it"))
     return "\n".join(lines)

@@ -14,6 +14,7 @@ import msgspec
 
 from airflow_lineage_plus import facet_keys as fk
 from airflow_lineage_plus.exceptions import BadEventError
+from airflow_lineage_plus.timestamps import parse_iso
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 _MICRO = timedelta(microseconds=1)
@@ -81,6 +82,12 @@ class Dataset(msgspec.Struct):
 
 class JobFacets(msgspec.Struct):
     ownership: msgspec.Raw = NO_RAW
+    sloTier: msgspec.Raw = msgspec.field(default=NO_RAW, name=fk.SLO_TIER)
+
+
+class SloTier(msgspec.Struct):
+    tier: str | None = None
+    freshnessMinutes: int | None = None
 
 
 class Job(msgspec.Struct):
@@ -151,6 +158,7 @@ _any_decoder = msgspec.json.Decoder()
 _schema_decoder = msgspec.json.Decoder(Schema)
 _ownership_decoder = msgspec.json.Decoder(Ownership)
 _column_lineage_decoder = msgspec.json.Decoder(ColumnLineage)
+_slo_decoder = msgspec.json.Decoder(SloTier)
 
 
 _dataset_facets_decoder = msgspec.json.Decoder(DatasetFacets)
@@ -177,6 +185,21 @@ def decode_ownership(raw: bytes) -> Ownership | None:
         return None
 
 
+def decode_owner_names(raw: bytes) -> tuple[str, ...] | None:
+    """The owner names of an ``ownership`` facet, sorted and distinct (None when malformed)."""
+    ownership = decode_ownership(raw)
+    return None if ownership is None else tuple(sorted({owner.name for owner in ownership.owners or ()}))
+
+
+def decode_freshness_minutes(raw: bytes) -> int | None:
+    """``freshnessMinutes`` of a ``lineagePlus_sloTier`` job facet (None when absent or malformed)."""
+    try:
+        minutes = _slo_decoder.decode(raw).freshnessMinutes
+    except msgspec.DecodeError:
+        return None
+    return minutes if minutes is not None and minutes >= 0 else None
+
+
 def decode_column_lineage(raw: bytes) -> ColumnLineage | None:
     try:
         return _column_lineage_decoder.decode(raw)
@@ -186,10 +209,7 @@ def decode_column_lineage(raw: bytes) -> ColumnLineage | None:
 
 def to_micros(value: str) -> int:
     """Epoch microseconds of an ISO-8601 time; a time without zone is taken as UTC."""
-    moment = datetime.fromisoformat(value)
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=timezone.utc)
-    return (moment - _EPOCH) // _MICRO
+    return (parse_iso(value) - _EPOCH) // _MICRO
 
 
 def format_micros(micros: int | None) -> str | None:
@@ -282,3 +302,23 @@ def _as(value: Any, kind: type[msgspec.Struct]) -> Any:
         return msgspec.json.decode(msgspec.json.encode(value), type=kind)
     except (msgspec.DecodeError, TypeError):
         return None
+
+
+def column_inputs(
+    lineage: ColumnLineage,
+) -> dict[str, tuple[tuple[str, str, str, tuple[tuple[str | None, str | None, str | None], ...]], ...]]:
+    """{column: ((namespace, name, field, transformations), ...)} of a ``columnLineage`` facet, inputs
+    sorted; a field without its own transformations takes the column's (older facets)."""
+    columns = {}
+    for column, spec in (lineage.fields or {}).items():
+        inputs = []
+        for field in spec.inputFields or ():
+            if field.transformations:
+                transforms = tuple((t.type, t.subtype, t.description) for t in field.transformations)
+            elif spec.transformationType is not None:
+                transforms = ((None, spec.transformationType, spec.transformationDescription),)
+            else:
+                transforms = ()
+            inputs.append((field.namespace, field.name, field.field, transforms))
+        columns[column] = tuple(sorted(inputs))
+    return columns

@@ -22,6 +22,8 @@ NodeId = Annotated[
     str, Query(min_length=1, max_length=MAX_ID_LENGTH, description="dataset:NS:NAME or job:NS:NAME")
 ]
 Depth = Annotated[int, Query(ge=1, le=MAX_DEPTH)]
+#: Whether to follow edges declared in DAG code by jobs that have not run yet (drawn dotted).
+Declared = Annotated[bool, Query(description="include declared edges of jobs that have not run")]
 AirflowId = Annotated[str, Query(min_length=1, max_length=512)]
 #: answer as of this time (ISO-8601), from what the events up to then said
 AsOf = Annotated[str | None, Query(alias="asOf", max_length=64)]
@@ -124,11 +126,13 @@ def lineage(
     direction: Annotated[str, Query(pattern="^(both|upstream|downstream)$")] = "both",
     as_of: AsOf = None,
     include_retired: IncludeRetired = False,
+    declared: Declared = True,
 ) -> dict[str, Any]:
-    """The graph around ``node``; for a dataset also the upstream jobs whose latest run failed.
-    ``asOf``: as of that time; ``includeRetired``: with the edges jobs no longer report (``retired``)."""
+    """The graph around ``node``; for a dataset also the upstream jobs whose latest run failed. Each edge
+    has a ``state``: ``current`` (reported by a run), ``declared`` (in DAG code; the job has not run) or,
+    with ``includeRetired``, ``retired`` (no longer reported by the job). ``asOf``: as of that time."""
     _checked_node_id(node)
-    when = {"as_of": _as_of(as_of), "include_retired": include_retired}
+    when = {"as_of": _as_of(as_of), "include_retired": include_retired, "include_declared": declared}
 
     def query(queries: Any) -> dict[str, Any]:
         if direction == "upstream":
@@ -169,6 +173,15 @@ def node_details(request: Request, node: NodeId, as_of: AsOf = None) -> dict[str
     return result
 
 
+@router.get("/freshness")
+def freshness(request: Request) -> dict[str, Any]:
+    """Datasets older than their freshness target (``SloTier``), with the job responsible (docs/alerts.md)."""
+    from airflow_lineage_plus.act.freshness import report
+
+    result: dict[str, Any] = _answer(request, lambda queries: report(queries.source))
+    return result
+
+
 @router.get("/run")
 def run_details(request: Request, run: Annotated[str, Query(min_length=1, max_length=256)]) -> dict[str, Any]:
     """Inputs, outputs and facets of one run."""
@@ -193,15 +206,25 @@ def _task_jobs(queries: Any, dag_id: str, task_id: str | None) -> list[dict[str,
 
 
 @router.get("/dag")
-def dag_lineage(request: Request, dag_id: AirflowId, depth: Depth = 2) -> dict[str, Any]:
-    """The lineage of all tasks of one DAG, merged into one graph centred on the DAG."""
+def dag_lineage(
+    request: Request,
+    dag_id: AirflowId,
+    depth: Depth = 2,
+    declared: Declared = True,
+    as_of: AsOf = None,
+    include_retired: IncludeRetired = False,
+) -> dict[str, Any]:
+    """The lineage of all tasks of one DAG, merged into one graph centred on the DAG (a DAG that has not
+    run yet shows the lineage its tasks declare, published with ``lineage-plus publish-static``); as of
+    ``asOf``, with retired edges when ``includeRetired``."""
+    when = {"as_of": _as_of(as_of), "include_retired": include_retired, "include_declared": declared}
 
     def query(queries: Any) -> dict[str, Any]:
         jobs = _task_jobs(queries, dag_id, None)
         if not jobs:
             raise HTTPException(status.HTTP_404_NOT_FOUND, "No lineage recorded for this DAG")
         limit = conf.ui_max_nodes()
-        graphs = [queries.lineage(job["id"], depth, limit=limit) for job in jobs]
+        graphs = [queries.lineage(job["id"], depth, limit=limit, **when) for job in jobs]
         target = {"id": f"dag:{dag_id}", "type": "DAG", "name": dag_id, "namespace": "", "depth": 0}
         merged = _merge_graphs(target, graphs)
         merged["dagJobs"] = [job["id"] for job in jobs]
@@ -274,11 +297,18 @@ def task_instance(
 
 
 @router.get("/impact")
-def impact(request: Request, node: NodeId, depth: Depth = 10, as_of: AsOf = None) -> dict[str, Any]:
+def impact(
+    request: Request,
+    node: NodeId,
+    depth: Depth = 10,
+    as_of: AsOf = None,
+    include_retired: IncludeRetired = False,
+    declared: Declared = True,
+) -> dict[str, Any]:
     """Everything downstream of a dataset: the level (HIGH, MEDIUM, LOW), the jobs and the owners."""
     _checked_node_id(node)
-    when = _as_of(as_of)
-    result: dict[str, Any] = _answer(request, lambda queries: queries.impact(node, depth, as_of=when))
+    when = {"as_of": _as_of(as_of), "include_retired": include_retired, "include_declared": declared}
+    result: dict[str, Any] = _answer(request, lambda queries: queries.impact(node, depth, **when))
     return result
 
 

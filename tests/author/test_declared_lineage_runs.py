@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -17,13 +18,18 @@ DAGS = Path(__file__).parent / "dags"
 
 @pytest.fixture(scope="module")
 def declared(airflow_db: Path, tmp_path_factory: pytest.TempPathFactory) -> DagRunResult:
-    runner = AirflowRunner(tmp_path_factory.mktemp("declared"))
-    result = runner.run(
+    workdir = tmp_path_factory.mktemp("declared")
+    warehouse = workdir / "warehouse" / "analytics.duckdb"  # DuckDB names the database after the file
+    warehouse.parent.mkdir()
+    result = AirflowRunner(workdir).run(
         DAGS / "declared_lineage.py",
         dag_id="declared_lineage",
         env={
             "LINEAGE_PLUS_REPOSITORY_URL": "https://git.example.com/acme/pipelines",
             "GIT_COMMIT": "3f1c2e9",
+            "AIRFLOW_CONN_WAREHOUSE": json.dumps(
+                {"conn_type": "duckdb", "extra": {"database": str(warehouse)}}
+            ),
         },
     )
     assert result.returncode == 0, result.output[-4000:]
@@ -49,7 +55,9 @@ def test_each_task_instance_has_exactly_one_run_with_one_start_and_one_terminal_
 ) -> None:
     per_run = Counter((e["run"]["runId"], e["eventType"]) for e in declared.task_events())
     runs = {run for run, _ in per_run}
-    assert len(runs) == 3 + 3  # three plain task instances, three map indexes
+    # plain: load_stg_orders, merged, bash_export, prepare_warehouse, sql_rollup, export_eu, profile_frames;
+    # mapped: export_shard x 3, export_region x 2
+    assert len(runs) == 7 + 3 + 2
     for run in runs:
         assert per_run[(run, "START")] == 1
         assert per_run[(run, "COMPLETE")] == 1
@@ -138,7 +146,12 @@ def test_runtime_figures_equal_what_the_task_handled_and_land_on_complete_only(
         "total_amount_usd": 1,
     }
     assertions = {a["assertion"]: a["success"] for a in stg["facets"]["dataQualityAssertions"]["assertions"]}
-    assert assertions == {"order_id_not_null": True, "every_order_has_customer": False}
+    # the declared checks, and the declared contract (2.1.0), which the written schema keeps
+    assert assertions == {
+        "order_id_not_null": True,
+        "every_order_has_customer": False,
+        "dataContract 2.1.0": True,
+    }
     raw = _dataset(complete, "inputs", "s3://raw-data-lake", "orders")
     assert raw["inputFacets"]["dataQualityMetrics"]["rowCount"] == 3
     assert raw["inputFacets"]["dataQualityMetrics"]["bytes"] == 512
@@ -183,3 +196,58 @@ def test_declared_datasets_are_also_task_assets_airflow_sees(declared: DagRunRes
     text = str(task_info.get("inlets")) + str(task_info.get("outlets"))
     assert "s3://raw-data-lake/orders" in text
     assert "stg_orders" in text
+
+
+def test_sql_operator_reports_its_sql_lineage_and_the_declaration_fills_only_gaps(
+    declared: DagRunResult,
+) -> None:
+    (complete,) = _terminal(declared, "sql_rollup")
+    [(namespace, name)] = [(d["namespace"], d["name"]) for d in complete["outputs"]]
+    assert namespace.startswith("duckdb:///") and namespace.endswith("/analytics.duckdb")
+    assert name == "analytics.staging.daily_totals"
+    assert [(d["namespace"], d["name"]) for d in complete["inputs"]] == [(namespace, "analytics.raw.orders")]
+    totals = complete["outputs"][0]
+    # the operator's schema (read from DuckDB) wins over the declared one; declared docs and owners fill gaps
+    assert [f["name"] for f in totals["facets"]["schema"]["fields"]] == ["order_day", "total"]
+    assert totals["facets"]["documentation"]["description"] == "Order totals per day"
+    assert [o["name"] for o in totals["facets"]["ownership"]["owners"]] == ["team:finance"]
+    total = totals["facets"]["columnLineage"]["fields"]["total"]["inputFields"]
+    assert [(f["name"], f["field"]) for f in total] == [("analytics.raw.orders", "amount")]
+    assert "INSERT INTO analytics.staging.daily_totals" in complete["job"]["facets"]["sql"]["query"]
+
+
+def test_override_and_partial_keep_the_declaration(declared: DagRunResult) -> None:
+    events = declared.task_events("export_eu") + declared.task_events("export_region")
+    assert Counter(e["job"]["name"].split(".", 1)[1] for e in events) == Counter(
+        {"export_eu": 2, "export_region": 4}
+    )
+    for event in events:
+        assert [d["name"] for d in event["inputs"]] == ["analytics.staging.stg_orders"]
+        assert [(d["namespace"], d["name"]) for d in event["outputs"]] == [("s3://exports", "by_region")]
+    mapped = {
+        e["run"]["facets"]["airflow"]["taskInstance"]["map_index"]
+        for e in _terminal(declared, "export_region")
+    }
+    assert mapped == {0, 1}
+    for event in _terminal(declared, "export_eu") + _terminal(declared, "export_region"):
+        assert event["outputs"][0]["outputFacets"]["outputStatistics"]["rowCount"] == 1
+
+
+def test_runtime_records_pandas_and_pyarrow_and_sets_the_schema_inside_a_task(declared: DagRunResult) -> None:
+    (complete,) = _terminal(declared, "profile_frames")
+    frame = _dataset(complete, "outputs", "s3://exports", "frame")
+    assert frame["facets"]["dataQualityMetrics"]["rowCount"] == 3
+    nulls = {c: m["nullCount"] for c, m in frame["facets"]["dataQualityMetrics"]["columnMetrics"].items()}
+    assert nulls == {"order_id": 0, "note": 1}
+    assert [(f["name"], f["type"]) for f in frame["facets"]["schema"]["fields"]] == [
+        ("order_id", "BIGINT"),
+        ("note", "TEXT"),
+    ]
+    dump = _dataset(complete, "inputs", "s3://exports", "dump")
+    assert (
+        dump["facets"]["documentation"]["description"] == "copied from postgres://loader:***@db.internal/raw"
+    )
+    assert "s3cret" not in json.dumps(declared.events)  # redacted by the harness's event-log transport
+    arrow = _dataset(complete, "outputs", "s3://exports", "arrow")
+    assert arrow["facets"]["dataQualityMetrics"]["rowCount"] == 4
+    assert arrow["facets"]["dataQualityMetrics"]["columnMetrics"]["shard"]["nullCount"] == 1

@@ -34,7 +34,7 @@ def test_sql_longer_than_sql_max_length_is_cut_with_a_marker_counted_and_logged(
     before = budget.cut_counts().get("SQL characters beyond sql_max_length", 0)
     event = plain(run_event(sql="SELECT 1 -- " + "x" * 5000))
     with caplog.at_level(logging.WARNING, logger="airflow_lineage_plus"):
-        budget.enforce(event)
+        event = budget.enforce(event)
     query = event["job"]["facets"]["sql"]["query"]
     hidden = 5012 - 4000
     assert (
@@ -51,7 +51,7 @@ def test_sql_longer_than_sql_max_length_is_cut_with_a_marker_counted_and_logged(
 def test_sql_length_limit_is_configurable(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("AIRFLOW__LINEAGE_PLUS__SQL_MAX_LENGTH", "10")
     event = plain(run_event(sql="SELECT * FROM orders"))
-    budget.enforce(event)
+    event = budget.enforce(event)
     assert event["job"]["facets"]["sql"]["query"].startswith(
         "SELECT * F\n-- [cut by airflow-lineage-plus: 10 "
     )
@@ -61,7 +61,7 @@ def test_schema_wider_than_schema_max_columns_keeps_its_first_columns_and_says_h
     None
 ):
     event = plain(run_event(columns=620))
-    budget.enforce(event)
+    event = budget.enforce(event)
     schema = _output(event)["schema"]
     assert [f["name"] for f in schema["fields"]] == [f"col_{i}" for i in range(500)]
     assert schema["lineagePlus_omittedFields"] == 120
@@ -82,7 +82,7 @@ def test_declared_wide_schema_is_summarised_and_counted_at_declaration() -> None
 def _sized(budget_bytes: int, monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
     monkeypatch.setenv("AIRFLOW__LINEAGE_PLUS__EVENT_SIZE_BUDGET", str(budget_bytes))
     event = plain(run_event(columns=300, sql="SELECT " + ", ".join(f"col_{i}" for i in range(300))))
-    budget.enforce(event)
+    event = budget.enforce(event)
     return event
 
 
@@ -147,7 +147,7 @@ def test_credentials_in_uris_are_redacted_in_every_string() -> None:
         "description": "mirror of s3a://AKIAEXAMPLE:wJalrXUtnFEMI@bucket/key and https://user:tok3n@git.example.com/repo",
     }
     event["inputs"][0]["namespace"] = "mysql://root:rootpw@mysql:3306"
-    budget.enforce(event)
+    event = budget.enforce(event)
     text = dumps(event).decode()
     for secret in ("pa55w0rd", "wJalrXUtnFEMI", "tok3n", "rootpw"):
         assert secret not in text
@@ -161,7 +161,7 @@ def test_secrets_known_to_airflows_masker_are_redacted() -> None:
 
     mask_secret("hunter2-correct-horse")
     event = plain(run_event(sql="SELECT * FROM t WHERE token = 'hunter2-correct-horse'"))
-    budget.enforce(event)
+    event = budget.enforce(event)
     assert "hunter2-correct-horse" not in dumps(event).decode()
     assert "token = '***'" in event["job"]["facets"]["sql"]["query"]
     assert budget.cut_counts()["redacted strings"] >= 1
@@ -169,14 +169,14 @@ def test_secrets_known_to_airflows_masker_are_redacted() -> None:
 
 def test_column_metric_values_leave_only_when_enabled(monkeypatch: pytest.MonkeyPatch) -> None:
     event = plain(run_event())
-    budget.enforce(event)
+    event = budget.enforce(event)
     assert _output(event)["dataQualityMetrics"]["columnMetrics"]["col_1"] == {
         "nullCount": 0,
         "distinctCount": 10,
     }
     monkeypatch.setenv("AIRFLOW__LINEAGE_PLUS__QUALITY_INCLUDE_VALUES", "True")
     allowed = plain(run_event())
-    budget.enforce(allowed)
+    allowed = budget.enforce(allowed)
     assert _output(allowed)["dataQualityMetrics"]["columnMetrics"]["col_1"]["max"] == 9.0
     assert TRIMMED not in allowed["run"]["facets"]
 

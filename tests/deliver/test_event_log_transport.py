@@ -6,16 +6,14 @@ import contextlib
 import json
 import logging
 import multiprocessing
-import os
-import subprocess
 import time
 from collections import Counter
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import orjson
 import pytest
+from disk_faults import lift_file_size_limit, not_writable_dir, run_with_file_size_limit
 from openlineage.client.serde import Serde
 from openlineage.client.transport import get_default_factory
 from reliability_events import run_event
@@ -112,26 +110,18 @@ def test_disk_full_loses_the_event_with_one_warning_and_never_raises(
     assert "event log /dev/full" in warnings[0]
 
 
-@pytest.fixture
-def tiny_filesystem(tmp_path: Path) -> Iterator[Path]:
-    """A 64 KiB tmpfs (root only: this machine runs the tests as root; else the test fails loudly)."""
-    mount = tmp_path / "tiny"
-    mount.mkdir()
-    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(mount)], check=True)
-    try:
-        yield mount
-    finally:
-        subprocess.run(["umount", str(mount)], check=True)
-
-
-def test_filling_the_disk_mid_line_leaves_only_whole_lines(tiny_filesystem: Path) -> None:
-    log = tiny_filesystem / "events.jsonl"
+def _fill(log: Path) -> tuple[int, list[bytes]]:
+    """Six 15 KB events into a log that cannot grow past 64 KiB: (events lost, the log's lines)."""
     transport = _transport(log, budget=False)
     before = tp.lost_events()
     for i in range(6):
         transport.emit(run_event(f"dag.fill_{i}", padding=15_000))
-    lost = tp.lost_events() - before
-    lines = _lines(log)
+    return tp.lost_events() - before, _lines(log)
+
+
+def test_filling_the_disk_mid_line_leaves_only_whole_lines(tmp_path: Path) -> None:
+    log = tmp_path / "events.jsonl"
+    lost, lines = run_with_file_size_limit(64 * 1024, _fill, log)
     assert 0 < lost < 6
     assert len(lines) == 6 - lost
     assert [orjson.loads(line)["job"]["name"] for line in lines] == [
@@ -140,56 +130,40 @@ def test_filling_the_disk_mid_line_leaves_only_whole_lines(tiny_filesystem: Path
     assert log.read_bytes().endswith(b"\n")
 
 
-@pytest.fixture
-def read_only_dir(tmp_path: Path) -> Iterator[Path]:
-    """A directory nobody can write, root included: a read-only tmpfs (chmod when not root)."""
-    target = tmp_path / "ro"
-    target.mkdir()
-    if os.geteuid() == 0:
-        subprocess.run(["mount", "-t", "tmpfs", "-o", "ro,size=64k", "tmpfs", str(target)], check=True)
-        try:
-            yield target
-        finally:
-            subprocess.run(["umount", str(target)], check=True)
-    else:
-        target.chmod(0o500)
-        yield target
-        target.chmod(0o700)
-
-
 def test_not_writable_event_log_loses_the_event_with_one_warning(
-    read_only_dir: Path, caplog: pytest.LogCaptureFixture
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
-    transport = _transport(read_only_dir / "events.jsonl")
-    with caplog.at_level(logging.WARNING, logger="airflow_lineage_plus"):
-        transport.emit(run_event("dag.read_only"))
-        transport.emit(run_event("dag.read_only_again"))
-    warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
-    assert len(warnings) == 1, warnings
-    assert "dag.read_only" in warnings[0] and ("Read-only" in warnings[0] or "Permission" in warnings[0])
-    assert not (read_only_dir / "events.jsonl").exists()
+    with not_writable_dir(tmp_path) as (folder, error):
+        transport = _transport(folder / "events.jsonl")
+        with caplog.at_level(logging.WARNING, logger="airflow_lineage_plus"):
+            transport.emit(run_event("dag.read_only"))
+            transport.emit(run_event("dag.read_only_again"))
+        warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+        assert len(warnings) == 1, warnings
+        assert "dag.read_only" in warnings[0] and error in warnings[0]
+        assert not (folder / "events.jsonl").exists()
 
 
 def _fill_then_free(log: Path, config: dict[str, Any]) -> list[bytes]:
-    """Write until the disk is full, free space, write again; return the log's lines."""
+    """Write until the disk is full (24 KiB), free space, write again; return the log's lines."""
     transport = get_default_factory().create({**config, "log_file_path": str(log)})
-    filler = log.parent / "filler"
-    filler.write_bytes(b"f" * 40_000)
     for i in range(4):
-        with contextlib.suppress(RuntimeError):  # the client's file transport raises; ours never does
+        with contextlib.suppress(
+            RuntimeError, OSError
+        ):  # the client's file transport raises; ours never does
             transport.emit(run_event(f"dag.before_{i}", padding=9_000))
-    filler.unlink()
+    lift_file_size_limit()
     transport.emit(run_event("dag.after_space_freed"))
     return _lines(log)
 
 
-def test_a_write_cut_short_by_a_full_disk_never_corrupts_the_next_line(tiny_filesystem: Path) -> None:
+def test_a_write_cut_short_by_a_full_disk_never_corrupts_the_next_line(tmp_path: Path) -> None:
     ours_config = {"type": "lineage_plus_event_log", "budget": False}
-    ours = _fill_then_free(tiny_filesystem / "ours.jsonl", ours_config)
+    ours = run_with_file_size_limit(24 * 1024, _fill_then_free, tmp_path / "ours.jsonl", ours_config)
     names = [orjson.loads(line)["job"]["name"] for line in ours]  # every line parses
     assert names[-1] == "dag.after_space_freed" and len(names) < 5
-    (tiny_filesystem / "ours.jsonl").unlink()
-    theirs = _fill_then_free(tiny_filesystem / "client.jsonl", {"type": "file", "append": True})
+    client_config = {"type": "file", "append": True}
+    theirs = run_with_file_size_limit(24 * 1024, _fill_then_free, tmp_path / "client.jsonl", client_config)
     torn = 0
     for line in theirs:
         try:

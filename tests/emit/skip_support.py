@@ -8,10 +8,8 @@ scheduler. Both processes are stopped (by their own process group) when the fixt
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
-import signal
 import socket
 import subprocess
 import sys
@@ -21,6 +19,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from harness import event_log_transport
+from processes import stop_gracefully
 
 SKIP_ENV = {"AIRFLOW__OPENLINEAGE__CUSTOM_RUN_FACETS": "airflow_lineage_plus.skip.run_facets"}
 SKIP_KEY = "lineagePlus_skipState"
@@ -68,9 +68,7 @@ class LiveAirflow:
         return {
             **os.environ,
             "AIRFLOW__CORE__DAGS_FOLDER": str(self.workdir / f"dags-{dag_id}"),
-            "AIRFLOW__OPENLINEAGE__TRANSPORT": json.dumps(
-                {"type": "file", "log_file_path": str(log), "append": True}
-            ),
+            "AIRFLOW__OPENLINEAGE__TRANSPORT": event_log_transport(log),
             "AIRFLOW__LINEAGE_PLUS__EVENT_LOG_PATH": str(log),
             **(extra or {}),
         }
@@ -148,16 +146,8 @@ class LiveAirflow:
 
     def stop(self) -> None:
         """SIGTERM each process we started (the scheduler drains its OpenLineage pool), then its group."""
-        for proc in reversed(self._procs):
-            if proc.poll() is None:
-                proc.send_signal(signal.SIGTERM)
-                try:
-                    proc.wait(timeout=60)
-                except subprocess.TimeoutExpired:
-                    proc.kill()
-                    proc.wait(timeout=30)
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(proc.pid, signal.SIGKILL)  # leftovers of our own process group only
+        for proc in reversed(self._procs):  # one by one: the api-server outlives the scheduler
+            stop_gracefully([proc])
         self._procs.clear()
         for out in self._logs:
             out.close()

@@ -1,4 +1,4 @@
-"""The skip-state facets, their shipped schemas, the ledger and the cause rules, without a DAG run."""
+"""The skip-state facets, their shipped schemas, the claims table and the cause rules, without a DAG run."""
 
 from __future__ import annotations
 
@@ -14,8 +14,9 @@ from openlineage_spec import validate_event
 import airflow_lineage_plus
 from airflow_lineage_plus import facet_keys as keys
 from airflow_lineage_plus.author.runtime import set_execution_mode
-from airflow_lineage_plus.emit.ledger import Ledger
+from airflow_lineage_plus.emit.claims import claim, claimed, claims_table, ensure_table
 from airflow_lineage_plus.emit.skip_causes import DagRunSnapshot, explain
+from airflow_lineage_plus.exceptions import ConfigurationError
 from airflow_lineage_plus.facets import (
     BRANCH_NOT_TAKEN,
     MANUAL,
@@ -79,14 +80,27 @@ def test_a_reason_outside_the_enum_fails_schema_validation() -> None:
         validate_event(_event(**{keys.SKIP_STATE: facet}))
 
 
-def test_ledger_claims_each_run_id_once_and_release_frees_it(tmp_path: Path) -> None:
-    ledger = Ledger(tmp_path / "nested" / "ledger.sqlite")
+def test_claims_table_is_created_on_first_use_and_gives_each_run_id_once(tmp_path: Path) -> None:
+    from sqlalchemy import create_engine, inspect
+    from sqlalchemy.orm import Session
+
+    engine = create_engine(f"sqlite:///{tmp_path / 'metadata.db'}")
+    table = claims_table("lineage_plus_skip_claims")
     rows = [(RUN_ID, "dag", "task", -1, 0, "dag-run"), ("other", "dag", "task2", 3, 1, "dag-run")]
-    assert ledger.claim(rows) == {RUN_ID, "other"}
-    assert ledger.claim(rows) == set()
-    assert Ledger(tmp_path / "nested" / "ledger.sqlite").claimed("dag") == {RUN_ID, "other"}
-    ledger.release([RUN_ID])
-    assert ledger.claim(rows) == {RUN_ID}
+    with Session(engine) as session:
+        ensure_table(session, table)
+        assert claim(session.connection(), table, rows) == {RUN_ID, "other"}
+        session.commit()
+        assert claim(session.connection(), table, [*rows, ("new", "dag", "t", -1, 1, "r")]) == {"new"}
+        session.rollback()  # an uncommitted claim is no claim
+        assert claimed(session.connection(), table, "dag") == {RUN_ID, "other"}
+        assert claimed(session.connection(), table, "another_dag") == set()
+    assert "lineage_plus_skip_claims" in inspect(engine).get_table_names()
+
+
+def test_a_claims_table_name_that_is_not_a_plain_identifier_is_refused_naming_the_option() -> None:
+    with pytest.raises(ConfigurationError, match=r"\[lineage_plus\] skip_claims_table"):
+        claims_table("claims; DROP TABLE dag")
 
 
 def _snapshot(**states: str) -> DagRunSnapshot:

@@ -150,15 +150,13 @@ def test_short_circuit_gives_one_record_per_task_of_the_chain_and_a_second_call_
     _assert_one_run_per_task_instance(result.events, "skip_short_circuit")
 
     # The listener called again for the same DAG run (in a new process, as another scheduler would):
-    # nothing new. With a fresh ledger the same four records do go out again: the ledger is what stops
-    # them.
+    # nothing new. With a fresh claims table the same four records do go out again: the claims in the
+    # metadata database are what stop them.
     run_id = _airflow_run_id(result.events, "skip_short_circuit")
     _call_listener_again(live_airflow, "skip_short_circuit", run_id)
     assert len(live_airflow.events("skip_short_circuit")) == len(result.events)
-    fresh_ledger = str(live_airflow.workdir / "fresh-ledger.sqlite")
-    _call_listener_again(
-        live_airflow, "skip_short_circuit", run_id, {"AIRFLOW__LINEAGE_PLUS__SKIP_LEDGER_PATH": fresh_ledger}
-    )
+    fresh_claims = {"AIRFLOW__LINEAGE_PLUS__SKIP_CLAIMS_TABLE": "skip_short_circuit_fresh_claims"}
+    _call_listener_again(live_airflow, "skip_short_circuit", run_id, fresh_claims)
     resent = live_airflow.events("skip_short_circuit")[len(result.events) :]
     assert sorted(e["run"]["runId"] for e in resent) == sorted(e["run"]["runId"] for e in records)
 

@@ -1,3 +1,3 @@
-"""Fixtures for tests/graph; shared helpers live in ``marquez_fixture.py``."""
+"""Fixtures for tests/graph; the stand-in Marquez fixture lives in ``tests/support/marquez_fixture.py``."""
 
 from marquez_fixture import fake_marquez  # noqa: F401

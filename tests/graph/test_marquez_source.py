@@ -1,4 +1,6 @@
-"""The Marquez source against a stand-in served exactly as Marquez's openapi.yml: same answers as the log."""
+"""The Marquez source against a stand-in that behaves as Marquez does (``fake_marquez.py``), every answer held
+to Marquez's openapi.yml: the same answers as the event log for an ordered stream of well-formed events,
+and the documented differences (``docs/graph.md``) where Marquez's model differs from ours."""
 
 from __future__ import annotations
 
@@ -16,6 +18,7 @@ from graph_builders import (
     ds,
     event,
     facet,
+    job_event,
     job_node,
     orders_pipeline,
     run_id,
@@ -24,14 +27,14 @@ from graph_builders import (
 )
 from marquez_contract import validate, validate_response
 from marquez_fixture import API_KEY
+from marquez_spec import spec_file
 
 from airflow_lineage_plus.graph import LineageQueries, NodeNotFound, SourceUnavailable, open_source
 
-SPEC = Path(__file__).resolve().parents[2].parent / "shared" / "spec" / "marquez"
-
 
 def _events() -> list[dict[str, Any]]:
-    events = orders_pipeline()
+    """The orders pipeline, a self-skipped report run and a DAG run whose scheduler skipped the report."""
+    events = orders_pipeline(full_start=True)
     events += run_pair(
         "orders.report",
         "report-2",
@@ -40,15 +43,18 @@ def _events() -> list[dict[str, Any]]:
         skipped="no new partitions",
         inputs=[ds("fct_daily_orders")],
         outputs=[ds("orders_report")],
+        full_start=True,
     )
     # a later DAG run in which the scheduler skipped `report` (no task events, only airflowState)
     parent = facet(run={"runId": run_id("dagrun-9")}, job={"namespace": "pipeline", "name": "orders"})
-    load = run_pair(
-        "orders.load_orders", "load-9", 41, 42, inputs=[ds("raw_orders")], outputs=[ds("stg_orders")]
-    )
+    # the DAG run's load writes what the last load wrote (the same schema)
+    raw, stg = ([d for e in events for d in e[side] if d["name"] == n][-1] for side, n in _RAW_STG)
+    load = run_pair("orders.load_orders", "load-9", 41, 42, inputs=[raw], outputs=[stg], full_start=True)
     for item in load:
         item["run"]["facets"]["parent"] = parent
     events += [event("START", "orders", "dagrun-9", 40), *load]
+    # a task declared in DAG code (a JobEvent) that has not run yet
+    events.append(job_event("orders.audit", 46, inputs=[ds("orders_report")], outputs=[ds("audit_log")]))
     events.append(
         event(
             "COMPLETE",
@@ -63,6 +69,13 @@ def _events() -> list[dict[str, Any]]:
         )
     )
     return events
+
+
+_RAW_STG = (("inputs", "raw_orders"), ("outputs", "stg_orders"))
+
+
+def _in_time_order(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return sorted(events, key=lambda e: e["eventTime"])
 
 
 def _post_all(marquez: FakeMarquez, events: list[dict[str, Any]]) -> None:
@@ -81,6 +94,7 @@ def _ask(queries: LineageQueries) -> dict[str, Any]:
         "up": queries.upstream(dataset_node("orders_report"), 10),
         "up2": queries.upstream(dataset_node("orders_report"), 2),
         "down": queries.downstream(dataset_node("raw_orders"), 10),
+        "down_run_only": queries.downstream(dataset_node("raw_orders"), 10, include_declared=False),
         "down_job": queries.downstream(job_node("orders.load_orders"), 3),
         "failed": queries.failed_upstream(dataset_node("orders_report"), 10),
         "impact": queries.impact(dataset_node("stg_orders"), 10),
@@ -96,7 +110,7 @@ def test_marquez_source_gives_the_same_answers_as_the_event_log(
     fake_marquez: FakeMarquez, tmp_path: Path
 ) -> None:
     events = _events()
-    _post_all(fake_marquez, list(reversed(events)))  # arrival order must not matter to either
+    _post_all(fake_marquez, _in_time_order(events))  # a live stream: events arrive in the order they happen
     from_log = _ask(LineageQueries(open_source(events=write_log(tmp_path / "e.jsonl", events))))
     from_marquez = _ask(LineageQueries(open_source(marquez=fake_marquez.url, api_key=API_KEY)))
     exact_log = {key: answer.pop("exact", None) for key, answer in from_log.items()}
@@ -113,10 +127,26 @@ def test_marquez_source_gives_the_same_answers_as_the_event_log(
     report = next(n for n in from_log["up2"]["nodes"] if n["id"] == job_node("orders.report"))
     # skipped by the scheduler in the last DAG run: known only from the DAG run's tasksState
     assert (report["latestRun"]["state"], report["latestRun"]["runId"]) == ("SKIPPED", None)
+    declared = [e for e in from_log["down"]["edges"] if e["state"] == "declared"]
+    assert declared == [
+        {
+            "origin": dataset_node("orders_report"),
+            "destination": job_node("orders.audit"),
+            "state": "declared",
+        },
+        {"origin": job_node("orders.audit"), "destination": dataset_node("audit_log"), "state": "declared"},
+    ]
+    audit = next(n for n in from_log["down"]["nodes"] if n["id"] == job_node("orders.audit"))
+    assert audit["declared"] is True and audit["latestRun"] is None
+    run_only = {n["id"] for n in from_log["down_run_only"]["nodes"]}
+    assert run_only == {n["id"] for n in from_log["down"]["nodes"]} - {
+        job_node("orders.audit"),
+        dataset_node("audit_log"),
+    }
 
 
 def test_every_fake_marquez_answer_matches_the_openapi_contract(fake_marquez: FakeMarquez) -> None:
-    _post_all(fake_marquez, _events())
+    _post_all(fake_marquez, _in_time_order(_events()))
     queries = LineageQueries(open_source(marquez=fake_marquez.url, api_key=API_KEY))
     _ask(queries)
     queries.search("orders")
@@ -141,19 +171,67 @@ def test_every_fake_marquez_answer_matches_the_openapi_contract(fake_marquez: Fa
 
 
 def test_the_contract_check_accepts_marquez_examples_and_rejects_bad_shapes() -> None:
-    node = json.loads((SPEC / "examples" / "lineage__node.json").read_text())
-    # the example uses epoch numbers and a null where the spec says date-time strings
+    node = json.loads(spec_file("examples/lineage__node.json").read_text())
+    # the example uses epoch numbers where the spec says date-time strings
     node["data"]["createdAt"] = node["data"]["updatedAt"] = "2021-06-24T13:04:34Z"
-    del node["data"]["lastModifiedAt"]
-    validate_response("/api/v1/lineage", {"graph": [node]})
-    with pytest.raises(AssertionError):
-        validate_response("/api/v1/lineage", {"graph": [{**node, "type": "TABLE"}]})
-    with pytest.raises(AssertionError):
-        validate("Dataset", {"fields": [{"name": "a"}]})  # a field needs a type
+    graph = {"graph": [node]}
+    node["inEdges"] = node["outEdges"] = []
+    validate_response("/api/v1/lineage", graph)
+    bad_nodes = [
+        {**node, "type": "TABLE"},  # not a node type
+        {**node, "id": "dataset:namespace:other"},  # the id names another dataset
+        {
+            **node,
+            "outEdges": [{"origin": node["id"], "destination": "job:namespace:elsewhere"}],
+        },  # not in graph
+        {**node, "data": {k: v for k, v in node["data"].items() if k != "lastModifiedAt"}},  # a field dropped
+    ]
+    for bad in bad_nodes:
+        with pytest.raises(AssertionError):
+            validate_response("/api/v1/lineage", {"graph": [bad]})
+    with pytest.raises(AssertionError, match="'type' is a required property"):
+        validate("Dataset", {"fields": [{"name": "a"}]}, strict=False)  # a field needs a type
+
+
+def _marquez_answers(fake: FakeMarquez) -> dict[str, Any]:
+    _post_all(fake, _in_time_order(_events()))
+    queries = LineageQueries(open_source(marquez=fake.url, api_key=API_KEY))
+    queries.node_details(job_node("orders.build_fct"))
+    queries.run_details(run_id("fct-2"))
+    return {path: body for path, body in fake.responses}
+
+
+def test_the_contract_check_rejects_what_marquez_would_never_send(fake_marquez: FakeMarquez) -> None:
+    answers = _marquez_answers(fake_marquez)
+    job = answers["/api/v1/namespaces/pipeline/jobs/orders.build_fct"]
+    run = answers[f"/api/v1/jobs/runs/{run_id('fct-2')}"]
+    validate_response("/api/v1/namespaces/pipeline/jobs/orders.build_fct", job)
+    wrong = {
+        "a field Marquez always sends is missing": (
+            "Job",
+            {k: v for k, v in job.items() if k != "latestRuns"},
+        ),
+        "a run state Marquez does not have": ("Run", {**run, "state": "SKIPPED"}),
+        "a time that is not ISO-8601": ("Run", {**run, "startedAt": "yesterday"}),
+        "a run id that is not a UUID": ("Run", {**run, "id": "fct-2"}),
+        "a state that is null": ("Run", {**run, "state": None}),
+    }
+    for reason, (schema, body) in wrong.items():
+        with pytest.raises(AssertionError):
+            validate(schema, body)
+            pytest.fail(reason)
+    with pytest.raises(AssertionError):  # durationMs must be endedAt - startedAt
+        validate_response(
+            f"/api/v1/jobs/runs/{run_id('fct-2')}", {**run, "durationMs": run["durationMs"] + 1}
+        )
+    with pytest.raises(AssertionError):  # the id names another job
+        validate_response(
+            "/api/v1/namespaces/pipeline/jobs/x", {**job, "id": {"namespace": "pipeline", "name": "x"}}
+        )
 
 
 def test_marquez_source_reads_node_and_run_details(fake_marquez: FakeMarquez) -> None:
-    _post_all(fake_marquez, _events())
+    _post_all(fake_marquez, _in_time_order(_events()))
     queries = LineageQueries(open_source(marquez=fake_marquez.url, api_key=API_KEY))
     job = queries.node_details(job_node("orders.build_fct"))
     assert [r["state"] for r in job["runs"]] == ["FAILED", "COMPLETED"]
@@ -217,3 +295,138 @@ def test_marquez_down_is_a_clear_source_error() -> None:
     queries = LineageQueries(open_source(marquez=f"http://127.0.0.1:{port}", timeout=1.0))
     with pytest.raises(SourceUnavailable, match="cannot reach Marquez"):
         queries.failed_upstream(dataset_node("anything"))
+
+
+# -- where Marquez's model gives other answers than the event log (docs/graph.md, "Marquez source") ------
+
+
+def _both(marquez: FakeMarquez, events: list[dict[str, Any]], tmp_path: Path) -> tuple[LineageQueries, ...]:
+    """(from the event log, from Marquez), Marquez fed the events in the order given."""
+    _post_all(marquez, events)
+    from_log = LineageQueries(open_source(events=write_log(tmp_path / "e.jsonl", events)))
+    return from_log, LineageQueries(open_source(marquez=marquez.url, api_key=API_KEY))
+
+
+def test_a_start_arriving_after_the_failure_hides_the_failed_job_in_marquez_not_in_the_log(
+    fake_marquez: FakeMarquez, tmp_path: Path
+) -> None:
+    events = orders_pipeline(full_start=True)
+    events.sort(key=lambda e: e["eventTime"])
+    late_start = next(e for e in events if e["eventType"] == "START" and e["run"]["runId"] == run_id("fct-2"))
+    from_log, from_marquez = _both(fake_marquez, [*events, late_start], tmp_path)  # a retried START
+    target = dataset_node("fct_daily_orders")
+    assert [n["id"] for n in from_log.failed_upstream(target, 5)["nodes"]] == [job_node("orders.build_fct")]
+    assert from_marquez.failed_upstream(target, 5)["nodes"] == []
+    [log_job] = [n for n in from_log.upstream(target, 1)["nodes"]]
+    [marquez_job] = [n for n in from_marquez.upstream(target, 1)["nodes"]]
+    assert (log_job["latestRun"]["state"], marquez_job["latestRun"]["state"]) == ("FAILED", "RUNNING")
+
+
+def test_an_input_a_completed_run_dropped_retires_in_both_one_a_failed_run_dropped_only_in_marquez(
+    fake_marquez: FakeMarquez, tmp_path: Path
+) -> None:
+    def two_runs(job: str, output: str, last: str) -> list[dict[str, Any]]:
+        first = [ds("stg_orders"), ds("fx_rates")]
+        return [
+            *run_pair(job, f"{job}-1", 0, 1, inputs=first, outputs=[ds(output)], full_start=True),
+            *run_pair(
+                job, f"{job}-2", 2, 3, last, inputs=[ds("stg_orders")], outputs=[ds(output)], full_start=True
+            ),
+        ]
+
+    events = two_runs("orders.build_fct", "fct_daily_orders", "COMPLETE")
+    events += two_runs("orders.build_alt", "fct_alt", "FAIL")
+    from_log, from_marquez = _both(fake_marquez, events, tmp_path)
+    fx_rates = dataset_node("fx_rates")
+
+    def upstream(queries: LineageQueries, target: str, retired: bool = False) -> dict[str, str]:
+        answer = queries.upstream(dataset_node(target), 2, include_retired=retired)
+        return {e["origin"]: e["state"] for e in answer["edges"]}
+
+    # the latest completed run no longer reads fx_rates: retired in both, shown only when asked for
+    assert fx_rates not in upstream(from_log, "fct_daily_orders")
+    assert fx_rates not in upstream(from_marquez, "fct_daily_orders")
+    assert upstream(from_log, "fct_daily_orders", True)[fx_rates] == "retired"
+    assert upstream(from_marquez, "fct_daily_orders", True)[fx_rates] == "retired"
+    # a failed run is no evidence the job stopped reading it: current in the log, gone in Marquez
+    assert upstream(from_log, "fct_alt")[fx_rates] == "current"
+    assert fx_rates not in upstream(from_marquez, "fct_alt")
+    assert from_marquez.upstream(dataset_node("fct_alt"), 2)["exact"] is False
+
+
+def test_a_skip_record_without_outputs_removes_the_jobs_output_edge_in_marquez_only(
+    fake_marquez: FakeMarquez, tmp_path: Path
+) -> None:
+    events = run_pair(
+        "orders.report",
+        "report-1",
+        0,
+        1,
+        inputs=[ds("fct_daily_orders")],
+        outputs=[ds("orders_report")],
+        full_start=True,
+    )
+    record = event(
+        "ABORT",
+        "orders.report",
+        "report-2",
+        5,
+        inputs=[ds("fct_daily_orders")],
+        run_facets={"lineagePlus_skipState": facet(skipped=True, reason="TRIGGER_RULE")},
+    )
+    from_log, from_marquez = _both(fake_marquez, [*events, record], tmp_path)
+    job = job_node("orders.report")
+    assert [n["id"] for n in from_log.downstream(job, 1)["nodes"]] == [dataset_node("orders_report")]
+    assert from_marquez.downstream(job, 1)["nodes"] == []
+    assert from_log.node_details(job)["latestRun"]["state"] == "SKIPPED"
+    assert from_marquez.node_details(job)["latestRun"]["state"] == "SKIPPED"
+
+
+def test_a_schema_seen_only_by_readers_is_no_new_version_in_marquez(
+    fake_marquez: FakeMarquez, tmp_path: Path
+) -> None:
+    v1 = ds("partner_feed", fields=[("id", "BIGINT"), ("amount", "DECIMAL")])
+    v2 = ds("partner_feed", fields=[("id", "BIGINT"), ("amount_cents", "BIGINT")])
+    events = [
+        *run_pair(
+            "orders.read_feed", "feed-1", 0, 1, inputs=[v1], outputs=[ds("feed_copy")], full_start=True
+        ),
+        *run_pair(
+            "orders.read_feed", "feed-2", 2, 3, inputs=[v2], outputs=[ds("feed_copy")], full_start=True
+        ),
+    ]
+    from_log, from_marquez = _both(fake_marquez, events, tmp_path)
+    feed = dataset_node("partner_feed")
+    assert [c["kind"] for c in from_log.schema_diff(feed)["changes"]] == ["COLUMN_REMOVED", "COLUMN_ADDED"]
+    assert from_marquez.schema_diff(feed)["changes"] == []
+    assert [f["name"] for f in from_marquez.node_details(feed)["fields"]] == ["id", "amount"]
+    assert [f["name"] for f in from_log.node_details(feed)["fields"]] == ["id", "amount_cents"]
+
+
+def test_every_write_is_a_marquez_version_yet_schema_answers_agree(
+    fake_marquez: FakeMarquez, tmp_path: Path
+) -> None:
+    stg = ds("stg_orders", fields=[("order_id", "BIGINT")])
+    wider = ds("stg_orders", fields=[("order_id", "BIGINT"), ("day", "DATE")])
+    events = [
+        *run_pair("orders.load", "load-1", 0, 1, outputs=[stg]),  # START bare: a version without fields
+        *run_pair("orders.load", "load-2", 2, 3, outputs=[stg], full_start=True),
+        *run_pair("orders.load", "load-3", 4, 5, outputs=[wider], full_start=True),
+    ]
+    from_log, from_marquez = _both(fake_marquez, events, tmp_path)
+    versions = httpx.get(
+        f"{fake_marquez.url}/api/v1/namespaces/warehouse/datasets/stg_orders/versions",
+        headers={"Authorization": f"Bearer {API_KEY}"},
+        timeout=5,
+    ).json()["versions"]
+    assert [len(v["fields"]) for v in versions] == [
+        2,
+        1,
+        1,
+        0,
+    ]  # newest first; load-2's START and COMPLETE: one
+    node = dataset_node("stg_orders")
+    assert from_marquez.schema_diff(node) == from_log.schema_diff(node)
+    assert from_marquez.schema_diff(node)["changes"] == [
+        {"kind": "COLUMN_ADDED", "column": "day", "from": None, "to": "DATE"}
+    ]

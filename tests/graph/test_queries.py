@@ -28,9 +28,11 @@ def test_upstream_of_a_dataset_lists_jobs_and_datasets_by_depth(orders: LineageQ
         (job_node("orders.load_orders"), 3),
         (dataset_node("raw_orders"), 4),
     ]
-    assert {"origin": dataset_node("stg_orders"), "destination": job_node("orders.build_fct")} in answer[
-        "edges"
-    ]
+    assert {
+        "origin": dataset_node("stg_orders"),
+        "destination": job_node("orders.build_fct"),
+        "state": "current",
+    } in answer["edges"]
     assert all(n["id"] != answer["target"]["id"] for n in answer["nodes"])
 
 

@@ -54,6 +54,7 @@ def _fingerprint(graph: LineageGraph) -> dict[str, Any]:
                 sorted(j.targets),
                 [r.run_id for r in j.runs],
                 list(j.refs),
+                (j.slo_minutes, j.slo_key),
             )
             for key, j in graph.jobs.items()
         },
@@ -79,6 +80,9 @@ def _fingerprint(graph: LineageGraph) -> dict[str, Any]:
         "skips": {key: (s.key, s.job_ids) for key, s in graph.dag_run_skips.items()},
         "skipped_by": sets(graph.skipped_by),
         "column_readers": sets(graph.column_readers),
+        "declared": {key: j.declared for key, j in graph.jobs.items() if j.declared is not None},
+        "declared_succ": sets(graph.declared_succ),
+        "declared_pred": sets(graph.declared_pred),
         "version": graph.version,
         "times": (graph.first_time, graph.last_time),
     }
@@ -91,6 +95,16 @@ def test_the_tricky_events_exercise_the_tie_rules() -> None:
     assert graph.runs[run_id("err-1")].error == "b"
     assert graph.datasets[dataset_node("tie_ds")].fields == (("a", "INT", None),)
     assert graph.dag_run_skips[run_id("dag-1")].job_ids == (job_node("orders.x"),)
+    # a declaration never wins over a run's facts, even a later one
+    assert graph.datasets[dataset_node("tie_ds")].owners == ("team:b",)
+    assert graph.declared_succ[dataset_node("stg_orders")] == {job_node("orders.planned")}
+    # the earlier declaration's input is remembered (an earlier time may show it) but not declared now
+    assert graph.declared_succ[dataset_node("fx_rates")] == {job_node("orders.planned")}
+    assert graph.neighbours(dataset_node("fx_rates"), upstream=False) == []
+    assert graph.neighbours(job_node("orders.planned"), upstream=True) == [
+        (dataset_node("stg_orders"), "declared")
+    ]
+    assert graph.datasets[dataset_node("plan")].fields == (("b", "INT", None),)
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -118,17 +132,7 @@ def _generated_log(path: Path) -> Path:
     return path
 
 
-@pytest.fixture
-def single_threaded() -> None:
-    """Worker processes are forked only from a process running one thread (see ``_parallel_ok``):
-    wait for threads other tests left behind (e.g. the stand-in Marquez's request handlers) to end."""
-    for thread in threading.enumerate():
-        if thread is not threading.main_thread():
-            thread.join(timeout=30)
-    assert threading.active_count() == 1, threading.enumerate()
-
-
-@pytest.mark.usefixtures("single_threaded")
+@pytest.mark.single_threaded
 def test_a_log_folded_by_worker_processes_equals_the_sequential_load(tmp_path: Path) -> None:
     log = _generated_log(tmp_path / "events.jsonl")
     sequential = EventLogSource(log, workers=1)
@@ -154,7 +158,7 @@ class _WorkerThatDies(EventLogSource):
         sender.close()  # exits without sending its part
 
 
-@pytest.mark.usefixtures("single_threaded")
+@pytest.mark.single_threaded
 def test_a_part_whose_worker_fails_is_read_by_the_parent(tmp_path: Path) -> None:
     log = _generated_log(tmp_path / "events.jsonl")
     sequential = EventLogSource(log, workers=1)
@@ -168,7 +172,7 @@ def test_a_part_whose_worker_fails_is_read_by_the_parent(tmp_path: Path) -> None
     )
 
 
-@pytest.mark.usefixtures("single_threaded")
+@pytest.mark.single_threaded
 def test_small_reads_and_appends_stay_in_one_process(tmp_path: Path) -> None:
     log = _generated_log(tmp_path / "events.jsonl")
     size = log.stat().st_size
@@ -209,7 +213,7 @@ class _ReaderThatFailsHere(EventLogSource):
 PARENT_PID = os.getpid()
 
 
-@pytest.mark.usefixtures("single_threaded")
+@pytest.mark.single_threaded
 def test_an_error_while_folding_here_leaves_no_worker_behind(tmp_path: Path) -> None:
     log = _generated_log(tmp_path / "events.jsonl")
     with pytest.raises(SourceUnavailable, match="the disk went away"):

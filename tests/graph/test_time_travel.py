@@ -36,8 +36,19 @@ from airflow_lineage_plus.graph.scan import QuickSource
 
 BASE = varied_events() + tie_events() + retirement_events()
 TIMES = sorted({w.to_micros(e["eventTime"]) for e in BASE})
-DATASETS = ["report_table", "loaded", "orders_report", "stg_orders", "raw_orders", "tie_ds", "src_a"]
-JOBS = ["etl.load", "etl.report", "orders.build_fct", "orders.report", "orders.x", "orders"]
+# fx_rates and plan: declared edges of orders.planned (never run), fx_rates only by its first declaration
+DATASETS = [
+    "report_table",
+    "loaded",
+    "orders_report",
+    "stg_orders",
+    "raw_orders",
+    "tie_ds",
+    "src_a",
+    "fx_rates",
+    "plan",
+]
+JOBS = ["etl.load", "etl.report", "orders.build_fct", "orders.report", "orders.x", "orders", "orders.planned"]
 
 
 def _ask(queries: LineageQueries, as_of: int | None = None, *, quick: bool = False) -> dict[str, Any]:
@@ -97,12 +108,16 @@ def test_retired_edges_are_left_out_unless_asked_for_and_marked() -> None:
     assert {
         "origin": dataset_node("src_a"),
         "destination": job_node("etl.load"),
-        "retired": True,
+        "state": "retired",
     } in everything["edges"]
-    assert not any(e.get("retired") for e in current["edges"])
+    assert {e["state"] for e in current["edges"]} == {"current"}
     # reported by a failed run newer than the latest completed one: current, not retired
     report = answers["up report_table False"]
-    assert {"origin": dataset_node("extra"), "destination": job_node("etl.report")} in report["edges"]
+    assert {
+        "origin": dataset_node("extra"),
+        "destination": job_node("etl.report"),
+        "state": "current",
+    } in report["edges"]
     assert answers["down src_a False"]["nodes"] == [] and answers["down src_a True"]["nodes"]
 
 

@@ -19,6 +19,9 @@ FAULT_DAG = DAGS / "reliability_faults.py"
 # The provider's emission limit, kept short so the tests are quick; our delivery deadline stays below it.
 EXECUTION_TIMEOUT = 6.0
 FORWARD_TIMEOUT = 1.5
+# What docs/reliability.md allows on top of each bound: a run without any fault varies this much against
+# the session's baseline run on a shared 2-core machine (measured -0.8 to +2.3 s with other sessions busy).
+SCHEDULING_NOISE = 3.0
 
 
 def event_log_transport(**extra: Any) -> str:

@@ -2,18 +2,18 @@
 
 The sample DAGs run for real (``airflow dags test`` through the harness in ``tests/conftest.py``) against
 moto's S3-compatible server and a DuckDB warehouse, reached through the same Airflow connection ids as in
-production (``aws_default``, ``warehouse``). The four runs are made once per module and shared.
+production (``aws_default``, ``warehouse``). The four runs are recorded once per test process (the
+``demo_runs`` fixture in ``tests/conftest.py``) and shared by the samples, the CLI and the browser tests.
 """
 
 from __future__ import annotations
 
+import os
 import sys
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import pytest
 from harness import REPO, AirflowRunner, DagRunResult
 
 if str(REPO) not in sys.path:
@@ -25,15 +25,6 @@ from demo.s3_endpoint import LocalS3
 BUCKET = "raw-data-lake"
 CRM_DAG = DAGS / "crm_contacts_ingestion.py"
 ORDERS_DAG = DAGS / "ecommerce_orders.py"
-
-
-@pytest.fixture(scope="session", name="local_s3")
-def local_s3_fixture() -> Iterator[LocalS3]:
-    s3 = LocalS3()
-    s3.start()
-    s3.create_bucket(BUCKET)
-    yield s3
-    s3.stop()
 
 
 @dataclass
@@ -59,7 +50,8 @@ def make_world(root: Path, s3: LocalS3) -> SampleWorld:
     env = {
         "AIRFLOW_CONN_AWS_DEFAULT": s3.airflow_connection(),
         "AIRFLOW_CONN_WAREHOUSE": warehouse_connection(warehouse_file),
-        "PYTHONPATH": str(DAGS),
+        # the sample DAGs import lineage_samples; the package under test stays importable as before
+        "PYTHONPATH": os.pathsep.join(p for p in (str(DAGS), os.environ.get("PYTHONPATH", "")) if p),
     }
     if skip_facets_available():
         env["AIRFLOW__OPENLINEAGE__CUSTOM_RUN_FACETS"] = "airflow_lineage_plus.skip.run_facets"
@@ -81,12 +73,9 @@ class DemoRuns:
         return [event for result in self.all() for event in result.events]
 
 
-@pytest.fixture(scope="module", name="demo_runs")
-def demo_runs_fixture(
-    airflow_db: Path, local_s3: LocalS3, tmp_path_factory: pytest.TempPathFactory
-) -> DemoRuns:
+def record_demo_runs(root: Path, s3: LocalS3) -> DemoRuns:
     """The demo's four runs: CRM contacts, a good day, a day without orders, a day whose load fails."""
-    world = make_world(tmp_path_factory.mktemp("samples"), local_s3)
+    world = make_world(root, s3)
     return DemoRuns(
         crm=world.run("crm", CRM_DAG, "crm_contacts_ingestion", "2024-06-01", {}),
         orders_ok=world.run("orders-ok", ORDERS_DAG, "ecommerce_orders", "2024-06-01", {"order_count": 40}),

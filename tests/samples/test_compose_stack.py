@@ -126,30 +126,45 @@ def test_every_service_port_volume_image_and_variable_the_docs_mention_is_there(
     assert mentioned_volumes == set(compose["volumes"])
 
 
-def test_openlineage_goes_to_marquez_and_to_the_event_log_on_the_shared_volume(
+def test_openlineage_goes_through_the_event_log_transport_which_forwards_to_marquez(
     compose: dict[str, Any],
 ) -> None:
+    """The recommended transport (docs/deployment.md): limits and redaction, the event log on the shared
+    volume, and a live forward to Marquez, the one place the Lineage view reads."""
     from openlineage.client.transport import get_default_factory
-    from openlineage.client.transport.composite import CompositeTransport
-    from openlineage.client.transport.file import FileTransport
     from openlineage.client.transport.http import HttpTransport
 
-    env = airflow_env(compose, "airflow-scheduler")
-    transport = get_default_factory().create(json.loads(env["AIRFLOW__OPENLINEAGE__TRANSPORT"]))
-    assert isinstance(transport, CompositeTransport)
-    [http] = [t for t in transport.transports if isinstance(t, HttpTransport)]
-    [file] = [t for t in transport.transports if isinstance(t, FileTransport)]
-    assert len(transport.transports) == 2
-    assert http.url == "http://marquez:5000"
-    log_path = file.config.log_file_path
-    assert log_path == env["AIRFLOW__LINEAGE_PLUS__EVENT_LOG_PATH"]
-    mounts = dict(v.split(":")[1::-1] for v in compose["services"]["airflow-scheduler"]["volumes"])
-    assert mounts[str(Path(log_path).parent)] == "lineage-events"
-    assert env["AIRFLOW__LINEAGE_PLUS__GRAPH_SOURCE"] == "marquez"
-    assert env["AIRFLOW__LINEAGE_PLUS__MARQUEZ_URL"] == "http://marquez:5000"
+    from airflow_lineage_plus.transport import EventLogTransport
+
+    for service in AIRFLOW_COMPONENTS:
+        env = airflow_env(compose, service)
+        transport = get_default_factory().create(json.loads(env["AIRFLOW__OPENLINEAGE__TRANSPORT"]))
+        assert isinstance(transport, EventLogTransport)
+        assert transport.config.budget is True  # size limits and redaction before anything leaves
+        assert isinstance(transport.forward, HttpTransport)
+        assert transport.forward.url == "http://marquez:5000"
+        assert transport.config.forward_timeout <= 5
+        log_path = transport.config.log_file_path
+        assert log_path == env["AIRFLOW__LINEAGE_PLUS__EVENT_LOG_PATH"]
+        mounts = dict(v.split(":")[1::-1] for v in compose["services"][service]["volumes"])
+        assert mounts[str(Path(log_path).parent)] == "lineage-events"
+        assert env["AIRFLOW__LINEAGE_PLUS__GRAPH_SOURCE"] == "marquez"
+        assert env["AIRFLOW__LINEAGE_PLUS__MARQUEZ_URL"] == "http://marquez:5000"
     assert "5000:5000" in compose["services"]["marquez"]["ports"]
     assert compose["services"]["marquez-web"]["environment"]["MARQUEZ_HOST"] == "marquez"
     assert compose["services"]["marquez"]["environment"]["POSTGRES_HOST"] == "marquez-db"
+
+
+def test_marquez_has_a_health_check_that_airflow_and_the_web_ui_wait_for(compose: dict[str, Any]) -> None:
+    services = compose["services"]
+    check = services["marquez"]["healthcheck"]
+    command = " ".join(check["test"])
+    assert check["test"][0] == "CMD"
+    admin_port = services["marquez"]["environment"]["MARQUEZ_ADMIN_PORT"]
+    assert f"/dev/tcp/127.0.0.1/{admin_port}" in command and "GET /healthcheck" in command
+    assert "200" in command
+    for service in [*AIRFLOW_COMPONENTS, "marquez-web"]:
+        assert services[service]["depends_on"]["marquez"] == {"condition": "service_healthy"}, service
 
 
 def test_the_compose_connections_name_the_same_datasets_in_other_places(compose: dict[str, Any]) -> None:

@@ -1,13 +1,19 @@
-"""The README's first command, ``python -m demo``, end to end (without serving the UI), and its clean-up."""
+"""The README's first command, ``python -m demo``, end to end: the pipelines, the report, the Lineage view it
+serves (logged into as the demo prints), and Ctrl-C ending everything it started."""
 
 from __future__ import annotations
 
+import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
+import urllib.parse
+import urllib.request
 from pathlib import Path
+from typing import Any
 
 import pytest
 from harness import REPO
@@ -23,27 +29,82 @@ def _alive(pid: int) -> bool:
     return Path(f"/proc/{pid}").exists() and "Z" not in Path(f"/proc/{pid}/stat").read_text().split()[2]
 
 
-def test_demo_runs_the_pipelines_and_reports_the_failed_upstream_job_of_the_mart(tmp_path: Path) -> None:
+def _serving_demo(home: Path, port: int) -> tuple[subprocess.Popen[str], list[str]]:
+    """Start ``python -m demo`` and read its output until it says the UI is up (or it ends)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("AIRFLOW", "OPENLINEAGE"))}
-    proc = subprocess.run(
-        [sys.executable, "-m", "demo", "--no-serve", "--home", str(tmp_path / "home")],
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "demo", "--port", str(port), "--home", str(home)],
         cwd=REPO,
         env=env,
-        capture_output=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
         text=True,
-        timeout=600,
+        start_new_session=True,
     )
-    out = proc.stdout
-    assert proc.returncode == 0, out[-4000:] + proc.stderr[-4000:]
-    steps = [line for line in out.splitlines() if line.startswith("[")]
-    assert [s.split("]")[0] for s in steps] == [f"[{i}/7" for i in range(1, 8)]
-    assert "load_stg_orders fails on purpose) ... failed, as intended" in out
-    assert "fct_daily_orders=skipped" in out and "load_stg_orders=skipped" in out
-    assert "fct_daily_orders=upstream_failed" in out
-    failed_section = out.split("failed-upstream --namespace", 1)[1].split("$ lineage-plus", 1)[0]
-    assert "ecommerce_orders.load_stg_orders  FAILED" in failed_section
-    assert "fail_stage='load_stg_orders'" in failed_section
-    assert (tmp_path / "home" / "lineage" / "events.jsonl").stat().st_size > 0
+    lines: list[str] = []
+    assert proc.stdout is not None
+    for line in proc.stdout:
+        lines.append(line.rstrip("\n"))
+        if line.startswith("Press Ctrl-C to stop"):
+            break
+    return proc, lines
+
+
+def _get(url: str, token: str) -> Any:
+    request = urllib.request.Request(url, headers={"Authorization": f"Bearer {token}"})
+    with urllib.request.urlopen(request, timeout=30) as response:
+        return json.loads(response.read())
+
+
+@pytest.mark.timeout(1200)
+def test_demo_runs_the_pipelines_reports_the_failed_upstream_job_and_serves_the_lineage_view(
+    tmp_path: Path,
+) -> None:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    proc, lines = _serving_demo(tmp_path / "home", port)
+    try:
+        out = "\n".join(lines)
+        assert lines[-1].startswith("Press Ctrl-C to stop"), out[-4000:]
+        steps = [line for line in lines if line.startswith("[")]
+        assert [s.split("]")[0] for s in steps] == [f"[{i}/8" for i in range(1, 9)]
+        assert "load_stg_orders fails on purpose) ... failed, as intended" in out
+        assert "fct_daily_orders=skipped" in out and "load_stg_orders=skipped" in out
+        assert "fct_daily_orders=upstream_failed" in out
+        failed_section = out.split("failed-upstream --namespace", 1)[1].split("$ lineage-plus", 1)[0]
+        assert "ecommerce_orders.load_stg_orders  FAILED" in failed_section
+        assert "fail_stage='load_stg_orders'" in failed_section
+        assert (tmp_path / "home" / "lineage" / "events.jsonl").stat().st_size > 0
+
+        # The UI it serves: log in as the printed user, find the mart, see its failed upstream job.
+        (login,) = [line.split(":", 1)[1].split("/") for line in lines if line.startswith("Login:")]
+        user, password = (part.strip() for part in login)
+        base = f"http://localhost:{port}"
+        request = urllib.request.Request(
+            f"{base}/auth/token",
+            data=json.dumps({"username": user, "password": password}).encode(),
+            headers={"Content-Type": "application/json"},
+        )
+        with urllib.request.urlopen(request, timeout=30) as response:
+            assert response.status == 201
+            token = json.loads(response.read())["access_token"]
+        (mart,) = [
+            n
+            for n in _get(f"{base}/lineage-plus/api/search?q=fct_daily_orders", token)["results"]
+            if n["type"] == "DATASET"
+        ]
+        node = urllib.parse.quote(mart["id"], safe="")
+        graph = _get(f"{base}/lineage-plus/api/lineage?node={node}&depth=5&direction=upstream", token)
+        assert [n["name"] for n in graph["failedUpstream"]] == ["ecommerce_orders.load_stg_orders"]
+    finally:
+        if proc.poll() is None:
+            os.kill(proc.pid, signal.SIGINT)  # Ctrl-C
+        remaining, _ = proc.communicate(timeout=120)
+    assert proc.returncode == 130, remaining[-3000:]
+    assert "stopping ..." in remaining
+    with socket.socket() as probe:
+        assert probe.connect_ex(("127.0.0.1", port)) != 0, "the api-server still answers after Ctrl-C"
 
 
 def test_stopping_the_demo_ends_each_process_group_it_started(tmp_path: Path) -> None:
@@ -67,3 +128,17 @@ def test_stopping_the_demo_ends_each_process_group_it_started(tmp_path: Path) ->
     assert not any(_alive(p) for p in started)
     assert time.monotonic() - begin < 5
     assert proc.returncode == -signal.SIGKILL
+
+
+def test_the_demo_writes_through_the_recommended_event_log_transport(tmp_path: Path) -> None:
+    sys.path.insert(0, str(REPO))
+    try:
+        from demo.environment import DemoHome
+    finally:
+        sys.path.remove(str(REPO))
+    home = DemoHome(tmp_path)
+    transport = json.loads(home.env(s3_connection="{}")["AIRFLOW__OPENLINEAGE__TRANSPORT"])
+    assert transport == {
+        "type": "airflow_lineage_plus.transport.EventLogTransport",
+        "log_file_path": str(home.event_log),
+    }

@@ -14,7 +14,7 @@ import boto3
 import duckdb
 import pytest
 from openlineage_spec import validate_events
-from sample_world import BUCKET, DAGS, DemoRuns, demo_runs_fixture, local_s3_fixture  # noqa: F401
+from sample_world import BUCKET, DAGS, DemoRuns
 
 pytestmark = pytest.mark.airflow
 
@@ -78,19 +78,33 @@ def test_each_sample_run_ends_as_the_scenario_intends(demo_runs: DemoRuns) -> No
     }
 
 
-def _skip_records(result: Any, task_id: str) -> list[dict[str, Any]]:
-    """The task's events, which must all be skip records (the scheduler skipped it: it never started)."""
+def _skip_record(result: Any, task_id: str) -> dict[str, Any]:
+    """The skip facet of the task's only event, its ABORT record (the scheduler skipped it: it never ran)."""
     events = result.task_events(task_id)
-    assert [e["eventType"] for e in events] in ([], ["ABORT"]), f"{task_id} ran: {events}"
-    return [facet for e in events for facet in e["run"]["facets"].values() if facet.get("skipped") is True]
+    assert [e["eventType"] for e in events] == ["ABORT"], f"{task_id}: {events}"
+    facet: dict[str, Any] = events[0]["run"]["facets"]["lineagePlus_skipState"]
+    assert facet["skipped"] is True
+    return facet
+
+
+def _aborts(result: Any) -> list[str]:
+    return sorted(e["job"]["name"] for e in result.task_events() if e["eventType"] == "ABORT")
 
 
 def test_the_gate_skips_the_downstream_hops_when_the_partition_has_no_orders(demo_runs: DemoRuns) -> None:
     started = {e["job"]["name"] for e in demo_runs.orders_empty.task_events() if e["eventType"] == "START"}
     assert started == {"ecommerce_orders.ingest_orders_to_s3", "ecommerce_orders.has_orders"}
     for task_id in ("load_stg_orders", "fct_daily_orders"):
-        for facet in _skip_records(demo_runs.orders_empty, task_id):
-            assert facet["state"] == "skipped"
+        facet = _skip_record(demo_runs.orders_empty, task_id)
+        assert (facet["state"], facet["reason"], facet["causedBy"]) == (
+            "skipped",
+            "SHORT_CIRCUIT",
+            "has_orders",
+        )
+    assert _aborts(demo_runs.orders_empty) == [
+        "ecommerce_orders.fct_daily_orders",
+        "ecommerce_orders.load_stg_orders",
+    ]
     ingest = _complete(demo_runs.orders_empty, "ingest_orders_to_s3")
     assert _output(ingest, "orders")["outputFacets"]["outputStatistics"]["rowCount"] == 0
     assert "holds 0 orders" in demo_runs.orders_empty.output
@@ -105,8 +119,14 @@ def test_the_failed_stage_fails_with_a_clear_error_and_its_lineage(demo_runs: De
     assert ("analytics.staging.stg_orders") in {name for _ns, name in _datasets(failed, "outputs")}
     mart = _complete(demo_runs.orders_ok, "fct_daily_orders")
     assert _datasets(failed, "outputs") & _datasets(mart, "inputs")
-    for facet in _skip_records(demo_runs.orders_failed, "fct_daily_orders"):
-        assert facet["state"] == "upstream_failed"
+    facet = _skip_record(demo_runs.orders_failed, "fct_daily_orders")
+    assert (facet["state"], facet["reason"], facet["causedBy"]) == (
+        "upstream_failed",
+        "TRIGGER_RULE",
+        "load_stg_orders",
+    )
+    assert _aborts(demo_runs.orders_failed) == ["ecommerce_orders.fct_daily_orders"]
+    assert _aborts(demo_runs.orders_ok) == _aborts(demo_runs.crm) == []
 
 
 def test_events_form_one_connected_graph_from_crm_and_raw_orders_to_the_marts(demo_runs: DemoRuns) -> None:

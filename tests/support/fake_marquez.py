@@ -1,11 +1,30 @@
 """A stand-in for a Marquez server, for tests: stdlib HTTP on 127.0.0.1, shaped as Marquez's openapi.yml.
 
 It ingests OpenLineage events like ``POST /api/v1/lineage`` and answers from them with its own,
-deliberately plain implementation: events are sorted by eventTime and replayed in order (what an
-ordered stream would give), with no code shared with ``airflow_lineage_plus.graph``. Like Marquez, a run
-that finishes (COMPLETE, FAIL, ABORT) makes a *job version* of the inputs and outputs its events
-reported, and that version becomes the job's current one: a job's edges (``/lineage``, the job's
-``inputs``/``outputs``) are those of its current version; ``/jobs/{job}/versions`` lists them all.
+deliberately plain implementation (no code shared with ``airflow_lineage_plus.graph``), folding the
+events **in the order they arrived**, the way Marquez 0.51 does (``OpenLineageDao.updateMarquezModel``,
+``docs/graph.md`` "Marquez source"):
+
+* **Runs**: the state is the last *processed* event's (START/RUNNING/OTHER -> RUNNING, COMPLETE ->
+  COMPLETED, FAIL -> FAILED, ABORT -> ABORTED): a late or repeated START turns a finished run back to
+  RUNNING (MarquezProject/marquez#2264). ``startedAt``/``endedAt`` are the times of the last processed
+  START/RUNNING and terminal events. A job's ``latestRun`` is the run of its last processed event; its
+  ``latestRuns`` and ``/runs`` are ordered by ``startedAt``, newest first.
+* **Edges** are those of the job's *current version*: a terminal event makes the run's inputs and outputs
+  (all its events') the job's current ones, and an event with no inputs (no outputs) drops the job's
+  current inputs (outputs). So a job whose new run stops reading a dataset loses that edge, and a skip
+  record (an ABORT with no outputs) removes the job's output edges. A job event (static lineage, no run)
+  is a new job version whose edges are the event's inputs and outputs.
+* **Job versions** (``/jobs/{job}/versions``): one per distinct inputs and outputs a job had as its current
+  version (a finished run's, a job event's), created when first made; its id is the job's
+  ``currentVersion`` and the ``jobVersion`` of the runs that made it.
+* **Dataset versions**: each *write* (an output) makes a version per run and schema: a run's START and
+  COMPLETE with the same schema are one version, every new run writing is a new version even with the
+  same schema, and an output without a schema facet is a version without fields. A *read* makes a
+  version only for a dataset that has none. Versions are listed newest first by creation time (the time
+  of the event that made them); a dataset's ``fields`` are those of its newest version with fields. A
+  version a run wrote names it (``createdByRun``, with the run's job version).
+
 Knobs: ``api_key`` (Bearer check), ``delay`` (seconds before answering), ``fail_status``.
 """
 
@@ -14,30 +33,181 @@ from __future__ import annotations
 import json
 import threading
 import time
+import uuid
 from collections import deque
 from datetime import datetime, timezone
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, unquote, urlparse
 
+from airflow_lineage_plus.timestamps import parse_iso
+
 TERMINAL = {"COMPLETE": "COMPLETED", "FAIL": "FAILED", "ABORT": "ABORTED"}
+_IDS = uuid.UUID("8a1c5a4e-6a0b-4a55-9a53-7a1d2f6e9b10")
 
 
 def _time(value: str) -> datetime:
-    moment = datetime.fromisoformat(value)
-    return moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)
+    return parse_iso(value)  # Marquez reads `Z` times on every Python; fromisoformat does not on 3.10
 
 
 def _iso(moment: datetime | None) -> str | None:
     return None if moment is None else moment.astimezone(timezone.utc).isoformat().replace("+00:00", "Z")
 
 
-def _drop_none(value: dict[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in value.items() if v is not None}
+def _uuid(*parts: object) -> str:
+    return str(uuid.uuid5(_IDS, json.dumps(parts, sort_keys=True, default=str)))
+
+
+def _schema(item: dict[str, Any]) -> tuple[tuple[str, str, str | None], ...] | None:
+    schema = (item.get("facets") or {}).get("schema")
+    if not isinstance(schema, dict):
+        return None
+    return tuple((f["name"], f.get("type") or "", f.get("description")) for f in schema.get("fields") or [])
+
+
+def _dataset(state: dict[str, Any], item: dict[str, Any], moment: datetime) -> dict[str, Any]:
+    key = (item["namespace"], item["name"])
+    record = state["datasets"].setdefault(
+        key, {"key": key, "facets": [], "versions": [], "created": moment, "updated": moment, "columns": None}
+    )
+    record["updated"] = moment
+    facets = item.get("facets") or {}
+    record["facets"].append((moment, facets))
+    lineage = facets.get("columnLineage")
+    if isinstance(lineage, dict) and (record["columns"] is None or moment >= record["columns"][0]):
+        record["columns"] = (moment, lineage.get("fields") or {})
+    return record
+
+
+def _version(record: dict[str, Any], fields: Any, run_id: str | None, moment: datetime) -> None:
+    """A dataset version for (schema, run); the same pair again is the same version (Marquez's upsert)."""
+    version_id = _uuid(record["key"], fields, run_id)
+    if all(v["id"] != version_id for v in record["versions"]):
+        record["versions"].append({"id": version_id, "fields": fields, "run": run_id, "created": moment})
+
+
+def _job(state: dict[str, Any], event: dict[str, Any], moment: datetime) -> dict[str, Any]:
+    key = (event["job"]["namespace"], event["job"]["name"])
+    job = state["jobs"].setdefault(
+        key,
+        {
+            "key": key,
+            "inputs": set(),
+            "outputs": set(),
+            "facets": {},
+            "created": moment,
+            "runs": [],
+            "latest": None,
+            "versions": {},
+        },
+    )
+    job["updated"] = moment
+    job["facets"].update(event["job"].get("facets") or {})
+    return job
+
+
+def _run(state: dict[str, Any], job: dict[str, Any], run_id: str, moment: datetime) -> dict[str, Any]:
+    run = state["runs"].get(run_id)
+    if run is None:
+        run = state["runs"][run_id] = {
+            "id": run_id,
+            "job": job["key"],
+            "state": "NEW",
+            "started": None,
+            "ended": None,
+            "created": moment,
+            "facets": [],
+            "inputs": set(),
+            "outputs": set(),
+        }
+        job["runs"].append(run)
+    run["updated"] = moment
+    return run
+
+
+def _fold(state: dict[str, Any], event: dict[str, Any]) -> None:
+    """One event, as Marquez processes it when it arrives."""
+    moment = _time(event["eventTime"])
+    if "job" not in event:
+        if "dataset" in event:  # a dataset event: a write without a run
+            _version(_dataset(state, event["dataset"], moment), _schema(event["dataset"]), None, moment)
+        return
+    job = _job(state, event, moment)
+    run_id = (event.get("run") or {}).get("runId")
+    run = _run(state, job, run_id, moment) if run_id else None
+    inputs, outputs = event.get("inputs") or [], event.get("outputs") or []
+    for item in inputs:
+        record = _dataset(state, item, moment)
+        if not record["versions"]:
+            _version(record, _schema(item), None, moment)
+        if run is not None:
+            run["inputs"].add(record["key"])
+    for item in outputs:
+        record = _dataset(state, item, moment)
+        _version(record, _schema(item), run_id, moment)
+        if run is not None:
+            run["outputs"].add(record["key"])
+    if not inputs:
+        job["inputs"] = set()  # markInputOrOutputDatasetAsPreviousFor(job, INPUT)
+    if not outputs:
+        job["outputs"] = set()
+    if run is None:
+        # a job event (static lineage): a new job version whose inputs and outputs are the event's
+        job["inputs"] = {_dataset(state, item, moment)["key"] for item in inputs}
+        job["outputs"] = {_dataset(state, item, moment)["key"] for item in outputs}
+        _job_version(job, job["inputs"], job["outputs"], moment)
+        return
+    job["latest"] = run
+    run["facets"].append((moment, (event.get("run") or {}).get("facets") or {}))
+    kind = event.get("eventType")
+    if kind in TERMINAL:
+        run["state"], run["ended"] = TERMINAL[kind], moment
+        # a new job version: the run's inputs and outputs become the job's current ones (the edges)
+        job["inputs"] = set(run["inputs"]) or job["inputs"]
+        job["outputs"] = set(run["outputs"]) or job["outputs"]
+        _job_version(job, job["inputs"], job["outputs"], moment)
+    else:
+        run["state"], run["started"] = "RUNNING", moment
+
+
+def _version_id(key: tuple[str, str], inputs: set[Any], outputs: set[Any]) -> str:
+    return _uuid(key, sorted(inputs), sorted(outputs))
+
+
+def _job_version(job: dict[str, Any], inputs: set[Any], outputs: set[Any], moment: datetime) -> None:
+    """The job version of these inputs and outputs (the same pair again is the same version)."""
+    version_id = _version_id(job["key"], inputs, outputs)
+    if version_id not in job["versions"]:
+        job["versions"][version_id] = {
+            "id": version_id,
+            "created": moment,
+            "inputs": sorted(inputs),
+            "outputs": sorted(outputs),
+        }
+
+
+def _by_time(stamped: list[tuple[datetime, dict[str, Any]]]) -> dict[str, Any]:
+    """Facets merged oldest first by event time (Marquez aggregates them ordered by lineage_event_time)."""
+    merged: dict[str, Any] = {}
+    for _moment, facets in sorted(stamped, key=lambda pair: pair[0]):
+        merged.update(facets)
+    return merged
+
+
+def _newest_versions(record: dict[str, Any]) -> list[dict[str, Any]]:
+    order = {id(v): i for i, v in enumerate(record["versions"])}
+    return sorted(record["versions"], key=lambda v: (v["created"], order[id(v)]), reverse=True)
+
+
+def _runs_newest_first(job: dict[str, Any]) -> list[dict[str, Any]]:
+    minimum = datetime.min.replace(tzinfo=timezone.utc)
+    return sorted(
+        job["runs"], key=lambda r: (r["started"] is not None, r["started"] or minimum), reverse=True
+    )
 
 
 class MarquezState:
-    """Everything the fake knows, recomputed from the stored events on each request."""
+    """Everything the fake knows, recomputed from the stored events (in arrival order) on each request."""
 
     def __init__(self) -> None:
         self.events: list[dict[str, Any]] = []
@@ -49,135 +219,42 @@ class MarquezState:
 
     def build(self) -> dict[str, Any]:
         with self.lock:
-            events = sorted(self.events, key=lambda e: _time(e["eventTime"]))
-        jobs: dict[tuple[str, str], dict[str, Any]] = {}
-        datasets: dict[tuple[str, str], dict[str, Any]] = {}
-        runs: dict[str, dict[str, Any]] = {}
-
-        def dataset(item: dict[str, Any], moment: datetime, run_id: str | None) -> dict[str, Any]:
-            key = (item["namespace"], item["name"])
-            record = datasets.setdefault(
-                key,
-                {
-                    "key": key,
-                    "fields": None,
-                    "facets": {},
-                    "versions": [],
-                    "created": moment,
-                    "updated": moment,
-                    "columns": {},
-                },
-            )
-            record["updated"] = moment
-            facets = item.get("facets") or {}
-            record["facets"].update(facets)
-            if "schema" in facets:
-                record["fields"] = facets["schema"].get("fields") or []
-                record["versions"].append({"fields": record["fields"], "created": moment, "run": run_id})
-            if "columnLineage" in facets:
-                record["columns"] = facets["columnLineage"].get("fields") or {}
-            return record
-
+            events = list(self.events)
+        state: dict[str, Any] = {"jobs": {}, "datasets": {}, "runs": {}}
         for event in events:
-            moment = _time(event["eventTime"])
-            if "job" not in event:
-                if "dataset" in event:
-                    dataset(event["dataset"], moment, None)
-                continue
-            key = (event["job"]["namespace"], event["job"]["name"])
-            job = jobs.setdefault(
-                key,
-                {
-                    "key": key,
-                    "inputs": set(),
-                    "outputs": set(),
-                    "facets": {},
-                    "created": moment,
-                    "updated": moment,
-                    "runs": [],
-                    "versions": {},
-                    "current": None,
-                },
-            )
-            job["updated"] = moment
-            job["facets"].update(event["job"].get("facets") or {})
-            run_id = (event.get("run") or {}).get("runId")
-            for item in event.get("inputs") or []:
-                job["inputs"].add(dataset(item, moment, None)["key"])
-            for item in event.get("outputs") or []:
-                job["outputs"].add(dataset(item, moment, run_id)["key"])
-            if run_id is None:
-                continue
-            run = runs.get(run_id)
-            if run is None:
-                run = runs[run_id] = {
-                    "id": run_id,
-                    "job": key,
-                    "state": "NEW",
-                    "started": None,
-                    "ended": None,
-                    "created": moment,
-                    "facets": {},
-                    "inputs": set(),
-                    "outputs": set(),
-                }
-                job["runs"].append(run)
-            run["facets"].update(event["run"].get("facets") or {})
-            run["inputs"] |= {(d["namespace"], d["name"]) for d in event.get("inputs") or []}
-            run["outputs"] |= {(d["namespace"], d["name"]) for d in event.get("outputs") or []}
-            kind = event.get("eventType")
-            if kind == "START" and run["started"] is None:
-                run["started"] = moment
-            if run["started"] is None:
-                run["started"] = moment
-            if kind in TERMINAL:
-                run["state"], run["ended"] = TERMINAL[kind], moment
-                self._version(jobs[run["job"]], run, moment)
-            elif run["state"] == "NEW":
-                run["state"] = "RUNNING"
-        for job in jobs.values():
-            current = job["versions"].get(job["current"]) if job["current"] is not None else None
-            job["inputs"] = set(current["inputs"]) if current else set()
-            job["outputs"] = set(current["outputs"]) if current else set()
-        return {"jobs": jobs, "datasets": datasets, "runs": runs}
+            _fold(state, event)
+        return state
 
-    @staticmethod
-    def _version(job: dict[str, Any], run: dict[str, Any], moment: datetime) -> None:
-        """The job version of a finished run (one per distinct inputs and outputs), now current."""
-        key = (tuple(sorted(run["inputs"])), tuple(sorted(run["outputs"])))
-        if key not in job["versions"]:
-            job["versions"][key] = {
-                "id": f"00000000-0000-4000-8000-{len(job['versions']) + 1:012d}",
-                "created": moment,
-                "inputs": key[0],
-                "outputs": key[1],
-            }
-        job["current"] = key
-
-    # -- shapes ---------------------------------------------------------------------------------
+    # -- shapes: every property the spec's examples show, null where unknown (as Marquez sends them) ---
     @staticmethod
     def run_json(run: dict[str, Any]) -> dict[str, Any]:
         duration = None
         if run["started"] is not None and run["ended"] is not None:
             duration = int((run["ended"] - run["started"]).total_seconds() * 1000)
-        return _drop_none(
-            {
-                "id": run["id"],
-                "createdAt": _iso(run["created"]),
-                "updatedAt": _iso(run["ended"] or run["started"]),
-                "state": run["state"],
-                "startedAt": _iso(run["started"]),
-                "endedAt": _iso(run["ended"]),
-                "durationMs": duration,
-                "args": {},
-                "facets": run["facets"],
-            }
-        )
+        facets = _by_time(run["facets"])
+        nominal = facets.get("nominalTime") or {}
+        return {
+            "id": run["id"],
+            "createdAt": _iso(run["created"]),
+            "updatedAt": _iso(run["updated"]),
+            "nominalStartTime": _iso(_time(nominal["nominalStartTime"]))
+            if nominal.get("nominalStartTime")
+            else None,
+            "nominalEndTime": _iso(_time(nominal["nominalEndTime"]))
+            if nominal.get("nominalEndTime")
+            else None,
+            "state": run["state"],
+            "startedAt": _iso(run["started"]),
+            "endedAt": _iso(run["ended"]),
+            "durationMs": duration,
+            "args": {},
+            "facets": facets,
+        }
 
     def job_json(self, job: dict[str, Any]) -> dict[str, Any]:
         namespace, name = job["key"]
-        runs = sorted(job["runs"], key=lambda r: r["started"] or r["created"], reverse=True)
-        body: dict[str, Any] = {
+        location = (job["facets"].get("sourceCodeLocation") or {}).get("url")
+        return {
             "id": {"namespace": namespace, "name": name},
             "type": "BATCH",
             "name": name,
@@ -187,21 +264,29 @@ class MarquezState:
             "namespace": namespace,
             "inputs": [{"namespace": ns, "name": n} for ns, n in sorted(job["inputs"])],
             "outputs": [{"namespace": ns, "name": n} for ns, n in sorted(job["outputs"])],
-            "latestRuns": [self.run_json(r) for r in runs[:10]],
+            "location": location,
+            "context": {},
+            "description": (job["facets"].get("documentation") or {}).get("description"),
+            "latestRun": self.run_json(job["latest"]) if job["latest"] is not None else None,
+            "latestRuns": [self.run_json(r) for r in _runs_newest_first(job)[:10]],
             "facets": job["facets"],
+            "currentVersion": _version_id(job["key"], job["inputs"], job["outputs"]),
         }
-        # Marquez's latestRun is the most recently *updated* run (arrival-ish), not the one started last
-        if job["runs"]:
-            body["latestRun"] = self.run_json(job["runs"][-1])
-        description = (job["facets"].get("documentation") or {}).get("description")
-        if description:
-            body["description"] = description
-        return body
 
     @staticmethod
-    def dataset_json(record: dict[str, Any]) -> dict[str, Any]:
+    def fields(record: dict[str, Any]) -> list[dict[str, Any]]:
+        """The fields of the dataset's newest version that has any."""
+        for version in _newest_versions(record):
+            if version["fields"]:
+                return [{"name": n, "type": t, "tags": [], "description": d} for n, t, d in version["fields"]]
+        return []
+
+    def dataset_json(self, record: dict[str, Any]) -> dict[str, Any]:
         namespace, name = record["key"]
-        body: dict[str, Any] = {
+        facets = _by_time(record["facets"])
+        versions = _newest_versions(record)
+        written = [v["created"] for v in versions if v["run"] is not None]
+        return {
             "id": {"namespace": namespace, "name": name},
             "type": "DB_TABLE",
             "name": name,
@@ -209,45 +294,37 @@ class MarquezState:
             "createdAt": _iso(record["created"]),
             "updatedAt": _iso(record["updated"]),
             "namespace": namespace,
-            "sourceName": namespace,
-            "fields": [
-                _drop_none(
-                    {
-                        "name": f["name"],
-                        "type": f.get("type") or "",
-                        "tags": [],
-                        "description": f.get("description"),
-                    }
-                )
-                for f in record["fields"] or []
-            ],
+            "sourceName": "default",
+            "fields": self.fields(record),
             "tags": [],
-            "facets": record["facets"],
+            "lastModifiedAt": _iso(max(written)) if written else None,
+            "description": (facets.get("documentation") or {}).get("description"),
+            "facets": facets,
+            "currentVersion": versions[0]["id"] if versions else None,
         }
-        description = (record["facets"].get("documentation") or {}).get("description")
-        if description:
-            body["description"] = description
-        return body
 
     @staticmethod
     def job_version_json(job: dict[str, Any], version: dict[str, Any]) -> dict[str, Any]:
         namespace, name = job["key"]
         return {
             "id": {"namespace": namespace, "name": name, "version": version["id"]},
+            "type": "BATCH",
             "name": name,
             "version": version["id"],
             "createdAt": _iso(version["created"]),
             "namespace": namespace,
             "inputs": [{"namespace": ns, "name": n} for ns, n in version["inputs"]],
             "outputs": [{"namespace": ns, "name": n} for ns, n in version["outputs"]],
+            "location": (job["facets"].get("sourceCodeLocation") or {}).get("url"),
+            "context": {},
+            "description": (job["facets"].get("documentation") or {}).get("description"),
             "facets": {},
         }
 
     def version_json(
-        self, record: dict[str, Any], index: int, version: dict[str, Any], runs: dict[str, Any]
+        self, record: dict[str, Any], version: dict[str, Any], runs: dict[str, Any]
     ) -> dict[str, Any]:
         namespace, name = record["key"]
-        version_id = f"00000000-0000-4000-8000-{index:012d}"
         run = runs.get(version["run"]) if version["run"] else None
         created_by = None
         if run is not None:  # the run that wrote this version, with its job version (as Marquez says)
@@ -256,26 +333,25 @@ class MarquezState:
                 "jobVersion": {
                     "namespace": run["job"][0],
                     "name": run["job"][1],
-                    "version": "00000000-0000-4000-8000-000000000000",
+                    "version": _version_id(run["job"], run["inputs"], run["outputs"]),
                 },
             }
-        return _drop_none(
-            {
-                "id": {"namespace": namespace, "name": name, "version": version_id},
-                "type": "DB_TABLE",
-                "name": name,
-                "physicalName": name,
-                "createdAt": _iso(version["created"]),
-                "version": version_id,
-                "namespace": namespace,
-                "sourceName": namespace,
-                "fields": [
-                    {"name": f["name"], "type": f.get("type") or "", "tags": []} for f in version["fields"]
-                ],
-                "description": "",
-                "createdByRun": created_by,
-            }
-        )
+        return {
+            "id": {"namespace": namespace, "name": name, "version": version["id"]},
+            "type": "DB_TABLE",
+            "name": name,
+            "physicalName": name,
+            "createdAt": _iso(version["created"]),
+            "version": version["id"],
+            "namespace": namespace,
+            "sourceName": "default",
+            "fields": [
+                {"name": n, "type": t, "tags": [], "description": d} for n, t, d in version["fields"] or ()
+            ],
+            "tags": [],
+            "description": None,
+            "createdByRun": created_by,
+        }
 
     def lineage(self, node_id: str, depth: int) -> dict[str, Any] | None:
         state = self.build()
@@ -335,13 +411,11 @@ class MarquezState:
         if record is None:
             return None
         starts = (
-            [(record["key"], field)]
-            if field
-            else [(record["key"], f["name"]) for f in record["fields"] or []]
+            [(record["key"], field)] if field else [(record["key"], f["name"]) for f in self.fields(record)]
         )
         inputs: dict[tuple[tuple[str, str], str], list[dict[str, Any]]] = {}
         for key, data in state["datasets"].items():
-            for column, spec in data["columns"].items():
+            for column, spec in (data["columns"] or (None, {}))[1].items():
                 inputs[(key, column)] = spec.get("inputFields") or []
         readers: dict[tuple[tuple[str, str], str], set[tuple[tuple[str, str], str]]] = {}
         for target, items in inputs.items():
@@ -367,13 +441,9 @@ class MarquezState:
         graph = []
         for current in sorted(seen):
             items = inputs.get(current, [])
+            known = state["datasets"].get(current[0])
             field_type = next(
-                (
-                    f.get("type")
-                    for f in state["datasets"].get(current[0], {}).get("fields") or []
-                    if f["name"] == current[1]
-                ),
-                None,
+                (f["type"] for f in (self.fields(known) if known else []) if f["name"] == current[1]), None
             )
             first = ((items[0].get("transformations") or [{}])[0]) if items else {}
             graph.append(
@@ -493,7 +563,6 @@ class FakeMarquez:
     def route(self, path: str, query: dict[str, str]) -> Any:
         parts = [unquote(p) for p in path.split("/")[3:]]  # after /api/v1
         state = self.state
-        limit, offset = int(query.get("limit", 100)), int(query.get("offset", 0))
         if parts == ["lineage"]:
             return state.lineage(query["nodeId"], int(query.get("depth", 20)))
         if parts == ["column-lineage"]:
@@ -502,100 +571,107 @@ class FakeMarquez:
             )
         built = state.build()
         if parts == ["namespaces"]:
-            names = sorted({k[0] for k in built["jobs"]} | {k[0] for k in built["datasets"]})
-            return {
-                "namespaces": [
-                    {
-                        "name": n,
-                        "createdAt": "2020-01-01T00:00:00Z",
-                        "updatedAt": "2020-01-01T00:00:00Z",
-                        "ownerName": "anonymous",
-                    }
-                    for n in names
-                ]
-            }
+            return _namespaces(built)
         if parts == ["search"]:
-            needle = query.get("q", "").lower()
-            results = [
-                {
-                    "type": kind,
-                    "name": n,
-                    "namespace": ns,
-                    "nodeId": f"{kind.lower()}:{ns}:{n}",
-                    "updatedAt": _iso(record["updated"]),
-                }
-                for kind, records in (("DATASET", built["datasets"]), ("JOB", built["jobs"]))
-                for (ns, n), record in records.items()
-                if needle in n.lower()
-            ]
-            return {"totalCount": len(results), "results": results[:limit]}
+            return _search(built, query.get("q", ""), int(query.get("limit", 10)))
         if len(parts) >= 3 and parts[0] == "namespaces":
-            namespace = parts[1]
-            if parts[2] == "datasets" and len(parts) == 3:
-                items = [
-                    state.dataset_json(d) for k, d in sorted(built["datasets"].items()) if k[0] == namespace
-                ]
-                return {"datasets": items[offset : offset + limit], "totalCount": len(items)}
-            if parts[2] == "jobs" and len(parts) == 3:
-                items = [state.job_json(j) for k, j in sorted(built["jobs"].items()) if k[0] == namespace]
-                return {"jobs": items[offset : offset + limit], "totalCount": len(items)}
-            if parts[2] == "datasets":
-                record = built["datasets"].get((namespace, parts[3]))
-                if record is None:
-                    return None
-                if len(parts) == 4:
-                    return state.dataset_json(record)
-                if parts[4:] == ["versions"]:
-                    versions = [
-                        state.version_json(record, i, v, built["runs"])
-                        for i, v in enumerate(record["versions"])
-                    ]
-                    versions.reverse()
-                    return {"versions": versions[offset : offset + limit]}
-            if parts[2] == "jobs":
-                job = built["jobs"].get((namespace, parts[3]))
-                if job is None:
-                    return None
-                if len(parts) == 4:
-                    return state.job_json(job)
-                if parts[4:] == ["versions"]:
-                    versions = sorted(job["versions"].values(), key=lambda v: v["created"], reverse=True)
-                    items = [state.job_version_json(job, v) for v in versions]
-                    return {"versions": items[offset : offset + limit]}
-                if parts[4:] == ["runs"]:
-                    runs = sorted(job["runs"], key=lambda r: r["started"] or r["created"], reverse=True)
-                    return {"runs": [state.run_json(r) for r in runs[offset : offset + limit]]}
+            return self._namespaced(
+                built, parts[1:], int(query.get("limit", 100)), int(query.get("offset", 0))
+            )
         if parts[:2] == ["jobs", "runs"] and len(parts) == 3:
             run = built["runs"].get(parts[2])
-            if run is None:
-                return None
-            body = state.run_json(run)
-            body["jobVersion"] = {
-                "namespace": run["job"][0],
-                "name": run["job"][1],
-                "version": "00000000-0000-4000-8000-000000000000",
-            }
-            body["inputDatasetVersions"] = [
-                {
-                    "datasetVersionId": {
-                        "namespace": ns,
-                        "name": n,
-                        "version": "00000000-0000-4000-8000-000000000000",
-                    },
-                    "facets": {},
-                }
-                for ns, n in sorted(run["inputs"])
-            ]
-            body["outputDatasetVersions"] = [
-                {
-                    "datasetVersionId": {
-                        "namespace": ns,
-                        "name": n,
-                        "version": "00000000-0000-4000-8000-000000000000",
-                    },
-                    "facets": {},
-                }
-                for ns, n in sorted(run["outputs"])
-            ]
-            return body
+            return None if run is None else _run_details(state, built, run)
         return None
+
+    def _namespaced(self, built: dict[str, Any], parts: list[str], limit: int, offset: int) -> Any:
+        state, (namespace, kind), rest = self.state, parts[:2], parts[2:]
+        if kind == "datasets" and not rest:
+            items = [state.dataset_json(d) for k, d in sorted(built["datasets"].items()) if k[0] == namespace]
+            return {"datasets": items[offset : offset + limit], "totalCount": len(items)}
+        if kind == "jobs" and not rest:
+            items = [state.job_json(j) for k, j in sorted(built["jobs"].items()) if k[0] == namespace]
+            return {"jobs": items[offset : offset + limit], "totalCount": len(items)}
+        if kind == "datasets":
+            record = built["datasets"].get((namespace, rest[0]))
+            if record is None or rest[1:] not in ([], ["versions"]):
+                return None
+            if rest[1:] == ["versions"]:
+                versions = [state.version_json(record, v, built["runs"]) for v in _newest_versions(record)]
+                return {"versions": versions[offset : offset + limit]}
+            return state.dataset_json(record)
+        if kind == "jobs":
+            job = built["jobs"].get((namespace, rest[0]))
+            if job is None or rest[1:] not in ([], ["runs"], ["versions"]):
+                return None
+            if rest[1:] == ["versions"]:
+                versions = sorted(job["versions"].values(), key=lambda v: v["created"], reverse=True)
+                return {
+                    "versions": [state.job_version_json(job, v) for v in versions][offset : offset + limit]
+                }
+            if rest[1:] == ["runs"]:
+                return {"runs": [state.run_json(r) for r in _runs_newest_first(job)[offset : offset + limit]]}
+            return state.job_json(job)
+        return None
+
+
+def _namespaces(built: dict[str, Any]) -> dict[str, Any]:
+    names = sorted({k[0] for k in built["jobs"]} | {k[0] for k in built["datasets"]})
+    created = "2020-01-01T00:00:00Z"
+    return {
+        "namespaces": [
+            {
+                "name": n,
+                "createdAt": created,
+                "updatedAt": created,
+                "ownerName": "anonymous",
+                "description": None,
+            }
+            for n in names
+        ]
+    }
+
+
+def _search(built: dict[str, Any], text: str, limit: int) -> dict[str, Any]:
+    needle = text.lower()
+    results = [
+        {
+            "type": kind,
+            "name": n,
+            "namespace": ns,
+            "nodeId": f"{kind.lower()}:{ns}:{n}",
+            "updatedAt": _iso(record["updated"]),
+        }
+        for kind, records in (("DATASET", built["datasets"]), ("JOB", built["jobs"]))
+        for (ns, n), record in records.items()
+        if needle in n.lower()
+    ]
+    return {"totalCount": len(results), "results": results[:limit]}
+
+
+def _run_details(state: MarquezState, built: dict[str, Any], run: dict[str, Any]) -> dict[str, Any]:
+    """``GET /jobs/runs/{id}``: the run with its job version and the dataset versions it read and wrote."""
+    job = built["jobs"][run["job"]]
+
+    def versions(keys: set[tuple[str, str]], written: bool) -> list[dict[str, Any]]:
+        found = []
+        for key in sorted(keys):
+            record = built["datasets"][key]
+            mine = [v for v in _newest_versions(record) if v["run"] == run["id"]] if written else []
+            version = (mine or _newest_versions(record))[0]
+            found.append(
+                {
+                    "datasetVersionId": {"namespace": key[0], "name": key[1], "version": version["id"]},
+                    "facets": {},
+                }
+            )
+        return found
+
+    body = state.run_json(run)
+    body["jobVersion"] = {
+        "namespace": job["key"][0],
+        "name": job["key"][1],
+        "version": _version_id(job["key"], run["inputs"], run["outputs"]),
+    }
+    body["inputDatasetVersions"] = versions(run["inputs"], written=False)
+    body["outputDatasetVersions"] = versions(run["outputs"], written=True)
+    return body

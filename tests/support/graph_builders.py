@@ -97,6 +97,26 @@ def event(
     }
 
 
+def job_event(
+    job: str,
+    minute: float,
+    *,
+    inputs: Iterable[dict[str, Any]] = (),
+    outputs: Iterable[dict[str, Any]] = (),
+    job_facets: dict[str, Any] | None = None,
+    namespace: str = JOB_NS,
+) -> dict[str, Any]:
+    """A JobEvent: a job's declared inputs and outputs, with no run (static lineage)."""
+    return {
+        "eventTime": at(minute),
+        "job": {"namespace": namespace, "name": job, "facets": job_facets or {}},
+        "inputs": list(inputs),
+        "outputs": list(outputs),
+        "producer": PRODUCER,
+        "schemaURL": "https://openlineage.io/spec/2-0-2/OpenLineage.json#/$defs/JobEvent",
+    }
+
+
 def run_pair(
     job: str,
     run: str,
@@ -109,8 +129,10 @@ def run_pair(
     error: str | None = None,
     skipped: str | None = None,
     owners: Iterable[str] | None = None,
+    full_start: bool = False,
 ) -> list[dict[str, Any]]:
-    """START and its terminal event for one run."""
+    """START and its terminal event for one run; START names the datasets bare, or with their facets
+    (``full_start``, as the provider's START events of declared lineage do)."""
     inputs, outputs = list(inputs), list(outputs)
     facets: dict[str, Any] = {}
     if error is not None:
@@ -118,17 +140,12 @@ def run_pair(
     if skipped is not None:
         facets["lineagePlus_skipState"] = facet(skipped=True, reason=skipped)
     job_facets = {"ownership": facet(owners=[{"name": o} for o in owners])} if owners is not None else None
-    bare = [{"namespace": d["namespace"], "name": d["name"]} for d in inputs]
+
+    def bare(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        return items if full_start else [{"namespace": d["namespace"], "name": d["name"]} for d in items]
+
     return [
-        event(
-            "START",
-            job,
-            run,
-            start,
-            inputs=bare,
-            outputs=[{"namespace": d["namespace"], "name": d["name"]} for d in outputs],
-            job_facets=job_facets,
-        ),
+        event("START", job, run, start, inputs=bare(inputs), outputs=bare(outputs), job_facets=job_facets),
         event(state, job, run, end, inputs=inputs, outputs=outputs, run_facets=facets, job_facets=job_facets),
     ]
 
@@ -148,7 +165,7 @@ def job_node(name: str, namespace: str = JOB_NS) -> str:
     return f"job:{namespace}:{name}"
 
 
-def orders_pipeline() -> list[dict[str, Any]]:
+def orders_pipeline(full_start: bool = False) -> list[dict[str, Any]]:
     """raw_orders -> load_orders -> stg_orders -> build_fct (FAILED latest) -> fct_daily_orders -> report."""
     raw = ds(
         "raw_orders",
@@ -190,13 +207,34 @@ def orders_pipeline() -> list[dict[str, Any]]:
     )
     events: list[dict[str, Any]] = []
     events += run_pair(
-        "orders.load_orders", "load-1", 0, 1, inputs=[raw], outputs=[stg_v1], owners=["team:data-eng"]
+        "orders.load_orders",
+        "load-1",
+        0,
+        1,
+        inputs=[raw],
+        outputs=[stg_v1],
+        owners=["team:data-eng"],
+        full_start=full_start,
     )
     events += run_pair(
-        "orders.load_orders", "load-2", 10, 11, inputs=[raw], outputs=[stg_v2], owners=["team:data-eng"]
+        "orders.load_orders",
+        "load-2",
+        10,
+        11,
+        inputs=[raw],
+        outputs=[stg_v2],
+        owners=["team:data-eng"],
+        full_start=full_start,
     )
     events += run_pair(
-        "orders.build_fct", "fct-1", 2, 3, inputs=[stg_v1], outputs=[fct], owners=["team:finance"]
+        "orders.build_fct",
+        "fct-1",
+        2,
+        3,
+        inputs=[stg_v1],
+        outputs=[fct],
+        owners=["team:finance"],
+        full_start=full_start,
     )
     events += run_pair(
         "orders.build_fct",
@@ -208,8 +246,18 @@ def orders_pipeline() -> list[dict[str, Any]]:
         outputs=[fct],
         error="column amount does not exist",
         owners=["team:finance"],
+        full_start=full_start,
     )
-    events += run_pair("orders.report", "report-1", 4, 5, inputs=[fct], outputs=[report], owners=["team:bi"])
+    events += run_pair(
+        "orders.report",
+        "report-1",
+        4,
+        5,
+        inputs=[fct],
+        outputs=[report],
+        owners=["team:bi"],
+        full_start=full_start,
+    )
     return events
 
 
@@ -279,14 +327,22 @@ def retirement_events() -> list[dict[str, Any]]:
 
 def tie_events() -> list[dict[str, Any]]:
     """Facts that only tie-breaking rules decide: equal event times with different content, a DAG run
-    whose tasksState changes, parent facets, a run whose events carry different skip reasons."""
+    whose tasksState changes, parent facets, a run whose events carry different skip reasons; and
+    declarations (JobEvents): two of one job that never runs (the later drops an input), one of a job
+    that also ran (its runs' facts win)."""
     parent = {"namespace": "pipeline", "name": "orders"}
     dag_run = {"parent": facet(run={"runId": run_id("dag-1")}, job=parent)}
     tie_a = ds("tie_ds", fields=[("a", "INT")], owners=["team:a"])
     tie_b = ds("tie_ds", fields=[("a", "BIGINT")], owners=["team:b"])
     skip = {"lineagePlus_skipState": facet(skipped=True, reason="r-b")}
     skip_other = {"lineagePlus_skipState": facet(skipped=True, reason="r-a")}
+    declared_v1 = [ds("stg_orders"), ds("fx_rates")]
     return [
+        job_event("orders.planned", 20, inputs=declared_v1, outputs=[ds("plan", fields=[("a", "INT")])]),
+        job_event(
+            "orders.planned", 21, inputs=[ds("stg_orders")], outputs=[ds("plan", fields=[("b", "INT")])]
+        ),
+        job_event("orders.tie_job", 60, outputs=[ds("tie_ds", fields=[("a", "VARCHAR")], owners=["team:c"])]),
         event("START", "orders", "dag-1", 0),
         event("START", "orders.load_orders", "load-1", 0.5, run_facets=dag_run),
         event("COMPLETE", "orders.tie_job", "tie-1", 40, outputs=[tie_a]),

@@ -2,7 +2,15 @@
 
 The environment is set at import time, before anything imports Airflow, so every test (and every
 ``airflow`` subprocess it starts) sees the same isolated installation. Each pytest-xdist worker gets
-its own AIRFLOW_HOME and metadata database.
+its own AIRFLOW_HOME and metadata database. Events go through the transport the README recommends,
+``EventLogTransport`` (size limits, values policy and redaction on every event), to one log per run.
+
+A *recording* (one :meth:`AirflowRunner.run`) must be the only one of its DAG and logical date in the
+process. Skip records are emitted at most once per runId, and a task instance's runId is a function of
+the DAG, the task, the try and the logical date: a second recording of the same DAG and date would find
+every skip record already claimed (by the ledger file today, by the metadata database tomorrow) and get
+none. So the runner refuses a repeated (DAG, logical date) with a message naming the fix, instead of
+handing back a run silently missing its records.
 """
 
 from __future__ import annotations
@@ -15,6 +23,7 @@ import sys
 import tempfile
 import time
 from dataclasses import dataclass, field
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +35,12 @@ _SESSION_LOG = _HOME / "events.jsonl"
 _BASE_DAGS = _HOME / "dags"
 _BASE_DAGS.mkdir()
 
+
+def event_log_transport(log: Path) -> str:
+    """``[openlineage] transport``: the package's event-log transport writing to ``log``."""
+    return json.dumps({"type": "airflow_lineage_plus.transport.EventLogTransport", "log_file_path": str(log)})
+
+
 BASE_ENV: dict[str, str] = {
     "AIRFLOW_HOME": str(_HOME),
     "AIRFLOW__CORE__LOAD_EXAMPLES": "False",
@@ -34,15 +49,45 @@ BASE_ENV: dict[str, str] = {
     "AIRFLOW__CORE__EXECUTION_API_SERVER_URL": "http://localhost:8080/execution/",
     "AIRFLOW__LOGGING__LOGGING_LEVEL": "INFO",
     "AIRFLOW__OPENLINEAGE__NAMESPACE": "test-airflow",
-    "AIRFLOW__OPENLINEAGE__TRANSPORT": json.dumps(
-        {"type": "file", "log_file_path": str(_SESSION_LOG), "append": True}
-    ),
+    "AIRFLOW__OPENLINEAGE__TRANSPORT": event_log_transport(_SESSION_LOG),
     "AIRFLOW__LINEAGE_PLUS__EVENT_LOG_PATH": str(_SESSION_LOG),
     # the one configuration line the README asks for: skip-state facets on the provider's own events
     "AIRFLOW__OPENLINEAGE__CUSTOM_RUN_FACETS": "airflow_lineage_plus.skip.run_facets",
     "OPENLINEAGE_CLIENT_LOGGING": "WARNING",
 }
 os.environ.update(BASE_ENV)
+
+
+_RECORDED: dict[tuple[str, str], Path] = {}
+
+
+class RepeatedRecordingError(RuntimeError):
+    """A DAG recorded twice for one logical date in one test process (its skip records would be missing)."""
+
+
+def _recording_key(dag_id: str, logical_date: str | None) -> tuple[str, str] | None:
+    """(DAG, logical date in UTC) of a recording; ``None`` without a date (``dags test`` uses "now")."""
+    if not logical_date:
+        return None
+    moment = datetime.fromisoformat(logical_date)
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=timezone.utc)
+    return dag_id, moment.astimezone(timezone.utc).isoformat()
+
+
+def claim_recording(dag_id: str, logical_date: str | None, workdir: Path) -> None:
+    """Register a recording; :class:`RepeatedRecordingError` if this DAG and date were recorded before."""
+    key = _recording_key(dag_id, logical_date)
+    if key is None:
+        return
+    if key in _RECORDED:
+        raise RepeatedRecordingError(
+            f"{dag_id} was already recorded for logical date {key[1]} in this test process (in "
+            f"{_RECORDED[key]}): its task instances' runIds, and so their skip records, were claimed then, "
+            "and this recording would get none. Give this recording its own logical date, or reuse the "
+            "first recording (a session- or module-scoped fixture)."
+        )
+    _RECORDED[key] = workdir
 
 
 def read_events(path: Path) -> list[dict[str, Any]]:
@@ -95,6 +140,7 @@ class AirflowRunner:
         wait_for_dag_event: float = 60.0,
         timeout: float = 300.0,
     ) -> DagRunResult:
+        claim_recording(dag_id, logical_date, self.workdir)
         dags = self.workdir / f"dags-{dag_id}"
         dags.mkdir(parents=True, exist_ok=True)
         for dag_file in dag_files:
@@ -103,9 +149,7 @@ class AirflowRunner:
         run_env = {
             **os.environ,
             "AIRFLOW__CORE__DAGS_FOLDER": str(dags),
-            "AIRFLOW__OPENLINEAGE__TRANSPORT": json.dumps(
-                {"type": "file", "log_file_path": str(log), "append": True}
-            ),
+            "AIRFLOW__OPENLINEAGE__TRANSPORT": event_log_transport(log),
             "AIRFLOW__LINEAGE_PLUS__EVENT_LOG_PATH": str(log),
             **(env or {}),
         }

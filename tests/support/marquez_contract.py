@@ -1,20 +1,41 @@
-"""Hold the fake Marquez to the real contract: Marquez's openapi.yml component schemas and its examples."""
+"""Hold the fake Marquez to the real contract: Marquez's openapi.yml component schemas, made strict by its
+examples, plus the invariants every Marquez answer keeps.
+
+The spec's schemas alone check little (they list properties but almost never require any), so each answer
+is validated against a strict reading of them:
+
+* every property the spec's *example* of a model shows must be there: Marquez serialises every field of
+  its models, ``null`` where unknown (``lineage__node.json`` carries ``"lastModifiedAt": null``);
+* ``null`` is accepted for a property (Marquez leaves unknown fields unset), never for the identity and
+  state fields (:data:`NEVER_NULL`);
+* where the spec contradicts its own example (``DatasetVersion.tags`` is typed a string, the example and
+  Marquez send a list), the example's JSON type wins; ``Run`` is ``IncompleteRun`` *and* its extension
+  (the spec's ``anyOf`` would let a run with any state through);
+* enums (run states, node types, search result types) and formats (``date-time``, ``uuid``) are checked;
+* and :func:`validate_response` adds what a schema cannot say: ids agree with the names in the body,
+  edges touch the node that lists them and name nodes of the graph, ``durationMs`` is ``endedAt`` minus
+  ``startedAt``, a version's id names its version.
+"""
 
 from __future__ import annotations
 
+import copy
 import json
 import re
+from datetime import datetime
 from functools import cache
-from pathlib import Path
 from typing import Any
 
 import yaml
-from jsonschema import Draft7Validator
+from jsonschema import Draft7Validator, FormatChecker, ValidationError
+from marquez_spec import spec_file
 from referencing import Registry, Resource
 from referencing.jsonschema import DRAFT7
 
-SPEC = Path(__file__).resolve().parents[2].parent / "shared" / "spec" / "marquez"
 _URI = "urn:marquez-openapi"
+NEVER_NULL = frozenset(
+    {"id", "name", "namespace", "type", "state", "createdAt", "nodeId", "version", "graph"}
+)
 
 # response schema of each GET route (the openapi paths, with {params} as regexes)
 ROUTES = [
@@ -32,10 +53,18 @@ ROUTES = [
 ]
 
 
+#: What a lineage graph node's ``data`` carries (Marquez's DatasetData / JobData, lighter than Dataset / Job).
+JOB_NODE_DATA = frozenset({"id", "type", "name", "createdAt", "updatedAt", "namespace", "inputs", "outputs"})
+
+
 @cache
-def _registry() -> tuple[Registry, dict[str, Any]]:
-    document = _without_empty_types(yaml.safe_load((SPEC / "openapi.yml").read_text()))
-    return Registry().with_resource(_URI, Resource(document, specification=DRAFT7)), document
+def _registry(strict: bool = True) -> Registry[Any]:
+    document = _without_empty_types(yaml.safe_load(spec_file("openapi.yml").read_text()))
+    schemas = document["components"]["schemas"]
+    schemas["Run"]["allOf"] = schemas["Run"].pop("anyOf")
+    for schema in schemas.values():
+        _make_strict(schema, require_example=strict)
+    return Registry().with_resource(_URI, Resource(document, specification=DRAFT7))  # type: ignore[call-arg]
 
 
 def _without_empty_types(value: Any) -> Any:
@@ -47,14 +76,60 @@ def _without_empty_types(value: Any) -> Any:
     return value
 
 
-def validate(schema_name: str, body: Any) -> None:
-    registry, _ = _registry()
-    validator = Draft7Validator({"$ref": f"{_URI}#/components/schemas/{schema_name}"}, registry=registry)
+def _make_strict(schema: Any, require_example: bool = True) -> None:
+    """Require what the schema's example shows; allow ``null`` only where Marquez leaves a field unset."""
+    if not isinstance(schema, dict):
+        return
+    for key in ("allOf", "anyOf", "oneOf"):
+        for member in schema.get(key) or []:
+            _make_strict(member, require_example)
+    _make_strict(schema.get("items"), require_example)
+    properties = schema.get("properties")
+    if not isinstance(properties, dict):
+        return
+    example = schema.get("example")
+    required = set(schema.get("required") or [])
+    example = example if isinstance(example, dict) else {}
+    if require_example:
+        schema["required"] = sorted(required | (set(example) & set(properties)))
+    for name, sub in list(properties.items()):
+        _make_strict(sub, require_example)
+        shown = _json_type(example.get(name))
+        if isinstance(sub, dict) and shown and isinstance(sub.get("type"), str) and sub["type"] != shown:
+            sub = {**sub, "type": shown}
+        if name not in NEVER_NULL:
+            sub = {"anyOf": [{"type": "null"}, copy.deepcopy(sub)]}
+        properties[name] = sub
+
+
+def _json_type(value: Any) -> str | None:
+    kinds = ((bool, "boolean"), (int, "integer"), (float, "number"), (str, "string"), (list, "array"))
+    return next(
+        (name for kind, name in kinds if isinstance(value, kind)),
+        "object" if isinstance(value, dict) else None,
+    )
+
+
+def validate(schema_name: str, body: Any, strict: bool = True) -> None:
+    validator = Draft7Validator(
+        {"$ref": f"{_URI}#/components/schemas/{schema_name}"},
+        registry=_registry(strict),
+        format_checker=FormatChecker(),  # every format jsonschema knows: date-time and uuid included
+    )
     errors = sorted(validator.iter_errors(body), key=lambda e: list(e.path))
     if errors:
+        found = [_cause(e) for e in errors[:5]]
         raise AssertionError(
-            f"{schema_name}: " + "; ".join(f"{list(e.path)}: {e.message}" for e in errors[:5])
+            f"{schema_name}: " + "; ".join(f"{list(e.absolute_path)}: {e.message}" for e in found)
         )
+
+
+def _cause(error: ValidationError) -> ValidationError:
+    """Inside an ``anyOf`` (the null allowance, ``Run``), the deepest error that is not "not null"."""
+    while error.context:
+        real = [c for c in error.context if not (c.validator == "type" and c.validator_value == "null")]
+        error = max(real or error.context, key=lambda c: len(c.absolute_path))
+    return error
 
 
 def validate_response(path: str, body: Any) -> str:
@@ -65,6 +140,7 @@ def validate_response(path: str, body: Any) -> str:
                 _validate_graph(body)
             else:
                 validate(name, body)
+                _check_invariants(body)
             return name
     if path == "/api/v1/column-lineage":
         _validate_column_graph(body)
@@ -72,19 +148,52 @@ def validate_response(path: str, body: Any) -> str:
     raise AssertionError(f"no contract known for {path}")
 
 
+def _check_invariants(value: Any) -> None:
+    """Ids agree with names, durations with times, version ids with versions, anywhere in an answer."""
+    if isinstance(value, list):
+        for item in value:
+            _check_invariants(item)
+        return
+    if not isinstance(value, dict):
+        return
+    key = value.get("id")
+    if isinstance(key, dict) and {"namespace", "name"} <= set(value):
+        assert (key["namespace"], key["name"]) == (value["namespace"], value["name"]), value
+        if "version" in key:
+            assert key["version"] == value["version"], value
+    if value.get("startedAt") and value.get("endedAt") and "durationMs" in value:
+        took = _moment(value["endedAt"]) - _moment(value["startedAt"])
+        assert value["durationMs"] == int(took.total_seconds() * 1000), value
+    for item in value.values():
+        _check_invariants(item)
+
+
+def _moment(text: str) -> datetime:
+    return datetime.fromisoformat(text.replace("Z", "+00:00"))
+
+
 def _validate_graph(body: dict[str, Any]) -> None:
     # GraphNode.data is oneOf Dataset/Job, and both accept any object, so plain jsonschema oneOf can never
     # pass: check the node without data, then data against the schema its node type names.
+    ids = [node["id"] for node in body["graph"]]
+    assert len(ids) == len(set(ids)), f"a node listed twice: {ids}"
+    dataset_data = set(json.loads(spec_file("examples/lineage__node.json").read_text())["data"])
     for node in body["graph"]:
         validate("GraphNode", {k: v for k, v in node.items() if k != "data"})
-        validate("Dataset" if node["type"] == "DATASET" else "Job", node["data"])
-        assert node["data"]["id"] == {"namespace": node["data"]["namespace"], "name": node["data"]["name"]}
+        data = node["data"]
+        validate("Dataset" if node["type"] == "DATASET" else "Job", data, strict=False)
+        missing = (dataset_data if node["type"] == "DATASET" else JOB_NODE_DATA) - set(data)
+        assert not missing, f"{node['id']}: data lacks {sorted(missing)}"
+        _check_invariants(data)
+        assert node["id"] == f"{node['type'].lower()}:{data['namespace']}:{data['name']}", node["id"]
+        assert all(edge["destination"] == node["id"] and edge["origin"] in ids for edge in node["inEdges"])
+        assert all(edge["origin"] == node["id"] and edge["destination"] in ids for edge in node["outEdges"])
     validate("LineageGraph", {"graph": [{k: v for k, v in n.items() if k != "data"} for n in body["graph"]]})
 
 
 def _validate_column_graph(body: dict[str, Any]) -> None:
     """The spec has no DATASET_FIELD node schema: hold nodes to the shape of column_lineage__node.json."""
-    example = json.loads((SPEC / "examples" / "column_lineage__node.json").read_text())
+    example = json.loads(spec_file("examples/column_lineage__node.json").read_text())
     for node in body["graph"]:
         assert set(node) == set(example), set(node) ^ set(example)
         assert node["type"] == example["type"] and node["id"].startswith("datasetField:")

@@ -1,81 +1,192 @@
-"""Validate OpenLineage events, facets included, against the official JSON Schemas on disk.
+"""Validate OpenLineage events, facets included, against the official JSON Schemas.
 
-Schemas come from ``../shared/spec/openlineage/`` (the spec and its standard facets), from the
-OpenLineage provider's own facet schemas, and from the schemas this package ships. ``$id`` references
-are resolved from those files through a ``referencing`` registry; nothing is fetched from the network:
-an unknown reference raises instead.
+Every schema is found by its ``$id``, the exact version an event or a ``$ref`` names: first in the
+installed packages (this package's ``schemas/``, the provider's facets), then in ``OPENLINEAGE_SPEC_DIR``,
+``../shared/spec/openlineage`` and the per-user cache, which is filled once by downloading the document
+from its ``$id`` URL (see ``spec_files.py``). Nothing else is fetched from the network.
+
+One allowance: when the exact version of a *facet* schema is in none of those places and cannot be
+downloaded (offline, with a local copy of the spec older than the installed client), the newest local
+version of the same facet with the same major version is used instead, with a
+:class:`SchemaVersionSubstituted` warning naming both. Minor versions of a facet only add optional fields.
 """
 
 from __future__ import annotations
 
 import json
+import re
+import warnings
 from collections.abc import Iterable
 from functools import cache
 from pathlib import Path
 from typing import Any
 
 import jsonschema
+from assertion_count import record_check
 from referencing import Registry, Resource
-from referencing.exceptions import NoSuchResource
+from spec_files import SpecPlaces, SpecUnavailableError, download, write_atomically
 
-REPO = Path(__file__).resolve().parents[2]
-SPEC_DIR = REPO.parent / "shared" / "spec" / "openlineage"
+SPEC_URL_PREFIX = "https://openlineage.io/spec/"
+PLACES = SpecPlaces.named(
+    "openlineage",
+    "The OpenLineage JSON Schemas",
+    "OPENLINEAGE_SPEC_DIR",
+    f"{SPEC_URL_PREFIX} (OpenLineage.json and facets/*.json, as in the OpenLineage repository's spec/)",
+)
+_VERSIONED = re.compile(r"https://openlineage\.io/spec/((?:facets/)?)(\d+)-(\d+)-(\d+)/([^/#]+\.json)")
+
+__all__ = [
+    "SchemaStore",
+    "SchemaVersionSubstituted",
+    "SpecUnavailableError",
+    "validate_event",
+    "validate_events",
+]
 
 
-def _schema_dirs() -> list[Path]:
+class SchemaVersionSubstituted(UserWarning):
+    """A facet was checked against another minor version of its schema (the exact one is not available)."""
+
+
+def _package_dirs() -> list[Path]:
     import airflow.providers.openlineage as provider
 
     import airflow_lineage_plus
 
-    return [
-        SPEC_DIR,
-        SPEC_DIR / "facets",
-        Path(provider.__file__).parent / "facets",
-        Path(airflow_lineage_plus.__file__).parent / "schemas",
-    ]
+    return [Path(airflow_lineage_plus.__file__).parent / "schemas", Path(provider.__file__).parent / "facets"]
 
 
-@cache
-def _schemas() -> tuple[dict[str, dict[str, Any]], dict[str, dict[str, Any]]]:
-    """All schema documents keyed by their ``$id`` and by file name."""
-    by_id: dict[str, dict[str, Any]] = {}
-    by_file: dict[str, dict[str, Any]] = {}
-    for folder in _schema_dirs():
-        for path in sorted(folder.glob("*.json")):
-            doc = json.loads(path.read_text())
-            if "$id" not in doc:
-                continue
-            by_id[doc["$id"]] = doc
-            by_file[path.name] = doc
-    return by_id, by_file
+class SchemaStore:
+    """OpenLineage schema documents by ``$id``, from local folders, then downloaded into the cache."""
 
+    def __init__(
+        self,
+        places: SpecPlaces = PLACES,
+        mirror: str = SPEC_URL_PREFIX,
+        package_dirs: list[Path] | None = None,
+    ) -> None:
+        self.places = places
+        self.mirror = (
+            mirror  # where ``https://openlineage.io/spec/...`` is downloaded from (tests use a local one)
+        )
+        self.package_dirs = package_dirs
+        self.downloaded: list[str] = []
+        self._docs: dict[str, dict[str, Any]] | None = None
+        self._failed: dict[str, str] = {}
+        self.registry: Registry[Any] = Registry(retrieve=self._resource)  # type: ignore[call-arg]
 
-def _no_network(uri: str) -> Resource[Any]:
-    raise NoSuchResource(ref=uri)
+    def _index(self) -> dict[str, dict[str, Any]]:
+        if self._docs is None:
+            docs: dict[str, dict[str, Any]] = {}
+            folders = (_package_dirs() if self.package_dirs is None else self.package_dirs) + list(
+                self.places.local_dirs()
+            )
+            for folder in folders:
+                for path in sorted(folder.rglob("*.json")):
+                    try:
+                        doc = json.loads(path.read_text())
+                    except ValueError:
+                        continue
+                    if isinstance(doc, dict) and isinstance(doc.get("$id"), str):
+                        docs.setdefault(doc["$id"], doc)
+            self._docs = docs
+        return self._docs
 
+    def document(self, uri: str) -> dict[str, Any]:
+        """The schema whose ``$id`` is ``uri`` (fragment ignored); raises :class:`SpecUnavailableError`."""
+        uri = uri.split("#", 1)[0]
+        docs = self._index()
+        found = docs.get(uri) or self._download(uri)
+        if found is not None:
+            docs[uri] = found
+            return found
+        substitute = self._same_facet(uri)
+        if substitute is not None:
+            warnings.warn(
+                f"OpenLineage schema {uri} is not available here; checked against {substitute['$id']} "
+                "(same facet, same major version) instead",
+                SchemaVersionSubstituted,
+                stacklevel=2,
+            )
+            docs[uri] = substitute
+            return substitute
+        raise self.places.unavailable(uri, self._failed.get(uri, "it is not an OpenLineage spec URL"))
 
-@cache
-def registry() -> Registry[Any]:
-    by_id, _ = _schemas()
-    resources = [(uri, Resource.from_contents(doc)) for uri, doc in by_id.items()]
-    return Registry(retrieve=_no_network).with_resources(resources)  # type: ignore[call-arg]
-
-
-def _validator(schema: dict[str, Any]) -> jsonschema.protocols.Validator:
-    cls = jsonschema.validators.validator_for(schema)
-    return cls(schema, registry=registry(), format_checker=cls.FORMAT_CHECKER)
-
-
-def _facet_schema(schema_url: str) -> dict[str, Any]:
-    """The sub-schema a facet's ``_schemaURL`` names, found in the local files."""
-    by_id, by_file = _schemas()
-    base, _, fragment = schema_url.partition("#")
-    doc = by_id.get(base) or by_file.get(base.rsplit("/", 1)[-1])
-    if doc is None:
-        raise AssertionError(f"no local schema for _schemaURL {schema_url!r}")
-    if not fragment:
+    def _download(self, uri: str) -> dict[str, Any] | None:
+        if not uri.startswith(SPEC_URL_PREFIX) or uri in self._failed:
+            return None
+        relative = uri[len(SPEC_URL_PREFIX) :]
+        url = self.mirror + relative
+        try:
+            data = download(url)
+            doc = json.loads(data)
+        except (OSError, ValueError) as exc:
+            self._failed[uri] = f"downloading {url} failed: {exc}"
+            return None
+        if not isinstance(doc, dict) or doc.get("$id") != uri:
+            self._failed[uri] = f"{url} answered a document whose $id is not {uri}"
+            return None
+        write_atomically(self.places.cache / relative, data)
+        self.downloaded.append(uri)
         return doc
-    return {"$ref": f"{doc['$id']}#{fragment}"}
+
+    def _same_facet(self, uri: str) -> dict[str, Any] | None:
+        wanted = _VERSIONED.fullmatch(uri)
+        if wanted is None or not wanted.group(1):
+            return None  # only facets: the event envelope is always checked against its exact version
+        prefix, major, name = wanted.group(1), wanted.group(2), wanted.group(5)
+        candidates = []
+        for doc_id, doc in self._index().items():
+            other = _VERSIONED.fullmatch(doc_id)
+            if other and (other.group(1), other.group(2), other.group(5)) == (prefix, major, name):
+                candidates.append(((int(other.group(3)), int(other.group(4))), doc))
+        return max(candidates, key=lambda c: c[0])[1] if candidates else None
+
+    def _resource(self, uri: str) -> Resource[Any]:
+        return Resource.from_contents(self.document(uri))
+
+    def validator(self, schema: dict[str, Any]) -> jsonschema.protocols.Validator:
+        cls = jsonschema.validators.validator_for(schema)
+        return cls(schema, registry=self.registry, format_checker=cls.FORMAT_CHECKER)
+
+
+@cache
+def default_store() -> SchemaStore:
+    return SchemaStore()
+
+
+def client_spec_uri() -> str:
+    """The ``$id`` of the spec version the installed OpenLineage client writes events for."""
+    from openlineage.client.event_v2 import RunEvent
+
+    return str(RunEvent._get_schema()).split("#", 1)[0]
+
+
+def require_spec(store: SchemaStore | None = None) -> str:
+    """Find (or download) the spec the installed client writes; raises :class:`SpecUnavailableError`."""
+    uri = client_spec_uri()
+    (store or default_store()).document(uri)
+    return uri
+
+
+def _envelope(event: dict[str, Any], store: SchemaStore) -> dict[str, Any]:
+    """The schema of the event itself: its kind in the spec version the event names."""
+    named = str(event.get("schemaURL") or "").split("#", 1)[0]
+    spec = store.document(named if named.startswith(SPEC_URL_PREFIX) else client_spec_uri())
+    kind = "RunEvent"
+    if "dataset" in event and "run" not in event:
+        kind = "DatasetEvent"
+    elif "job" in event and "run" not in event:
+        kind = "JobEvent"
+    defs = "$defs" if "$defs" in spec else "definitions"
+    return {"$ref": f"{spec['$id']}#/{defs}/{kind}"}
+
+
+def _facet_schema(schema_url: str, store: SchemaStore) -> dict[str, Any]:
+    """The sub-schema a facet's ``_schemaURL`` names."""
+    base, _, fragment = schema_url.partition("#")
+    doc = store.document(base)
+    return {"$ref": f"{doc['$id']}#{fragment}"} if fragment else doc
 
 
 def _facets(event: dict[str, Any]) -> Iterable[tuple[str, str, dict[str, Any]]]:
@@ -95,28 +206,23 @@ def _facets(event: dict[str, Any]) -> Iterable[tuple[str, str, dict[str, Any]]]:
                 yield where, key, facet
 
 
-def validate_event(event: dict[str, Any]) -> None:
+def validate_event(event: dict[str, Any], store: SchemaStore | None = None) -> None:
     """Raise ``jsonschema.ValidationError`` unless the event and every facet in it are valid."""
-    _, by_file = _schemas()
-    spec = by_file["OpenLineage.json"]
-    kind = "RunEvent"
-    if "dataset" in event and "run" not in event:
-        kind = "DatasetEvent"
-    elif "job" in event and "run" not in event:
-        kind = "JobEvent"
-    _validator({"$ref": f"{spec['$id']}#/$defs/{kind}"}).validate(event)
+    store = store or default_store()
+    store.validator(_envelope(event, store)).validate(event)
     for where, key, facet in _facets(event):
         if not isinstance(facet, dict) or "_schemaURL" not in facet:
             raise AssertionError(f"{where}: facet {key!r} has no _schemaURL")
         try:
-            _validator(_facet_schema(facet["_schemaURL"])).validate(facet)
+            store.validator(_facet_schema(facet["_schemaURL"], store)).validate(facet)
         except jsonschema.ValidationError as exc:
             raise AssertionError(f"{where}: facet {key!r} is invalid: {exc.message}") from exc
+    record_check()
 
 
-def validate_events(events: Iterable[dict[str, Any]]) -> int:
+def validate_events(events: Iterable[dict[str, Any]], store: SchemaStore | None = None) -> int:
     count = 0
     for event in events:
-        validate_event(event)
+        validate_event(event, store)
         count += 1
     return count

@@ -60,7 +60,7 @@ def _edges(page: Any) -> dict[tuple[str, str], bool]:
     for i in range(edges.count()):
         edge = edges.nth(i)
         key = (edge.get_attribute("data-origin"), edge.get_attribute("data-destination"))
-        found[key] = "retired" in (edge.get_attribute("class") or "")
+        found[key] = "retired-edge" in (edge.get_attribute("class") or "")
     return found
 
 
@@ -122,7 +122,7 @@ def test_the_time_slider_shows_the_old_input_and_retired_edges_are_dashed(
     assert (dataset_node("src_a"), load) not in _edges(page)  # retired: not drawn by default
 
     page.locator("#retired").check()
-    page.locator(f'#viewport path.edge.retired[data-origin="{dataset_node("src_a")}"]').wait_for(
+    page.locator(f'#viewport path.edge.retired-edge[data-origin="{dataset_node("src_a")}"]').wait_for(
         timeout=30_000
     )
     edges = _edges(page)
@@ -134,7 +134,7 @@ def test_the_time_slider_shows_the_old_input_and_retired_edges_are_dashed(
     assert slider.is_enabled()
     slider.fill(str(round(1000 * 55 / 73)))
     page.locator("body.time-travel").wait_for(timeout=30_000)
-    page.locator(f'#viewport path.edge[data-origin="{dataset_node("src_a")}"]:not(.retired)').wait_for(
+    page.locator(f'#viewport path.edge[data-origin="{dataset_node("src_a")}"]:not(.retired-edge)').wait_for(
         timeout=30_000
     )
     assert dataset_node("src_b") not in _drawn(page)

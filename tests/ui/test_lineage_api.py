@@ -42,12 +42,13 @@ PROTECTED = [
     f"/lineage-plus/api/node?node={MART_ID}",
     f"/lineage-plus/api/dag?dag_id={DAG_ID}",
     f"/lineage-plus/api/task-instance?dag_id={DAG_ID}&task_id=load_stg_orders",
+    "/lineage-plus/api/freshness",
 ]
 
 
 @pytest.fixture(scope="module")
 def event_log(airflow_db: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    log, good, failed = record_pipeline(tmp_path_factory.getbasetemp() / "ui-pipeline")
+    log, good, failed = record_pipeline(tmp_path_factory.getbasetemp())
     assert good.returncode == 0, good.output[-3000:]
     assert failed.returncode != 0, "the second run must fail its staging load"
     return log
@@ -189,6 +190,15 @@ def test_search_finds_the_mart_table_by_part_of_its_name(client: TestClient, vie
     assert [(node["id"], node["type"]) for node in results] == [(MART_ID, "DATASET")]
 
 
+def test_freshness_route_answers_the_freshness_report(client: TestClient, viewer: dict[str, str]) -> None:
+    # ui_orders declares no SloTier: nothing has a freshness target (tests/act check the breaches themselves)
+    response = client.get("/lineage-plus/api/freshness", headers=viewer)
+    assert response.status_code == 200
+    body = response.json()
+    assert (body["checked"], body["breaches"]) == (0, [])
+    assert body["at"].endswith("Z")
+
+
 def test_mart_lineage_has_three_hops_upstream_and_names_the_failed_stage(
     client: TestClient, viewer: dict[str, str]
 ) -> None:
@@ -212,8 +222,8 @@ def test_mart_lineage_has_three_hops_upstream_and_names_the_failed_stage(
     states = {node["id"]: node["latestRun"]["state"] for node in graph["nodes"] if node["type"] == "JOB"}
     assert states[JOB_IDS["load_stg_orders"]] == "FAILED"
     assert states[JOB_IDS["ingest_orders_to_s3"]] == "COMPLETED"
-    # fct_daily_orders did not run in the failed DAG run: it must not look like a success
-    assert states[JOB_IDS["fct_daily_orders"]] != "COMPLETED"
+    # fct_daily_orders did not run in the failed DAG run: its skip record (upstream_failed) shows it skipped
+    assert states[JOB_IDS["fct_daily_orders"]] == "SKIPPED"
     assert JOB_IDS["load_stg_orders"] in {node["id"] for node in graph["failedUpstream"]}
 
 
@@ -603,3 +613,46 @@ def test_bad_graph_view_parameters_are_422(
     client: TestClient, viewer: dict[str, str], path: str, params: dict[str, Any]
 ) -> None:
     assert client.get(path, params=params, headers=viewer).status_code == 422
+
+
+def test_a_task_that_never_ran_shows_its_declared_lineage_dotted(
+    client: TestClient, viewer: dict[str, str], event_log: Path
+) -> None:
+    """A JobEvent (what ``lineage-plus publish-static`` sends) appended to the log: its edges come back with
+    ``state: declared`` and the job as ``declared``; ``declared=false`` leaves them out."""
+    original = event_log.read_bytes()
+    job = {"namespace": "test-airflow", "name": "ui_planned.build_summary"}
+    summary = {"namespace": "postgres://warehouse:5432", "name": "analytics.marts.orders_summary"}
+    mart = {"namespace": "postgres://warehouse:5432", "name": "analytics.marts.fct_daily_orders"}
+    declared = {
+        "eventTime": "2030-01-01T00:00:00Z",
+        "producer": "https://github.com/airflow-lineage-plus/airflow-lineage-plus",
+        "schemaURL": "https://openlineage.io/spec/2-0-2/OpenLineage.json#/$defs/JobEvent",
+        "job": job,
+        "inputs": [mart],
+        "outputs": [summary],
+    }
+    job_id = f"job:{job['namespace']}:{job['name']}"
+    try:
+        with event_log.open("a") as handle:
+            handle.write(json.dumps(declared) + "\n")
+        params: dict[str, Any] = {"node": MART_ID, "depth": 2}
+        graph = client.get("/lineage-plus/api/lineage", params=params, headers=viewer).json()
+        states = {(e["origin"], e["destination"]): e["state"] for e in graph["edges"]}
+        assert states[(MART_ID, job_id)] == "declared"
+        assert states[(job_id, f"dataset:{summary['namespace']}:{summary['name']}")] == "declared"
+        assert states[(JOB_IDS["fct_daily_orders"], MART_ID)] == "current"
+        assert next(n for n in graph["nodes"] if n["id"] == job_id)["declared"] is True
+        hidden = client.get(
+            "/lineage-plus/api/lineage", params={**params, "declared": "false"}, headers=viewer
+        )
+        assert job_id not in {n["id"] for n in hidden.json()["nodes"]}
+        dag = client.get("/lineage-plus/api/dag", params={"dag_id": "ui_planned"}, headers=viewer).json()
+        assert dag["dagJobs"] == [job_id] and {e["state"] for e in dag["edges"] if job_id in e.values()} == {
+            "declared"
+        }
+        assert client.get("/lineage-plus/api/node", params={"node": job_id}, headers=viewer).json()[
+            "declared"
+        ]
+    finally:
+        event_log.write_bytes(original)

@@ -4,17 +4,18 @@
   second (a later logical date) fails at ``load_stg_orders``, so the mart table's newest upstream state
   is "a stage two hops up failed". It also writes a dataset named ``<img src=x onerror=alert(1)>``.
 * ``record_sample_pipeline``: the project's sample pipeline (``dags/ecommerce_orders.py`` and
-  ``dags/crm_contacts_ingestion.py``) in the samples' environment, the failing day included.
+  ``dags/crm_contacts_ingestion.py``), the failing day included: the samples' own recording (the
+  ``demo_runs`` fixture), plus the hostile name.
 """
 
 from __future__ import annotations
 
 import json
 import shutil
-import sys
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
+from typing import Any
 
 from harness import AirflowRunner, DagRunResult
 
@@ -35,8 +36,9 @@ JOB_IDS = {
 
 
 @cache
-def record_pipeline(workdir: Path) -> tuple[Path, DagRunResult, DagRunResult]:
-    """(event log, good run, failed run). ``workdir`` must outlive the test process's use of the log."""
+def record_pipeline(basetemp: Path) -> tuple[Path, DagRunResult, DagRunResult]:
+    """(event log, good run, failed run), recorded once per process under pytest's ``basetemp``."""
+    workdir = basetemp / "ui-orders"
     workdir.mkdir(parents=True, exist_ok=True)
     runner = AirflowRunner(workdir)
     good = runner.run(DAG_FILE, dag_id=DAG_ID, logical_date="2024-01-01T00:00:00+00:00")
@@ -59,38 +61,12 @@ class SamplePipeline:
     failed_run: DagRunResult
 
 
-@cache
-def record_sample_pipeline(workdir: Path) -> SamplePipeline:
-    """The samples' demo runs (CRM, a good day, a day without orders, a day whose staging load fails).
-
-    Uses the samples' own environment (moto S3 server, DuckDB warehouse) from ``tests/samples``.
-    """
-    samples = str(Path(__file__).resolve().parents[1] / "samples")
-    if samples not in sys.path:
-        sys.path.insert(0, samples)
-    from sample_world import BUCKET, CRM_DAG, ORDERS_DAG, LocalS3, make_world
-
+def record_sample_pipeline(basetemp: Path, demo_runs: Any) -> SamplePipeline:
+    """The samples' demo runs (CRM, a good day, a day without orders, a day whose staging load fails)."""
+    runs = demo_runs.all()
+    workdir = basetemp / "ui-sample-pipeline"
     workdir.mkdir(parents=True, exist_ok=True)
-    s3 = LocalS3()
-    s3.start()
-    try:
-        s3.create_bucket(BUCKET)
-        world = make_world(workdir / "world", s3)
-        runs = [
-            world.run("crm", CRM_DAG, "crm_contacts_ingestion", "2024-06-01", {}),
-            world.run("orders-ok", ORDERS_DAG, "ecommerce_orders", "2024-06-01", {"order_count": 40}),
-            world.run("orders-empty", ORDERS_DAG, "ecommerce_orders", "2024-06-02", {"order_count": 0}),
-            world.run(
-                "orders-failed",
-                ORDERS_DAG,
-                "ecommerce_orders",
-                "2024-06-03",
-                {"order_count": 25, "fail_stage": "load_stg_orders"},
-            ),
-        ]
-    finally:
-        s3.stop()
-    hostile_log, _, _ = record_pipeline(workdir / "ui-orders")
+    hostile_log, _, _ = record_pipeline(basetemp)
     log = workdir / "sample-events.jsonl"
     with log.open("w") as out:
         for run in runs:

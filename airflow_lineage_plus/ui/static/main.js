@@ -9,7 +9,7 @@ import { leaveColumnMode, loadColumns, onColumnNode, traceColumn } from "./colum
 import { $, append, clear, el, setStatus } from "./dom.js";
 import { showDetails } from "./panel.js";
 import { setupPanZoom } from "./panzoom.js";
-import { markSelected, renderBanner, renderGraph } from "./render.js";
+import { markSelected, markStale, renderBanner, renderGraph } from "./render.js";
 import { runSearch, setupSearch } from "./search.js";
 import { clampDepth, state, updateUrl, when } from "./state.js";
 import { renderTaskInstance } from "./task-instance.js";
@@ -39,7 +39,7 @@ function loadGraph() {
   if (state.node) {
     request = api("lineage", { node: state.node, depth: state.depth, direction: state.direction, asOf: at.asOf, includeRetired: at.includeRetired });
   } else if (state.dagId && !state.taskId) {
-    request = api("dag", { dag_id: state.dagId, depth: state.depth });
+    request = api("dag", { dag_id: state.dagId, depth: state.depth, asOf: at.asOf, includeRetired: at.includeRetired });
   } else {
     return;
   }
@@ -48,6 +48,8 @@ function loadGraph() {
     setStatus("");
     renderBanner(graph);
     renderGraph(graph);
+    // freshness is an extra: a source that cannot answer it (Marquez) leaves the graph as it is
+    api("freshness", {}).then(markStale).catch(function () {});
   }).catch(function (error) {
     state.graph = null;
     clear($("viewport"));

@@ -12,6 +12,10 @@ export function renderJob(panel, d, take) {
   var dagId = first(d, ["dagId", "dag_id"]) || airflow.dag_id || airflow.dagId;
   var taskId = first(d, ["taskId", "task_id"]) || airflow.task_id || airflow.taskId;
   take("dagId", "dag_id", "taskId", "task_id");
+  if (take("declared") && !latest) {
+    append(section(panel, "Declared lineage"), el("p", { text: "Declared in DAG code: this task has not run " +
+      "yet. Its inputs and outputs (dotted edges) are what it declares; its first run's lineage replaces them." }));
+  }
   if (latest) {
     renderLatestRun(panel, latest, runs, airflow, dagId, taskId);
   } else if (dagId && taskId) {

@@ -51,15 +51,34 @@ export function renderGraph(graph) {
   $("graph").setAttribute("data-node-count", String(drawn));
 }
 
+// Freshness badges: datasets older than their SloTier target get a "STALE" pill and say why on hover.
+export function markStale(report) {
+  var byId = {};
+  ((report && report.breaches) || []).forEach(function (b) { byId[b.dataset.id] = b; });
+  document.querySelectorAll("#viewport g.node.dataset").forEach(function (group) {
+    var breach = byId[group.getAttribute("data-node-id")];
+    if (!breach || group.classList.contains("stale")) return;
+    var w = nodeWidth({ type: "DATASET" }), job = breach.responsible;
+    group.classList.add("stale");
+    append(group, svg("rect", { "class": "pill stale-pill", x: w - 56, y: 18, width: 48, height: 16, rx: 8 }));
+    append(group, svg("text", { "class": "pill-text", x: w - 32, y: 29.5, "text-anchor": "middle", text: "STALE" }));
+    append(group, svg("title", { text: "Older than its " + breach.freshnessMinutes + "-minute freshness target (" +
+      breach.cause + (job ? ": " + job.name : "") + ")" }));
+  });
+}
+
+// Edges in DAG code of a job that has not run are dotted; edges a job no longer reports are dashed.
+var EDGE_CLASSES = { declared: "edge declared-edge", retired: "edge retired-edge" };
+
 // A curve from the right side of the origin to the left side of the destination.
 function drawEdge(L, e) {
   var a = L.coords[e.origin], b = L.coords[e.destination];
   var wa = nodeWidth(L.nodes[e.origin]), ha = nodeHeight(L.nodes[e.origin]), hb = nodeHeight(L.nodes[e.destination]);
   var x1 = a.x + wa, y1 = a.y + ha / 2, x2 = b.x - 2, y2 = b.y + hb / 2;
   var dx = Math.max(40, Math.abs(x2 - x1) / 2);
+  var classes = e.more ? "edge more-edge" : EDGE_CLASSES[e.state] || "edge";
   return svg("path", {
-    "class": e.more ? "edge more-edge" : e.retired ? "edge retired" : "edge",
-    "data-origin": e.origin, "data-destination": e.destination, "data-retired": e.retired ? "true" : null,
+    "class": classes, "data-origin": e.origin, "data-destination": e.destination, "data-state": e.state || null,
     d: "M" + x1 + "," + y1 + " C" + (x1 + dx) + "," + y1 + " " + (x2 - dx) + "," + y2 + " " + x2 + "," + y2,
     "marker-end": "url(#arrow)",
   });
@@ -131,10 +150,12 @@ function drawJob(group, node, kind, run) {
   append(group, svg("text", { "class": "kind-label", x: 18, y: 17, text: kind === "dag" ? "DAG" : "JOB" }));
   append(group, svg("text", { "class": "name", x: 18, y: 36, text: shorten(node.name, 32) }));
   append(group, svg("text", { "class": "subtitle", x: 18, y: 51, text: shorten(node.namespace, 34) }));
-  if (run && run.state) {
-    var label = stateLabel(run.state), pw = label.length * 6.2 + 14;
-    append(group, svg("rect", { "class": "pill " + stateClass(run.state), x: w - pw - 8, y: 7, width: pw, height: 16, rx: 8 }));
-    append(group, svg("text", { "class": "pill-text", x: w - pw / 2 - 8, y: 18.5, "text-anchor": "middle", text: label.toUpperCase() }));
+  var pill = run && run.state ? stateLabel(run.state) : node.declared ? "declared" : null;
+  if (pill) {
+    var pillClass = run && run.state ? stateClass(run.state) : "declared";
+    var pw = pill.length * 6.2 + 14;
+    append(group, svg("rect", { "class": "pill " + pillClass, x: w - pw - 8, y: 7, width: pw, height: 16, rx: 8 }));
+    append(group, svg("text", { "class": "pill-text", x: w - pw / 2 - 8, y: 18.5, "text-anchor": "middle", text: pill.toUpperCase() }));
   }
 }
 

@@ -1,10 +1,18 @@
-"""Tasks declaring lineage with @lineage and LineageMixin, recording runtime facts; one reports its own."""
+"""Tasks declaring lineage with @lineage and LineageMixin, recording runtime facts; some report their own.
+
+Also every README path: ``SQLExecuteQueryOperator`` with the mixin, reporting its own lineage from its SQL
+against a real DuckDB warehouse (``AIRFLOW_CONN_WAREHOUSE``); ``.override()``, ``.partial().expand()``;
+``runtime.set_schema`` and ``runtime.record`` with a pandas DataFrame and a pyarrow Table.
+"""
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 import pendulum
+from airflow.providers.common.sql.operators.sql import SQLExecuteQueryOperator
+from airflow.providers.duckdb.hooks.duckdb import DuckDBHook
 from airflow.providers.openlineage.extractors import OperatorLineage
 from airflow.providers.standard.operators.bash import BashOperator
 from airflow.sdk import BaseOperator, dag, task
@@ -29,6 +37,11 @@ RAW = datasets.s3("s3://raw-data-lake/orders/date=2024-01-15/part-0000.json")
 CUSTOMERS = datasets.postgres("db.internal", "analytics", "public", "customers")
 STG = datasets.postgres("db.internal", "analytics", "staging", "stg_orders")
 EXTRA = datasets.s3("s3://exports/orders_snapshot/")
+DAILY_TOTALS = datasets.sql_table("warehouse", "analytics.staging.daily_totals")  # a DuckDB file
+BY_REGION = datasets.s3("s3://exports/by_region/")
+FRAME = datasets.s3("s3://exports/frame/")
+ARROW = datasets.s3("s3://exports/arrow/")
+DUMP = datasets.s3("s3://exports/dump/")
 
 ROWS = [
     {"order_id": 1, "customer_id": 10, "total_amount_usd": 12.5},
@@ -68,6 +81,43 @@ class DeclaredReportsItsOwn(LineageMixin, ReportsItsOwn):
 
 class DeclaredBash(LineageMixin, BashOperator):
     pass
+
+
+class OpenLineageDuckDBHook(DuckDBHook):
+    """DuckDB with the OpenLineage methods the Postgres, Snowflake, ... hooks implement (DuckDB's has none),
+    so ``SQLExecuteQueryOperator`` reports lineage parsed from its SQL, with schemas from the database."""
+
+    def get_openlineage_database_info(self, connection: Any) -> Any:
+        from airflow.providers.openlineage.sqlparser import DatabaseInfo
+
+        return DatabaseInfo(
+            scheme="duckdb",
+            authority=os.path.abspath(connection.extra_dejson["database"]),
+            database="analytics",
+            information_schema_columns=[
+                "table_schema",
+                "table_name",
+                "column_name",
+                "ordinal_position",
+                "data_type",
+            ],
+        )
+
+    def get_openlineage_database_dialect(self, connection: Any) -> str:
+        return "duckdb"
+
+    def get_openlineage_default_schema(self) -> str:
+        return "main"
+
+    def get_sqlalchemy_engine(self, engine_kwargs: Any = None) -> Any:
+        return None  # no SQLAlchemy dialect for DuckDB here; the parser does without
+
+
+class DeclaredSql(LineageMixin, SQLExecuteQueryOperator):
+    """The README's classic operator: ``class LoadOrders(LineageMixin, SQLExecuteQueryOperator)``."""
+
+    def get_db_hook(self) -> Any:
+        return OpenLineageDuckDBHook(duckdb_conn_id=self.conn_id)
 
 
 @dag(schedule=None, start_date=pendulum.datetime(2024, 1, 1, tz="UTC"), catchup=False)
@@ -149,6 +199,61 @@ def declared_lineage() -> None:
         runtime.record(by_shard, [{"shard": shard}] * (shard + 1))
 
     load_stg_orders() >> [merged, bash] >> export_shard.expand(shard=[0, 1, 2])
+
+    @task
+    def prepare_warehouse() -> None:
+        import duckdb
+        from airflow.sdk import BaseHook
+
+        # straight through duckdb: a hook's run() would add the provider's per-query lineage events
+        with duckdb.connect(BaseHook.get_connection("warehouse").extra_dejson["database"]) as db:
+            db.execute("CREATE SCHEMA analytics.raw")
+            db.execute("CREATE SCHEMA analytics.staging")
+            db.execute("CREATE TABLE analytics.raw.orders (order_day DATE, amount DOUBLE)")
+            db.execute("INSERT INTO analytics.raw.orders VALUES ('2024-01-15', 2.5), ('2024-01-15', 4.0)")
+            db.execute("CREATE TABLE analytics.staging.daily_totals (order_day DATE, total DOUBLE)")
+
+    rollup = DeclaredSql(
+        task_id="sql_rollup",
+        conn_id="warehouse",
+        sql=(
+            "INSERT INTO analytics.staging.daily_totals "
+            "SELECT order_day, sum(amount) AS total FROM analytics.raw.orders GROUP BY order_day"
+        ),
+        lineage_outputs=[
+            Output(
+                DAILY_TOTALS,
+                schema=[Field("order_day", "DATE"), Field("total", "DOUBLE"), Field("declared_only", "TEXT")],
+                description="Order totals per day",
+                owners=["team:finance"],
+            )
+        ],
+    )
+    prepare_warehouse() >> rollup
+
+    @lineage(inputs=[STG], outputs=[Output(BY_REGION, schema=[Field("region", "TEXT")])])
+    @task
+    def export_region(region: str, file_format: str) -> None:
+        runtime.record(BY_REGION, [{"region": region, "format": file_format}])
+
+    export_region.override(task_id="export_eu")(region="eu", file_format="csv")
+    export_region.partial(file_format="parquet").expand(region=["us", "apac"])
+
+    # a credential in a declared string: the event-log transport redacts it before the event is written
+    @lineage(
+        inputs=[STG, Input(DUMP, description="copied from postgres://loader:s3cret@db.internal/raw")],
+        outputs=[FRAME, ARROW],
+    )
+    @task
+    def profile_frames() -> None:
+        import pandas as pd
+        import pyarrow as pa
+
+        runtime.record(FRAME, pd.DataFrame({"order_id": [1, 2, 3], "note": ["a", None, "c"]}))
+        runtime.set_schema(FRAME, [Field("order_id", "BIGINT"), Field("note", "TEXT")])
+        runtime.record(ARROW, pa.table({"shard": [1, None, 3, 4]}))
+
+    profile_frames()
 
 
 declared_lineage()

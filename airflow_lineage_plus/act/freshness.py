@@ -1,0 +1,180 @@
+"""Freshness: datasets whose last successful write is older than their SLO, and the job responsible.
+
+A dataset's freshness target is the ``lineagePlus_sloTier.freshnessMinutes`` of the jobs that write it
+(``SloTier(tier=..., freshnessMinutes=...)`` declared on the task; the smallest when several do). Its last
+successful write is the end of the latest COMPLETED run of those jobs (a skipped run wrote nothing). It is
+in breach when that is longer ago than the target, or when it was never written. The job responsible is,
+in this order: a writer whose latest run failed (``FAILED``), the nearest upstream job whose latest run
+failed (``FAILED``), a writer whose latest run was skipped (``SKIPPED``), else the writer, which simply
+has not written since (``LATE``: still running, not scheduled, or slower than its target).
+
+Read from the event log (it needs every job, which Marquez's neighbourhood API does not list).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from typing import Any
+
+import attr
+
+from airflow_lineage_plus.act.impact import DEPTH, downstream_impact
+from airflow_lineage_plus.act.message import FRESHNESS, Alert, lineage_link, make_alerts, node_label
+from airflow_lineage_plus.graph import LineageSource
+from airflow_lineage_plus.graph import wire as w
+from airflow_lineage_plus.graph.model import LineageGraph
+from airflow_lineage_plus.graph.queries import node_dict, walk
+from airflow_lineage_plus.graph.runs import FAILED_STATES
+
+FAILED, SKIPPED, LATE = "FAILED", "SKIPPED", "LATE"
+_MINUTE = 60 * 1_000_000
+
+
+@attr.frozen
+class Breach:
+    """A dataset older than its freshness target."""
+
+    dataset: dict[str, Any]
+    freshness_minutes: int
+    last_success: int | None  # epoch microseconds
+    age_minutes: float | None
+    cause: str
+    responsible: dict[str, Any] | None
+
+    @property
+    def key(self) -> str:
+        """One breach: the dataset and the write it has been stale since (alerts go once per breach)."""
+        since = self.last_success if self.last_success is not None else "never"
+        return f"freshness:{self.dataset['id']}:{since}"
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "dataset": self.dataset,
+            "freshnessMinutes": self.freshness_minutes,
+            "lastSuccess": w.format_micros(self.last_success),
+            "ageMinutes": None if self.age_minutes is None else round(self.age_minutes, 1),
+            "cause": self.cause,
+            "responsible": self.responsible,
+        }
+
+
+def _targets(graph: LineageGraph) -> dict[str, int]:
+    """dataset id -> freshness target in minutes (the smallest of its writers': the jobs whose current
+    edges write it, not a dataset a job stopped writing)."""
+    targets: dict[str, int] = {}
+    for job in graph.jobs.values():
+        if job.slo_minutes is None:
+            continue
+        for dataset_id, _ in graph.neighbours(job.id, upstream=False, declared_too=False):
+            if dataset_id in graph.datasets:
+                targets[dataset_id] = min(job.slo_minutes, targets.get(dataset_id, job.slo_minutes))
+    return targets
+
+
+def _writers(graph: LineageGraph, dataset_id: str) -> list[str]:
+    """The jobs that write the dataset now (current edges)."""
+    found = graph.neighbours(dataset_id, upstream=True, declared_too=False)
+    return sorted(j for j, _ in found if j in graph.jobs)
+
+
+def _last_success(graph: LineageGraph, writers: list[str], at: int) -> int | None:
+    ends = [
+        run.end
+        for job_id in writers
+        for run in graph.all_runs(graph.jobs[job_id])
+        if run.state == "COMPLETED" and run.end is not None and run.end <= at
+    ]
+    return max(ends, default=None)
+
+
+def _latest_state(graph: LineageGraph, job_id: str) -> str | None:
+    run = graph.latest_run(graph.jobs[job_id])
+    return run.state if run is not None else None
+
+
+def _job(graph: LineageGraph, job_id: str, depth: int) -> dict[str, Any]:
+    return {**node_dict(graph, job_id, depth), "owners": list(graph.jobs[job_id].owners)}
+
+
+def responsible(
+    graph: LineageGraph, dataset_id: str, writers: list[str]
+) -> tuple[str, dict[str, Any] | None]:
+    """(cause, job) of a stale dataset: see the module doc for the order."""
+    for job_id in writers:
+        if _latest_state(graph, job_id) in FAILED_STATES:
+            return FAILED, _job(graph, job_id, 1)
+    seen, _ = walk(graph, dataset_id, DEPTH, upstream=True)
+    failed = sorted(
+        (depth, node)
+        for node, depth in seen.items()
+        if node in graph.jobs and _latest_state(graph, node) in FAILED_STATES
+    )
+    if failed:
+        return FAILED, _job(graph, failed[0][1], failed[0][0])
+    for job_id in writers:
+        if _latest_state(graph, job_id) == "SKIPPED":
+            return SKIPPED, _job(graph, job_id, 1)
+    return LATE, (_job(graph, writers[0], 1) if writers else None)
+
+
+def breaches(source: LineageSource, at: datetime | None = None) -> tuple[int, list[Breach]]:
+    """(how many datasets have a freshness target, those in breach at ``at`` (default now)), oldest first."""
+    moment = at or datetime.now(timezone.utc)
+    now = w.to_micros(moment.isoformat())
+    found = []
+    with source.guard():
+        graph = source.full_graph()
+        targets = _targets(graph)
+        for dataset_id, minutes in sorted(targets.items()):
+            writers = _writers(graph, dataset_id)
+            last = _last_success(graph, writers, now)
+            if last is not None and now - last <= minutes * _MINUTE:
+                continue
+            cause, job = responsible(graph, dataset_id, writers)
+            dataset = {**node_dict(graph, dataset_id, 0), "owners": list(graph.datasets[dataset_id].owners)}
+            age = None if last is None else (now - last) / _MINUTE
+            found.append(Breach(dataset, minutes, last, age, cause, job))
+    found.sort(key=lambda b: (b.last_success if b.last_success is not None else -1, b.dataset["id"]))
+    return len(targets), found
+
+
+def report(source: LineageSource, at: datetime | None = None) -> dict[str, Any]:
+    """The JSON answer of ``lineage-plus freshness`` and the API route."""
+    moment = at or datetime.now(timezone.utc)
+    checked, found = breaches(source, moment)
+    return {
+        "at": w.format_micros(w.to_micros(moment.isoformat())),
+        "checked": checked,
+        "breaches": [b.to_json() for b in found],
+    }
+
+
+def freshness_alerts(
+    source: LineageSource, found: list[Breach], *, base_url: str, recipients: dict[str, list[str]]
+) -> list[Alert]:
+    """One alert per owner of each breached dataset and of what is downstream of it."""
+    alerts: list[Alert] = []
+    for breach in found:
+        impact = downstream_impact(source, [breach.dataset["id"]])
+        since = w.format_micros(breach.last_success) or "never"
+        job = breach.responsible
+        head = [
+            f"Dataset {node_label(breach.dataset)} is stale "
+            f"(freshness target: {breach.freshness_minutes} minutes).",
+            f"  last successful write: {since}"
+            + (f" ({breach.age_minutes:.0f} minutes ago)" if breach.age_minutes is not None else ""),
+            f"  Cause: {breach.cause}"
+            + (
+                f", job {node_label(job)} ({(job.get('latestRun') or {}).get('state', 'no run')})"
+                if job
+                else ""
+            ),
+        ]
+        error = ((job or {}).get("latestRun") or {}).get("errorMessage")
+        if error:
+            head.append(f"  Error: {error}")
+        subject = f"[lineage-plus] stale: {breach.dataset['name']} ({breach.cause})"
+        link = lineage_link(base_url, breach.dataset["id"])
+        facts = {"kind": FRESHNESS, "breach": breach.to_json()}
+        alerts += make_alerts(FRESHNESS, breach.key, subject, head, impact, link, facts, recipients)
+    return alerts

@@ -1,0 +1,3 @@
+"""Fixtures for tests/act; they live in ``alert_pipeline.py`` (its names are imported by the tests)."""
+
+from alert_pipeline import alerted_pipeline, smtp  # noqa: F401

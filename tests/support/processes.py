@@ -1,0 +1,30 @@
+"""Stopping the Airflow components a test started: SIGTERM (a scheduler drains its OpenLineage pool), wait,
+then kill what is left of each one's own process group."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+from collections.abc import Sequence
+from typing import Any
+
+
+def stop_gracefully(procs: Sequence[subprocess.Popen[Any]], wait: float = 60) -> None:
+    """SIGTERM every process at once, wait up to ``wait`` s each, then SIGKILL its process group.
+
+    Each process must have been started with ``start_new_session=True``, so its group holds only what it
+    started (never another test's or another session's processes).
+    """
+    for proc in procs:
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGTERM)
+    for proc in procs:
+        try:
+            proc.wait(timeout=wait)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout=30)
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)

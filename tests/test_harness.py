@@ -1,0 +1,39 @@
+"""The Airflow harness itself: one recording per DAG and logical date, and the recommended transport."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import harness
+import pytest
+
+
+def test_a_second_recording_of_a_dag_and_date_is_refused_naming_the_fix(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(harness, "_RECORDED", {})
+    harness.claim_recording("orders", "2024-06-01", tmp_path / "first")
+    harness.claim_recording("orders", "2024-06-02", tmp_path / "other-day")
+    harness.claim_recording("customers", "2024-06-01", tmp_path / "other-dag")
+    harness.claim_recording("orders", None, tmp_path / "now")  # `dags test` without a date: always new
+    harness.claim_recording("orders", None, tmp_path / "now-again")
+    with pytest.raises(harness.RepeatedRecordingError, match="its own logical date") as raised:
+        harness.claim_recording("orders", "2024-06-01T00:00:00+00:00", tmp_path / "second")  # same instant
+    assert str(tmp_path / "first") in str(raised.value)
+    with pytest.raises(harness.RepeatedRecordingError):
+        harness.AirflowRunner(tmp_path).run(
+            tmp_path / "never_copied.py", dag_id="customers", logical_date="2024-06-01"
+        )
+    assert not (tmp_path / "dags-customers").exists()  # refused before anything ran
+
+
+def test_every_run_writes_through_the_event_log_transport(tmp_path: Path) -> None:
+    transport = json.loads(harness.BASE_ENV["AIRFLOW__OPENLINEAGE__TRANSPORT"])
+    assert transport == {
+        "type": "airflow_lineage_plus.transport.EventLogTransport",
+        "log_file_path": harness.BASE_ENV["AIRFLOW__LINEAGE_PLUS__EVENT_LOG_PATH"],
+    }
+    assert json.loads(harness.event_log_transport(tmp_path / "e.jsonl"))["log_file_path"] == str(
+        tmp_path / "e.jsonl"
+    )
