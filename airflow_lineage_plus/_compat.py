@@ -241,6 +241,16 @@ def trusted_middleware_marker() -> Any | None:
     return USER_INJECTED_BY_TRUSTED_MIDDLEWARE
 
 
+def known_dag_ids() -> set[str]:
+    """Ids of every DAG in Airflow's metadata database (the ``dag`` table Airflow's own views list)."""
+    from airflow.models.dag import DagModel
+    from airflow.utils.session import create_session
+    from sqlalchemy import select
+
+    with create_session() as session:
+        return set(session.scalars(select(DagModel.dag_id)))
+
+
 def dag_bag(dag_folder: str) -> Any:
     """Airflow's DagBag of the DAG files under ``dag_folder``, parsed in this process (no database)."""
     try:

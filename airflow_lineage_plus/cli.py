@@ -17,7 +17,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -290,12 +290,13 @@ def _answer(
     if command == "columns":
         answer = queries.columns(target, args.column, args.depth, as_of=as_of)
         return answer, text.render_columns(answer)
-    method = {
+    methods: dict[str, Callable[..., dict[str, Any]]] = {
         "upstream": queries.upstream,
         "downstream": queries.downstream,
         "failed-upstream": queries.failed_upstream,
         "impact": queries.impact,
-    }[command]
+    }
+    method = methods[command]
     answer = method(
         target,
         args.depth,

@@ -167,6 +167,16 @@ def ui_max_nodes() -> int:
     return _get_int("ui_max_nodes")
 
 
+def ui_request_timeout() -> float:
+    """[lineage_plus] ui_request_timeout, in seconds (at least 0.1)."""
+    return max(0.1, float(_get("ui_request_timeout")))
+
+
+def ui_max_queries() -> int:
+    """[lineage_plus] ui_max_queries (at least 1)."""
+    return max(1, _get_int("ui_max_queries"))
+
+
 def contract_mode() -> str:
     """[lineage_plus] contract_mode: ``warn`` (default), ``fail`` or ``off``."""
     value = _get("contract_mode").strip().lower() or "warn"

@@ -12,6 +12,8 @@ written against those keeps working::
     ├── ReplayError (RuntimeError)             ``lineage-plus replay`` could not start
     ├── NodeNotFound (LookupError)             the graph knows no such dataset, job, column or run
     ├── SourceUnavailable (RuntimeError)       the graph's source cannot be read (file missing, Marquez down)
+    │   ├── SourceLoading                      it is still being opened (a large event log): ask again
+    │   └── DeadlineExceeded                   a question did not finish, or start, within its deadline
     ├── BadEventError (ValueError)             bytes of the event log that are not a usable event
     ├── StaticLineageError (RuntimeError)      a DAG folder version could not be read for static lineage
     ├── UsageError (ValueError)                bad command-line arguments
@@ -62,6 +64,14 @@ class NodeNotFound(LineagePlusError, LookupError):  # noqa: N818 - the name call
 
 class SourceUnavailable(LineagePlusError, RuntimeError):  # noqa: N818 - the name callers use
     """The lineage source cannot be read (missing file, Marquez down, erroring or too slow)."""
+
+
+class SourceLoading(SourceUnavailable):
+    """The lineage source is still being opened (a large event log); the message says for how long."""
+
+
+class DeadlineExceeded(SourceUnavailable):
+    """A lineage question did not finish, or could not start, within its deadline."""
 
 
 class BadEventError(LineagePlusError, ValueError):

@@ -24,6 +24,8 @@ OMITTED_FIELDS = "lineagePlus_omittedFields"
 AIRFLOW_STATE = "airflowState"
 #: The provider's task-run facet (dag, dagRun, task, taskInstance ...).
 AIRFLOW_RUN = "airflow"
+#: The provider's DAG-run facet (dag, dagRun ...).
+AIRFLOW_DAG_RUN = "airflowDagRun"
 
 #: Standard OpenLineage facets.
 PARENT = "parent"

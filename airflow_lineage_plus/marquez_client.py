@@ -9,6 +9,7 @@ path but never the API key. Imports nothing from Airflow.
 from __future__ import annotations
 
 from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 
 import httpx
 
@@ -20,6 +21,7 @@ class MarquezClient:
 
     def __init__(self, url: str, *, api_key: str | None = None, timeout: float = 5.0) -> None:
         self.url = url.rstrip("/")
+        self.shown_url = _without_credentials(self.url)  # what error messages (and so logs) name
         self.timeout = timeout
         headers = {"Accept": "application/json"}
         if api_key:
@@ -43,7 +45,9 @@ class MarquezClient:
         try:
             return response.json()
         except ValueError as exc:
-            raise SourceUnavailable(f"Marquez at {self.url} sent a body that is not JSON for {path}") from exc
+            raise SourceUnavailable(
+                f"Marquez at {self.shown_url} sent a body that is not JSON for {path}"
+            ) from exc
 
     def post_lineage(self, raw: bytes) -> None:
         """``POST /api/v1/lineage`` with one event's JSON bytes, as they were logged."""
@@ -55,15 +59,24 @@ class MarquezClient:
             return self._client.request(method, path, **kwargs)
         except httpx.TimeoutException as exc:
             raise SourceUnavailable(
-                f"Marquez at {self.url} did not answer within {self.timeout:g} s ({path})"
+                f"Marquez at {self.shown_url} did not answer within {self.timeout:g} s ({path})"
             ) from exc
         except httpx.HTTPError as exc:
-            raise SourceUnavailable(f"cannot reach Marquez at {self.url}: {exc}") from exc
+            detail = str(exc).replace(self.url, self.shown_url) if "@" not in str(exc) else type(exc).__name__
+            raise SourceUnavailable(f"cannot reach Marquez at {self.shown_url}: {detail}") from exc
 
     def _check(self, response: httpx.Response, path: str) -> None:
         if response.status_code in (401, 403):
             raise SourceUnavailable(
-                f"Marquez at {self.url} refused the request ({response.status_code}): check --api-key"
+                f"Marquez at {self.shown_url} refused the request ({response.status_code}): check --api-key"
             )
         if response.status_code >= 400:
-            raise SourceUnavailable(f"Marquez at {self.url} answered {response.status_code} for {path}")
+            raise SourceUnavailable(f"Marquez at {self.shown_url} answered {response.status_code} for {path}")
+
+
+def _without_credentials(url: str) -> str:
+    """``url`` without a ``user:password@`` part."""
+    parts = urlsplit(url)
+    if "@" not in parts.netloc:
+        return url
+    return urlunsplit(parts._replace(netloc=parts.netloc.rsplit("@", 1)[1]))

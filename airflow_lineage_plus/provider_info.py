@@ -198,6 +198,21 @@ OPTIONS: dict[str, dict[str, Any]] = {
         "default": "300",
         "example": "1000",
     },
+    "ui_request_timeout": {
+        "description": "Seconds a Lineage view request may take. Past it the view answers 503 with a "
+        "Retry-After header (the page retries), so a slow Marquez or a large event log never holds the API "
+        "server; the question goes on in the view's own thread and its answer is dropped.",
+        "type": "float",
+        "default": "10.0",
+        "example": "30.0",
+    },
+    "ui_max_queries": {
+        "description": "Lineage questions the view answers at the same time, each in a thread of its own "
+        "(not the API server's). Requests beyond it wait, within ui_request_timeout, for a free one.",
+        "type": "integer",
+        "default": "4",
+        "example": "8",
+    },
 }
 
 

@@ -17,8 +17,6 @@ import argparse
 import json
 import os
 import shutil
-import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -36,8 +34,10 @@ import psutil
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(HERE.parent / "tests" / "support"))
 
 from generate_events import generate  # noqa: E402
+from servers import free_port, stop  # noqa: E402
 
 USER, PASSWORD = "viewer", "viewer-password"
 NODE = "dataset:postgres://warehouse:5432:analytics.dag_00000.t19_out0"
@@ -62,19 +62,12 @@ def marker_event() -> bytes:
     )
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
-
-
 @contextmanager
 def api_server(log: Path, workdir: Path, env: dict[str, str] | None = None) -> Iterator[tuple[str, int]]:
     """(base URL, pid) of a real ``airflow api-server`` over ``log``; stopped (process group) after."""
     passwords = workdir / "passwords.json"
     passwords.write_text(json.dumps({USER: PASSWORD}))
-    port = _free_port()
+    port = free_port()
     environment = {
         **(env if env is not None else os.environ),
         "AIRFLOW__LINEAGE_PLUS__EVENT_LOG_PATH": str(log),
@@ -96,13 +89,7 @@ def api_server(log: Path, workdir: Path, env: dict[str, str] | None = None) -> I
     try:
         yield f"http://127.0.0.1:{port}", process.pid
     finally:
-        if process.poll() is None:
-            os.killpg(process.pid, signal.SIGTERM)
-            try:
-                process.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                os.killpg(process.pid, signal.SIGKILL)
-                process.wait()
+        stop(process)
         output.close()
 
 

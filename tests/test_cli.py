@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 from fake_marquez import FakeMarquez
-from graph_builders import at, job_event, orders_pipeline, retirement_events, run_pair, write_log
+from graph_builders import at, facet, job_event, orders_pipeline, retirement_events, run_pair, write_log
 
 from airflow_lineage_plus.cli import run
 from airflow_lineage_plus.graph.index import index_path_for, open_valid
@@ -315,6 +315,18 @@ def test_a_skipped_latest_run_shows_as_skipped(tmp_path: Path) -> None:
         ["--events", str(path), "upstream", "--namespace", "warehouse", "--name", "gated", "--format", "json"]
     )
     assert answer["nodes"][0]["latestRun"]["state"] == "SKIPPED"
+
+
+def test_an_upstream_failed_latest_run_shows_as_upstream_failed_not_skipped_in_text(tmp_path: Path) -> None:
+    events = run_pair("dag.after", "a", 0, 1, "ABORT", outputs=[{"namespace": "warehouse", "name": "gated"}])
+    events[-1]["run"]["facets"]["lineagePlus_skipState"] = facet(
+        skipped=True, reason="TRIGGER_RULE", state="upstream_failed"
+    )
+    path = write_log(tmp_path / "e.jsonl", events)
+    code, out, err = run(["--events", str(path), "upstream", "--namespace", "warehouse", "--name", "gated"])
+    assert code == 0, err
+    [line] = [line for line in out.splitlines() if "dag.after" in line]
+    assert "UPSTREAM_FAILED" in line and "SKIPPED" not in line
 
 
 @pytest.mark.airflow

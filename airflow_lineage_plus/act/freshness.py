@@ -9,6 +9,11 @@ failed (``FAILED``), a writer whose latest run was skipped (``SKIPPED``), else t
 has not written since (``LATE``: still running, not scheduled, or slower than its target).
 
 Read from the event log (it needs every job, which Marquez's neighbourhood API does not list).
+
+A reader of some DAGs only (``may_read_dag``, :mod:`airflow_lineage_plus.graph.visibility`) gets the
+breaches of the datasets they may see, counted among those only, and a responsible job they may see: the
+walk upstream does not pass through jobs they may not see, and a writer they may not see is never named
+(nor is its state a cause).
 """
 
 from __future__ import annotations
@@ -25,6 +30,7 @@ from airflow_lineage_plus.graph import wire as w
 from airflow_lineage_plus.graph.model import LineageGraph
 from airflow_lineage_plus.graph.queries import node_dict, walk
 from airflow_lineage_plus.graph.runs import FAILED_STATES
+from airflow_lineage_plus.graph.visibility import DagPredicate, Visibility
 
 FAILED, SKIPPED, LATE = "FAILED", "SKIPPED", "LATE"
 _MINUTE = 60 * 1_000_000
@@ -97,13 +103,17 @@ def _job(graph: LineageGraph, job_id: str, depth: int) -> dict[str, Any]:
 
 
 def responsible(
-    graph: LineageGraph, dataset_id: str, writers: list[str]
+    graph: LineageGraph, dataset_id: str, writers: list[str], visibility: Visibility | None = None
 ) -> tuple[str, dict[str, Any] | None]:
-    """(cause, job) of a stale dataset: see the module doc for the order."""
+    """(cause, job) of a stale dataset: see the module doc for the order (only jobs ``visibility``
+    shows are looked at)."""
+    if visibility is not None:
+        writers = [job_id for job_id in writers if visibility.job(job_id)]
     for job_id in writers:
         if _latest_state(graph, job_id) in FAILED_STATES:
             return FAILED, _job(graph, job_id, 1)
-    seen, _ = walk(graph, dataset_id, DEPTH, upstream=True)
+    visible = visibility.node if visibility is not None else None
+    seen = walk(graph, dataset_id, DEPTH, upstream=True, visible=visible).seen
     failed = sorted(
         (depth, node)
         for node, depth in seen.items()
@@ -117,20 +127,26 @@ def responsible(
     return LATE, (_job(graph, writers[0], 1) if writers else None)
 
 
-def breaches(source: LineageSource, at: datetime | None = None) -> tuple[int, list[Breach]]:
-    """(how many datasets have a freshness target, those in breach at ``at`` (default now)), oldest first."""
+def breaches(
+    source: LineageSource, at: datetime | None = None, may_read_dag: DagPredicate | None = None
+) -> tuple[int, list[Breach]]:
+    """(how many datasets have a freshness target, those in breach at ``at`` (default now)), oldest first;
+    only what a reader of the DAGs ``may_read_dag`` allows is counted and shown (None: everything)."""
     moment = at or datetime.now(timezone.utc)
     now = w.to_micros(moment.isoformat())
     found = []
     with source.guard():
         graph = source.full_graph()
         targets = _targets(graph)
+        visibility = Visibility(graph, may_read_dag) if may_read_dag is not None else None
+        if visibility is not None:
+            targets = {dataset_id: m for dataset_id, m in targets.items() if visibility.dataset(dataset_id)}
         for dataset_id, minutes in sorted(targets.items()):
             writers = _writers(graph, dataset_id)
             last = _last_success(graph, writers, now)
             if last is not None and now - last <= minutes * _MINUTE:
                 continue
-            cause, job = responsible(graph, dataset_id, writers)
+            cause, job = responsible(graph, dataset_id, writers, visibility)
             dataset = {**node_dict(graph, dataset_id, 0), "owners": list(graph.datasets[dataset_id].owners)}
             age = None if last is None else (now - last) / _MINUTE
             found.append(Breach(dataset, minutes, last, age, cause, job))
@@ -138,10 +154,12 @@ def breaches(source: LineageSource, at: datetime | None = None) -> tuple[int, li
     return len(targets), found
 
 
-def report(source: LineageSource, at: datetime | None = None) -> dict[str, Any]:
-    """The JSON answer of ``lineage-plus freshness`` and the API route."""
+def report(
+    source: LineageSource, at: datetime | None = None, may_read_dag: DagPredicate | None = None
+) -> dict[str, Any]:
+    """The JSON answer of ``lineage-plus freshness`` and the API route (scoped to ``may_read_dag``)."""
     moment = at or datetime.now(timezone.utc)
-    checked, found = breaches(source, moment)
+    checked, found = breaches(source, moment, may_read_dag)
     return {
         "at": w.format_micros(w.to_micros(moment.isoformat())),
         "checked": checked,

@@ -76,7 +76,7 @@ def downstream_impact(source: LineageSource, datasets: list[str], *, skip: str |
                 graph = source.graph_for(start, DEPTH)
             except NodeNotFound:
                 continue
-            seen, _ = walk(graph, start, DEPTH, upstream=False)
+            seen = walk(graph, start, DEPTH, upstream=False).seen
             for node_id, depth in seen.items():
                 known = found.get(node_id)
                 if node_id == skip or (known is not None and known["depth"] <= depth):

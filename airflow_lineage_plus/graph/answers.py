@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from airflow_lineage_plus import facet_keys as fk
 from airflow_lineage_plus.graph.records import Transform
 from airflow_lineage_plus.graph.runs import FAILED_STATES, RunRecord
 
@@ -14,6 +15,26 @@ if TYPE_CHECKING:
 
 def run_summary(run: RunRecord) -> dict[str, Any]:
     return {**run.summary(), "skipReason": run.skip_reason, "executionMode": run.exec_mode}
+
+
+def task_instance_ids(facets: Any) -> dict[str, Any] | None:
+    """Airflow ids of the task instance behind a run, from its run facets (the provider's ``airflow``
+    facet): dag_id, run_id, task_id, try_number, map_index; None when the run has no such facet."""
+    airflow = facets.get(fk.AIRFLOW_RUN) if isinstance(facets, dict) else None
+    if not isinstance(airflow, dict):
+        return None
+    task_instance = _dict(airflow.get("taskInstance"))
+    return {
+        "dag_id": _dict(airflow.get("dag")).get("dag_id"),
+        "run_id": _dict(airflow.get("dagRun")).get("run_id"),
+        "task_id": _dict(airflow.get("task")).get("task_id"),
+        "try_number": task_instance.get("try_number"),
+        "map_index": task_instance.get("map_index"),
+    }
+
+
+def _dict(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
 
 
 def column_input(namespace: str, name: str, field: str, transforms: tuple[Transform, ...]) -> dict[str, Any]:

@@ -11,7 +11,7 @@ from airflow_lineage_plus import facet_keys as fk
 from airflow_lineage_plus import node_ids as ids
 from airflow_lineage_plus.exceptions import NodeNotFound
 from airflow_lineage_plus.graph import wire as w
-from airflow_lineage_plus.graph.answers import column_input, run_summary
+from airflow_lineage_plus.graph.answers import column_input, run_summary, task_instance_ids
 from airflow_lineage_plus.graph.model import LineageGraph
 from airflow_lineage_plus.graph.runs import RunRecord
 from airflow_lineage_plus.graph.schema_diff import diff_fields
@@ -72,7 +72,9 @@ def job_details(graph: LineageGraph, node_id: str, read_ref: ReadRef) -> dict[st
         "namespace": job.namespace,
         "name": job.name,
         "latestRun": latest.summary() if latest else None,
-        "runs": [run_summary(run) for run in runs[:_RECENT_RUNS]],
+        "runs": [
+            {**run_summary(run), "airflow": _task_instance(read_ref, run)} for run in runs[:_RECENT_RUNS]
+        ],
         "inputs": _adjacent(graph, node_id, upstream=True),
         "outputs": _adjacent(graph, node_id, upstream=False),
         "declared": graph.declared_only(job),
@@ -154,6 +156,15 @@ def _quality(
     event = read_ref(ref) if ref is not None else None
     run_id = ((event or {}).get("run") or {}).get("runId")
     return quality, run_id
+
+
+def _task_instance(read_ref: ReadRef, run: RunRecord) -> dict[str, Any] | None:
+    """The Airflow task instance of a run, from its newest event that has the provider's facet."""
+    for ref in reversed(run.refs):
+        found = task_instance_ids(((read_ref(ref) or {}).get("run") or {}).get("facets"))
+        if found is not None:
+            return found
+    return None
 
 
 def _airflow_ids(read_ref: ReadRef, job_name: str, run: RunRecord | None) -> dict[str, str | None]:

@@ -36,6 +36,7 @@ from airflow_lineage_plus.graph.model import LineageGraph, _DagRunSkips
 from airflow_lineage_plus.graph.records import _DATASET_STATE, DatasetRecord, JobRecord
 from airflow_lineage_plus.graph.runs import RunRecord
 from airflow_lineage_plus.graph.snapshot import RunTable, Snapshot, run_hash
+from airflow_lineage_plus.graph.visibility import Visibility
 
 Key = tuple[int, str]
 Edges = frozenset[tuple[str, str]]
@@ -45,7 +46,7 @@ _DATASET_VALUES = len(_DATASET_STATE)
 class JobSummary:
     """What the snapshot knew of a job's runs (see the module docstring)."""
 
-    __slots__ = ("completed", "current", "latest", "newest", "ran", "stale")
+    __slots__ = ("completed", "current", "dags", "latest", "newest", "ran", "stale")
 
     def __init__(
         self,
@@ -54,12 +55,14 @@ class JobSummary:
         current: Edges | None,
         newest: Key | None,
         ran: bool,
+        dags: frozenset[str | None],
     ) -> None:
         self.latest = latest
         self.completed = completed
         self.current = current
         self.newest = newest
         self.ran = ran  # whether a run of the job was reported (:meth:`LineageGraph.has_run`)
+        self.dags = dags  # the DAGs its runs belong to (:meth:`.visibility.Visibility.runs_dags`)
         self.stale = False  # a DAG run that skipped the job changed: its runs must be folded again
 
 
@@ -184,20 +187,20 @@ class IndexedGraph(LineageGraph):
         (_, namespace, name, owners, owners_key, ref, ref_time, latest, completed, current, newest) = record[
             :11
         ]
-        pred, succ, first, skipped_by, dag_skips, declared, slo, ran, declared_edges = record[11:]
+        pred, succ, first, skipped_by, dag_skips, declared, slo, ran, declared_edges, dags = record[11:]
         job = JobRecord(namespace, name)
         job.owners, job.owners_key, job.ref, job.ref_time = owners, owners_key, ref, ref_time
         job.declared, (job.slo_minutes, job.slo_key) = declared, slo
         restored = RunRecord.restore(latest) if latest else None
-        job.summary = JobSummary(restored, completed, current, newest, ran)
+        job.summary = JobSummary(restored, completed, current, newest, ran, dags)
         job.sources, job.targets = set(pred), set(succ)
         dict.__setitem__(self.jobs, node_id, job)
         self._put_edges(node_id, pred, succ, declared_edges)
         dict.update(self.edge_first, first)
         if skipped_by:
             dict.__setitem__(self.skipped_by, node_id, set(skipped_by))
-        for dag_run_id, (key, job_ids) in dag_skips.items():
-            self.dag_run_skips[dag_run_id] = _DagRunSkips(key, job_ids, node_id)
+        for dag_run_id, (key, job_ids, upstream_failed) in dag_skips.items():
+            self.dag_run_skips[dag_run_id] = _DagRunSkips(key, job_ids, upstream_failed, node_id)
 
     def _put_dataset(self, node_id: str, record: tuple[Any, ...]) -> None:
         values = record[1 : 1 + _DATASET_VALUES]
@@ -247,10 +250,15 @@ class IndexedGraph(LineageGraph):
             self._stale(skips.job_ids)
 
     def set_dag_run_skips(
-        self, dag_run_id: str, key: tuple[int, tuple[str, ...]], skipped: tuple[str, ...], dag_job: str = ""
+        self,
+        dag_run_id: str,
+        key: tuple[int, tuple[str, ...], tuple[str, ...]],
+        skipped: tuple[str, ...],
+        upstream_failed: tuple[str, ...] = (),
+        dag_job: str = "",
     ) -> None:
         before = self.dag_run_skips.get(dag_run_id)
-        super().set_dag_run_skips(dag_run_id, key, skipped, dag_job)
+        super().set_dag_run_skips(dag_run_id, key, skipped, upstream_failed, dag_job)
         if self.dag_run_skips.get(dag_run_id) is not before:
             self._stale((*(before.job_ids if before is not None else ()), *skipped))
 
@@ -291,6 +299,10 @@ class IndexedGraph(LineageGraph):
                     self.materialize(self.jobs[job_id])
 
     # -- reading --------------------------------------------------------------------------------
+    def indexed_dags(self, job: JobRecord) -> frozenset[str | None]:
+        summary: JobSummary | None = job.summary
+        return summary.dags if summary is not None else frozenset()
+
     def has_run(self, job: JobRecord) -> bool:
         summary: JobSummary | None = job.summary
         return bool(job.runs) or (summary is not None and summary.ran)
@@ -386,7 +398,7 @@ class IndexCatalog(GraphCatalog):
 
 
 # -- writing -------------------------------------------------------------------------------------
-def _job_record(graph: LineageGraph, job: JobRecord, dag_skips: dict[str, Any]) -> bytes:
+def _job_record(graph: LineageGraph, job: JobRecord, dag_skips: dict[str, Any], dags: Visibility) -> bytes:
     job_id = job.id
     pred, succ = sorted(graph.pred.get(job_id, ())), sorted(graph.succ.get(job_id, ()))
     edges = [(d, job_id) for d in pred] + [(job_id, d) for d in succ]
@@ -399,6 +411,7 @@ def _job_record(graph: LineageGraph, job: JobRecord, dag_skips: dict[str, Any]) 
         (job.slo_minutes, job.slo_key),
         graph.has_run(job),
         _declared_edges(graph, job_id),
+        dags.runs_dags(job_id),
     )
     return marshal.dumps(
         ("J", job.namespace, job.name, *owners, *summary, pred, succ, first, skipped_by, dag_skips, *declared)
@@ -430,7 +443,8 @@ def _grouped(graph: LineageGraph) -> tuple[dict[str, dict[str, Any]], dict[str, 
     """The scheduler's skips by DAG job, and the columns read from each dataset."""
     dag_skips: dict[str, dict[str, Any]] = {}
     for dag_run_id, skips in dict.items(graph.dag_run_skips):
-        dag_skips.setdefault(skips.dag_job, {})[dag_run_id] = (skips.key, skips.job_ids)
+        found = (skips.key, skips.job_ids, skips.upstream_failed)
+        dag_skips.setdefault(skips.dag_job, {})[dag_run_id] = found
     columns: dict[str, set[str]] = {}
     for readers in (graph.column_readers, graph.column_readers_ever):
         for dataset_id, column in dict.keys(readers):
@@ -458,6 +472,8 @@ def save(path: Path, graph: LineageGraph, header: dict[str, Any]) -> None:
     for run_id, run in graph.runs.items():
         table.add(run_hash(run_id), position[run.job_id])
 
+    dags = Visibility(graph, lambda _: True)  # which DAGs each job's runs belong to
+
     def nodes() -> Iterator[tuple[str, bytes, array]]:
         for at, node_id in enumerate(node_ids):
             if indexed is not None and at < len(old) and node_id not in indexed.read_nodes:
@@ -465,7 +481,7 @@ def save(path: Path, graph: LineageGraph, header: dict[str, Any]) -> None:
             elif node_id.startswith("job:"):
                 job = graph.jobs[node_id]
                 refs = indexed.refs_of(node_id) if indexed is not None else job.refs
-                yield node_id, _job_record(graph, job, dag_skips.get(node_id, {})), refs
+                yield node_id, _job_record(graph, job, dag_skips.get(node_id, {}), dags), refs
             else:
                 record = graph.datasets[node_id]
                 yield node_id, _dataset_record(graph, record, columns.get(node_id, ())), array("Q")

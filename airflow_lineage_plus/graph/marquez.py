@@ -16,6 +16,7 @@ earlier time its newest job version by then is its declaration.
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 from urllib.parse import quote
 
@@ -24,16 +25,24 @@ from airflow_lineage_plus import node_ids as ids
 from airflow_lineage_plus.exceptions import NodeNotFound
 from airflow_lineage_plus.graph import declared, retirement
 from airflow_lineage_plus.graph import wire as w
-from airflow_lineage_plus.graph.answers import column_input, failed_jobs, run_summary
+from airflow_lineage_plus.graph.answers import column_input, failed_jobs, run_summary, task_instance_ids
 from airflow_lineage_plus.graph.model import LineageGraph
 from airflow_lineage_plus.graph.records import ColumnInput, Fields, JobRecord
-from airflow_lineage_plus.graph.runs import RunRecord
+from airflow_lineage_plus.graph.runs import AIRFLOW_UPSTREAM_FAILED, RunRecord
 from airflow_lineage_plus.graph.schema_diff import diff_fields
 from airflow_lineage_plus.graph.source import LineageSource
 from airflow_lineage_plus.marquez_client import MarquezClient
 
 _RANK = {"COMPLETED": 1, "ABORTED": 2, "FAILED": 3}
 PAGE = 500
+#: pages read of any one listing (namespaces' datasets or jobs): at most 10 000 items
+MAX_PAGES = 20
+#: pages of a dataset's versions read for its schema history: the newest 2 000 versions
+MAX_VERSION_PAGES = 4
+#: nodes of a Marquez ``/lineage`` answer the graph takes in (the rest is left out)
+MAX_GRAPH_NODES = 20_000
+#: Marquez calls one question makes at the same time
+PARALLEL_CALLS = 4
 
 
 class MarquezSource(LineageSource):
@@ -42,12 +51,33 @@ class MarquezSource(LineageSource):
         self.url = self.client.url
         self.timeout = timeout
         self.problems: dict[str, int] = {}
+        # only plain HTTP calls run in the pool, never one that waits for the pool: it cannot deadlock
+        self._pool = ThreadPoolExecutor(PARALLEL_CALLS, thread_name_prefix="lineage-plus-marquez")
 
     def close(self) -> None:
+        self._pool.shutdown(wait=False, cancel_futures=True)
         self.client.close()
 
     def _get(self, path: str, params: dict[str, Any] | None = None, *, missing: str | None = None) -> Any:
         return self.client.get(path, params, missing=missing)
+
+    def _pages(
+        self, path: str, key: str, *, missing: str | None = None, max_pages: int = MAX_PAGES
+    ) -> list[dict[str, Any]]:
+        """Every item of a paged listing, at most ``max_pages`` pages; stops when a page repeats the
+        previous one (a Marquez that ignores ``offset`` would otherwise be read for ever)."""
+        items: list[dict[str, Any]] = []
+        previous: list[Any] | None = None
+        for number in range(max_pages):
+            body = self._get(path, {"limit": PAGE, "offset": number * PAGE}, missing=missing)
+            page = list((body or {}).get(key) or []) if isinstance(body, dict) else []
+            if page == previous:
+                break
+            items += page
+            if len(page) < PAGE:
+                break
+            previous = page
+        return items
 
     @staticmethod
     def _dataset_path(namespace: str, name: str) -> str:
@@ -60,7 +90,8 @@ class MarquezSource(LineageSource):
     # -- building the model ---------------------------------------------------------------------
     def _lineage(self, node_id: str, depth: int) -> list[dict[str, Any]]:
         body = self._get("/lineage", {"nodeId": node_id, "depth": depth}, missing=f"unknown node {node_id}")
-        return list(body.get("graph") or []) if isinstance(body, dict) else []
+        nodes = list(body.get("graph") or []) if isinstance(body, dict) else []
+        return [node for node in nodes[:MAX_GRAPH_NODES] if isinstance(node, dict)]
 
     def graph_for(
         self, node_id: str, depth: int, *, as_of: int | None = None, retired: bool = False
@@ -98,23 +129,28 @@ class MarquezSource(LineageSource):
 
     def _add_scheduler_skips(self, graph: LineageGraph, parents: set[tuple[str, str]]) -> None:
         """The SKIPPED fallback: DAG runs (parent jobs) whose ``airflowState.tasksState`` skipped a task."""
-        for namespace, name in sorted(parents):
-            if ids.job_id(namespace, name) in graph.jobs:
-                continue  # the parent is a node of the graph itself, not a DAG above the tasks
-            try:
-                data = self._get(self._job_path(namespace, name), missing="parent job")
-            except NodeNotFound:
+        wanted = [(ns, name) for ns, name in sorted(parents) if ids.job_id(ns, name) not in graph.jobs]
+        found = self._pool.map(self._parent_job, wanted)  # the parent is not a node of the graph itself
+        for (namespace, name), data in zip(wanted, found, strict=True):
+            if data is None:
                 continue
             dag = JobRecord(namespace, name)
             for raw in data.get("latestRuns") or []:
                 if not isinstance(raw, dict) or "id" not in raw:
                     continue
-                states = ((raw.get("facets") or {}).get(fk.AIRFLOW_STATE) or {}).get("tasksState")
-                if not isinstance(states, dict):
+                states = _dict(_dict(_dict(raw.get("facets")).get(fk.AIRFLOW_STATE)).get("tasksState"))
+                if not states:
                     continue
                 run = _run(raw, dag.id)
                 graph.runs[raw["id"]] = run
                 graph.apply_tasks_state(dag, raw["id"], states, run.end or run.started_at or 0)
+
+    def _parent_job(self, key: tuple[str, str]) -> dict[str, Any] | None:
+        try:
+            data = self._get(self._job_path(*key), missing="parent job")
+        except NodeNotFound:
+            return None
+        return data if isinstance(data, dict) else None
 
     def _producer_dropped(self, graph: LineageGraph, node_id: str) -> bool:
         """Whether the job that wrote the dataset's latest version is not among its producers now: its
@@ -133,15 +169,17 @@ class MarquezSource(LineageSource):
     def _rewind(self, graph: MarquezGraph, as_of: int | None, retired: bool) -> None:
         """Each job's edges from its job version current at ``as_of`` (the latest one without it), with
         the older versions' other edges as retired ones; runs started later and datasets' later schemas
-        left out."""
-        for job in list(graph.jobs.values()):
-            versions = [v for v in self._job_versions(job) if as_of is None or v[0] <= as_of]
+        left out. The versions are asked for in parallel (plain HTTP calls in the source's pool)."""
+        jobs = list(graph.jobs.values())
+        for job, all_versions in zip(jobs, self._pool.map(self._job_versions, jobs), strict=True):
+            versions = [v for v in all_versions if as_of is None or v[0] <= as_of]
             if as_of is not None:
                 job.runs = [r for r in job.runs if (r.started_at or 0) <= as_of]
             graph.replace_edges(job, versions, retired)
         if as_of is not None:
-            for record in list(graph.datasets.values()):
-                schemas = self.schema_versions(record.id, as_of=as_of)
+            datasets = list(graph.datasets.values())
+            found = self._pool.map(lambda record: self.schema_versions(record.id, as_of=as_of), datasets)
+            for record, schemas in zip(datasets, found, strict=True):
                 record.fields = tuple((n, t, None) for n, t in schemas[0]) if schemas else ()
             graph.drop_unknown(as_of)
         graph.version += 1
@@ -149,20 +187,11 @@ class MarquezSource(LineageSource):
     def _job_versions(self, job: JobRecord) -> list[tuple[int, set[str], set[str]]]:
         """(created, input ids, output ids) of each version of the job, oldest first."""
         found = []
-        offset = 0
-        while True:
-            body = self._get(
-                self._job_path(job.namespace, job.name) + "/versions", {"limit": PAGE, "offset": offset}
-            )
-            page = list((body or {}).get("versions") or [])
-            for version in page:
-                created = _micros(version.get("createdAt"))
-                if created is None:
-                    continue
+        path = self._job_path(job.namespace, job.name) + "/versions"
+        for version in self._pages(path, "versions", max_pages=MAX_VERSION_PAGES):
+            created = _micros(version.get("createdAt"))
+            if created is not None:
                 found.append((created, _ids(version.get("inputs")), _ids(version.get("outputs"))))
-            if len(page) < PAGE:
-                break
-            offset += PAGE
         return sorted(found, key=lambda v: v[0])
 
     def column_graph(
@@ -189,19 +218,12 @@ class MarquezSource(LineageSource):
 
     def schema_versions(self, dataset_id: str, *, as_of: int | None = None) -> list[Fields]:
         _, namespace, name = ids.split_node_id(dataset_id)
-        versions: list[dict[str, Any]] = []
-        offset = 0
-        while True:
-            body = self._get(
-                self._dataset_path(namespace, name) + "/versions",
-                {"limit": PAGE, "offset": offset},
-                missing=f"unknown node {dataset_id}",
-            )
-            page = list((body or {}).get("versions") or [])
-            versions += page
-            if len(page) < PAGE:
-                break
-            offset += PAGE
+        versions = self._pages(
+            self._dataset_path(namespace, name) + "/versions",
+            "versions",
+            missing=f"unknown node {dataset_id}",
+            max_pages=MAX_VERSION_PAGES,
+        )
         if as_of is not None:
             versions = [v for v in versions if (_micros(v.get("createdAt")) or 0) <= as_of]
         versions.sort(key=lambda v: _micros(v.get("createdAt")) or 0, reverse=True)
@@ -215,23 +237,12 @@ class MarquezSource(LineageSource):
         return distinct
 
     def _namespaces(self) -> list[str]:
-        body = self._get("/namespaces")
-        return [ns["name"] for ns in (body or {}).get("namespaces") or [] if "name" in ns]
-
-    def _paged(self, path: str, key: str) -> list[dict[str, Any]]:
-        items: list[dict[str, Any]] = []
-        offset = 0
-        while True:
-            page = list((self._get(path, {"limit": PAGE, "offset": offset}) or {}).get(key) or [])
-            items += page
-            if len(page) < PAGE:
-                return items
-            offset += PAGE
+        return [ns["name"] for ns in self._pages("/namespaces", "namespaces") if "name" in ns]
 
     def dataset_names(self) -> list[tuple[str, str]]:
         names = []
         for namespace in self._namespaces():
-            for item in self._paged(f"/namespaces/{quote(namespace, safe='')}/datasets", "datasets"):
+            for item in self._pages(f"/namespaces/{quote(namespace, safe='')}/datasets", "datasets"):
                 names.append((item.get("namespace", namespace), item["name"]))
         return names
 
@@ -239,8 +250,8 @@ class MarquezSource(LineageSource):
         graph = LineageGraph()
         datasets = jobs = 0
         for namespace in self._namespaces():
-            datasets += len(self._paged(f"/namespaces/{quote(namespace, safe='')}/datasets", "datasets"))
-            for item in self._paged(f"/namespaces/{quote(namespace, safe='')}/jobs", "jobs"):
+            datasets += len(self._pages(f"/namespaces/{quote(namespace, safe='')}/datasets", "datasets"))
+            for item in self._pages(f"/namespaces/{quote(namespace, safe='')}/jobs", "jobs"):
                 jobs += 1
                 _add_job(graph, item)
         return datasets, jobs, graph, failed_jobs(graph)
@@ -254,25 +265,36 @@ class MarquezSource(LineageSource):
         return found[:limit]
 
     def node_details(self, node_id: str, *, as_of: int | None = None) -> dict[str, Any]:
+        """The node's Marquez record, its neighbourhood and (dataset) column lineage or (job) recent runs,
+        asked at the same time; then (dataset) its schema versions. Marquez's details are today's: with
+        ``as_of`` they say ``"exact": false``."""
         kind, namespace, name = ids.split_node_id(node_id)
-        around = self.graph_for(node_id, 1)
+        missing = f"unknown node {node_id}"
         if kind == ids.DATASET:
-            details = self._dataset_details(around, node_id, namespace, name)
+            calls: list[tuple[str, dict[str, Any] | None, str | None]] = [
+                (self._dataset_path(namespace, name), None, missing),
+                ("/column-lineage", {"nodeId": node_id, "depth": 1}, missing),
+            ]
         else:
-            details = self._job_details(around, node_id, namespace, name)
+            calls = [
+                (self._job_path(namespace, name), None, missing),
+                (self._job_path(namespace, name) + "/runs", {"limit": 20}, None),
+            ]
+        futures = [self._pool.submit(self._get, path, params, missing=miss) for path, params, miss in calls]
+        around = self.graph_for(node_id, 1)
+        data, extra = (future.result() for future in futures)
+        if kind == ids.DATASET:
+            details = self._dataset_details(around, node_id, data, extra)
+        else:
+            details = self._job_details(around, node_id, data, extra)
         if as_of is not None:
-            details["exact"] = False  # Marquez's details are today's
+            details["exact"] = False
         return details
 
-    def _dataset_details(
-        self, around: LineageGraph, node_id: str, namespace: str, name: str
-    ) -> dict[str, Any]:
-        data = self._get(self._dataset_path(namespace, name), missing=f"unknown node {node_id}")
+    def _dataset_details(self, around: LineageGraph, node_id: str, data: Any, body: Any) -> dict[str, Any]:
+        _, namespace, name = ids.split_node_id(node_id)
         versions = self.schema_versions(node_id)
         facets = data.get("facets") or {}
-        body = self._get(
-            "/column-lineage", {"nodeId": node_id, "depth": 1}, missing=f"unknown node {node_id}"
-        )
         columns = _column_nodes(LineageGraph(), body).get(node_id, {})
         record = around.datasets[node_id]
         return {
@@ -298,11 +320,11 @@ class MarquezSource(LineageSource):
             "consumers": sorted(other for other, _ in around.neighbours(node_id, upstream=False)),
         }
 
-    def _job_details(self, around: LineageGraph, node_id: str, namespace: str, name: str) -> dict[str, Any]:
-        data = self._get(self._job_path(namespace, name), missing=f"unknown node {node_id}")
+    def _job_details(self, around: LineageGraph, node_id: str, data: Any, runs_body: Any) -> dict[str, Any]:
+        _, namespace, name = ids.split_node_id(node_id)
         job = around.jobs[node_id]
-        runs_body = self._get(self._job_path(namespace, name) + "/runs", {"limit": 20})
-        raw_runs = list((runs_body or {}).get("runs") or [])
+        raw_runs = [r for r in _dict(runs_body).get("runs") or [] if isinstance(r, dict)]
+        task_instances = {r.get("id"): task_instance_ids(r.get("facets")) for r in raw_runs}
         records = sorted((_run(r, node_id) for r in raw_runs), key=RunRecord.sort_key, reverse=True)
         latest = around.latest_run(job)
         facets = data.get("facets") or {}
@@ -313,7 +335,7 @@ class MarquezSource(LineageSource):
             "namespace": namespace,
             "name": name,
             "latestRun": latest.summary() if latest else None,
-            "runs": [run_summary(r) for r in records],
+            "runs": [{**run_summary(r), "airflow": task_instances.get(r.run_id)} for r in records],
             "inputs": sorted(ids.dataset_id(d["namespace"], d["name"]) for d in data.get("inputs") or []),
             "outputs": sorted(ids.dataset_id(d["namespace"], d["name"]) for d in data.get("outputs") or []),
             "declared": around.declared_only(job),
@@ -508,7 +530,8 @@ def _add_job(graph: LineageGraph, data: dict[str, Any]) -> set[tuple[str, str]]:
 
 
 def _run(raw: dict[str, Any], job_id: str) -> RunRecord:
-    """A Marquez Run as a RunRecord; a COMPLETED run with the skip facet is SKIPPED."""
+    """A Marquez Run as a RunRecord; a COMPLETED run with the skip facet is SKIPPED (UPSTREAM_FAILED when
+    the facet's state says so)."""
     run = RunRecord(raw.get("id"), job_id)
     run.start = _micros(raw.get("startedAt"))
     run.first_seen = run.start if run.start is not None else _micros(raw.get("createdAt"))
@@ -517,10 +540,25 @@ def _run(raw: dict[str, Any], job_id: str) -> RunRecord:
     if rank is not None:
         run.terminal = (run.end or 0, rank)
     facets = raw.get("facets") or {}
-    skip = facets.get(fk.SKIP_STATE) or {}
+    skip = _dict(facets.get(fk.SKIP_STATE))
     if rank is not None and skip.get("skipped") is True:
         run.skipped, run.skip_reason = True, skip.get("reason")
-    run.error = (facets.get(fk.ERROR_MESSAGE) or {}).get("message")
-    run.exec_mode = (facets.get(fk.EXECUTION_MODE) or {}).get("mode")
-    run.parent_run_id = ((facets.get(fk.PARENT) or {}).get("run") or {}).get("runId")
+        run.upstream_failed = skip.get("state") == AIRFLOW_UPSTREAM_FAILED
+    run.error = _dict(facets.get(fk.ERROR_MESSAGE)).get("message")
+    run.exec_mode = _dict(facets.get(fk.EXECUTION_MODE)).get("mode")
+    parent = _dict(facets.get(fk.PARENT))
+    run.parent_run_id = _dict(parent.get("run")).get("runId")
+    parent_job = _dict(parent.get("job"))
+    if isinstance(parent_job.get("namespace"), str) and isinstance(parent_job.get("name"), str):
+        run.parent_job_id = ids.job_id(parent_job["namespace"], parent_job["name"])
+    for key in (fk.AIRFLOW_RUN, fk.AIRFLOW_DAG_RUN):
+        dag_id = _dict(_dict(facets.get(key)).get("dag")).get("dag_id")
+        if isinstance(dag_id, str) and dag_id:
+            run.dag_id = dag_id
+            break
     return run
+
+
+def _dict(value: Any) -> dict[str, Any]:
+    """``value`` when it is a JSON object, else an empty one (Marquez passes facets through as sent)."""
+    return value if isinstance(value, dict) else {}

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import hashlib
 import operator
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any
 
 import msgspec
 
@@ -28,12 +28,15 @@ from airflow_lineage_plus.graph.records import (
     JobRecord,
     ListEntry,
     Transform,
+    cached_facet,
 )
 from airflow_lineage_plus.graph.runs import (
     _RUN_STATE,
     _TERMINAL,
+    AIRFLOW_UPSTREAM_FAILED,
     FAILED_STATES,
     SCHEDULER_SKIP_REASON,
+    UPSTREAM_FAILED_REASON,
     RunRecord,
 )
 
@@ -52,13 +55,12 @@ __all__ = [
     "Transform",
 ]
 
-_T = TypeVar("_T")
-
 
 @dataclass
 class _DagRunSkips:
-    key: tuple[int, tuple[str, ...]]
-    job_ids: tuple[str, ...]
+    key: tuple[int, tuple[str, ...], tuple[str, ...]]
+    job_ids: tuple[str, ...]  # every job the DAG run did not run
+    upstream_failed: tuple[str, ...] = ()  # those of them whose upstream failed
     dag_job: str = ""  # the job whose run the DAG run is
 
 
@@ -226,11 +228,11 @@ class LineageGraph:
             if hit is not None and hit[0] == job_facets.ownership:
                 owners = hit[1]
             else:
-                owners = _cached(job.raw_cache, "ownership", job_facets.ownership, w.decode_owner_names)
+                owners = cached_facet(job.raw_cache, "ownership", job_facets.ownership, w.decode_owner_names)
             if owners is not None:
                 self.set_owners(job, owners, micros)
         if job_facets is not None and len(job_facets.sloTier):
-            minutes = _cached(job.raw_cache, "sloTier", job_facets.sloTier, w.decode_freshness_minutes)
+            minutes = cached_facet(job.raw_cache, "sloTier", job_facets.sloTier, w.decode_freshness_minutes)
             if minutes is not None:
                 self.set_slo(job, minutes, micros)
         if event_run is None:
@@ -382,11 +384,13 @@ class LineageGraph:
         else:
             cache = record.raw_cache
             facts = (
-                _cached(cache, "schema", facets.schema, self._parse_schema) if len(facets.schema) else None,
-                _cached(cache, "ownership", facets.ownership, w.decode_owner_names)
+                cached_facet(cache, "schema", facets.schema, self._parse_schema)
+                if len(facets.schema)
+                else None,
+                cached_facet(cache, "ownership", facets.ownership, w.decode_owner_names)
                 if len(facets.ownership)
                 else None,
-                _cached(cache, "columnLineage", facets.columnLineage, self._parse_columns)
+                cached_facet(cache, "columnLineage", facets.columnLineage, self._parse_columns)
                 if len(facets.columnLineage)
                 else None,
                 False,
@@ -397,25 +401,30 @@ class LineageGraph:
     def apply_tasks_state(
         self, dag: JobRecord, dag_run_id: str, states: dict[str, str | None], micros: int
     ) -> None:
-        skipped = tuple(
-            sorted(
-                ids.job_id(dag.namespace, f"{dag.name}.{task}")
-                for task, s in states.items()
-                if s == "skipped"
-            )
-        )
-        self.set_dag_run_skips(dag_run_id, (micros, skipped), skipped, dag.id)
+        """Note the tasks a DAG run's ``tasksState`` says never ran: skipped, or upstream failed."""
+        not_run = {task: s for task, s in states.items() if s in ("skipped", AIRFLOW_UPSTREAM_FAILED)}
+        job_ids = {task: ids.job_id(dag.namespace, f"{dag.name}.{task}") for task in not_run}
+        skipped = tuple(sorted(job_ids.values()))
+        failed = tuple(sorted(job_ids[t] for t, s in not_run.items() if s == AIRFLOW_UPSTREAM_FAILED))
+        self.set_dag_run_skips(dag_run_id, (micros, skipped, failed), skipped, failed, dag.id)
 
     def set_dag_run_skips(
-        self, dag_run_id: str, key: tuple[int, tuple[str, ...]], skipped: tuple[str, ...], dag_job: str = ""
+        self,
+        dag_run_id: str,
+        key: tuple[int, tuple[str, ...], tuple[str, ...]],
+        skipped: tuple[str, ...],
+        upstream_failed: tuple[str, ...] = (),
+        dag_job: str = "",
     ) -> None:
+        """``skipped``: every job the DAG run did not run; ``upstream_failed``: those of them whose
+        upstream failed."""
         current = self.dag_run_skips.get(dag_run_id)
         if current is not None and key <= current.key:
             return
         if current is not None:
             for job_id in current.job_ids:
                 self.skipped_by.get(job_id, set()).discard(dag_run_id)
-        self.dag_run_skips[dag_run_id] = _DagRunSkips(key, skipped, dag_job)
+        self.dag_run_skips[dag_run_id] = _DagRunSkips(key, skipped, upstream_failed, dag_job)
         for job_id in skipped:
             self.skipped_by.setdefault(job_id, set()).add(dag_run_id)
 
@@ -443,7 +452,8 @@ class LineageGraph:
 
     # -- reading (what the queries ask; lazily built graphs override these) ----------------------
     def all_runs(self, job: JobRecord) -> Iterator[RunRecord]:
-        """The job's runs, plus a SKIPPED run for each DAG run whose tasksState skipped it without a run."""
+        """The job's runs, plus a SKIPPED (or UPSTREAM_FAILED) run for each DAG run whose tasksState says
+        it did not run, when it has no run of its own there."""
         yield from job.runs
         skipped_in = self.skipped_by.get(job.id)
         if not skipped_in:
@@ -456,9 +466,14 @@ class LineageGraph:
             synthetic = RunRecord(None, job.id)
             if dag_run is not None:
                 synthetic.start, synthetic.end = dag_run.started_at, dag_run.end
+                synthetic.dag_id, synthetic.parent_job_id = dag_run.dag_id, dag_run.job_id
             synthetic.terminal = (synthetic.end or 0, 1)
             synthetic.skipped = True
-            synthetic.skip_reason = SCHEDULER_SKIP_REASON
+            skips = self.dag_run_skips.get(dag_run_id)
+            synthetic.upstream_failed = skips is not None and job.id in skips.upstream_failed
+            synthetic.skip_reason = (
+                UPSTREAM_FAILED_REASON if synthetic.upstream_failed else SCHEDULER_SKIP_REASON
+            )
             synthetic.parent_run_id = dag_run_id
             yield synthetic
 
@@ -543,6 +558,15 @@ class LineageGraph:
         """Whether a run of the job was reported (a job the scheduler only skipped has none)."""
         return bool(job.runs)
 
+    def jobs_of_run(self, run_id: str) -> list[str]:
+        """Ids of the jobs that may hold the run (an index knows runs it has not read)."""
+        run = self.runs.get(run_id)
+        return [run.job_id] if run is not None else []
+
+    def indexed_dags(self, job: JobRecord) -> frozenset[str | None]:
+        """The DAGs of the job's runs an index recorded without the runs (:mod:`.indexed`); none here."""
+        return frozenset()
+
     def declared_only(self, job: JobRecord) -> bool:
         """Whether the job is known only from its declaration: it has not run yet."""
         return job.declared is not None and not self.has_run(job)
@@ -565,17 +589,3 @@ class LineageGraph:
         in the log; the result is the graph one fold over both parts in log order gives
         (:func:`.state.absorb`)."""
         state.absorb(self, exported)
-
-
-def _cached(
-    cache: dict[str, tuple[msgspec.Raw, Any]], facet: str, raw: Any, decode: Callable[[bytes], _T]
-) -> _T:
-    """The decoded facet, decoding only when its bytes differ from the last ones seen for this record
-    (compared in place; copied only when they differ)."""
-    hit = cache.get(facet)
-    if hit is not None and hit[0] == raw:
-        return hit[1]  # type: ignore[no-any-return]
-    data = bytes(raw)
-    value = decode(data)
-    cache[facet] = (msgspec.Raw(data), value)
-    return value

@@ -7,15 +7,26 @@ from collections import deque
 from collections.abc import Callable
 from typing import Any, Concatenate, ParamSpec, TypeVar
 
+import attrs
+
 from airflow_lineage_plus import node_ids as ids
 from airflow_lineage_plus.exceptions import NodeNotFound
 from airflow_lineage_plus.graph import wire as w
+from airflow_lineage_plus.graph.columns import column_walk
 from airflow_lineage_plus.graph.model import LineageGraph
 from airflow_lineage_plus.graph.names import lint_names
 from airflow_lineage_plus.graph.records import DatasetRecord, JobRecord
 from airflow_lineage_plus.graph.runs import FAILED_STATES
 from airflow_lineage_plus.graph.schema_diff import diff_fields, parse_proposed
 from airflow_lineage_plus.graph.source import LineageSource
+from airflow_lineage_plus.graph.visibility import (
+    DagPredicate,
+    Visibility,
+    restricted_edge,
+    restricted_node,
+    visible_details,
+    visible_run_details,
+)
 
 _R = TypeVar("_R")
 _P = ParamSpec("_P")
@@ -25,6 +36,10 @@ Edge = dict[str, str]
 #: (:mod:`.retirement`)
 Edges = dict[tuple[str, str], str]
 HIGH_ABOVE, MEDIUM_ABOVE = 5, 1
+#: every walk stops after this many nodes (the rest is counted in ``truncated``): a query has a bounded cost
+MAX_WALK_NODES = 20_000
+#: how many search hits a reader's search looks through to find the ones they may see
+MAX_SEARCH_SCAN = 2_000
 
 
 def node_dict(graph: LineageGraph, node_id: str, depth: int) -> Node:
@@ -55,20 +70,40 @@ def node_dict(graph: LineageGraph, node_id: str, depth: int) -> Node:
     }
 
 
+@attrs.frozen
+class Walk:
+    """What one breadth-first walk reached.
+
+    ``seen``: {node id: least edges from the start}; ``edges``: {(origin, destination): state} of the
+    edges crossed; ``restricted``: {reached node: depth} for the nodes with neighbours the reader may not
+    see (the walk does not enter them); ``cut``: {reached node: how many neighbours the node cap left out}.
+    """
+
+    seen: dict[str, int]
+    edges: Edges
+    restricted: dict[str, int]
+    cut: dict[str, int]
+
+
 def walk(
     graph: LineageGraph,
     start: str,
     depth: int,
     *,
     upstream: bool,
-    retired: bool = False,
     declared: bool = True,
-) -> tuple[dict[str, int], Edges]:
-    """Breadth-first walk: {node id: least edges from start} and {(origin, destination): state} of the
-    edges crossed (retired ones only when ``retired``; declared edges of jobs that have not run too, when
-    ``declared``)."""
+    retired: bool = False,
+    visible: Callable[[str], bool] | None = None,
+    cap: int | None = None,
+) -> Walk:
+    """Breadth-first walk, nearest first, through visible nodes only, stopping at ``cap`` nodes (default
+    :data:`MAX_WALK_NODES`); declared edges of jobs that have not run are followed too when ``declared``,
+    retired edges when ``retired``."""
+    cap = MAX_WALK_NODES if cap is None else cap
     seen = {start: 0}
     edges: Edges = {}
+    restricted: dict[str, int] = {}
+    cut: dict[str, int] = {}
     queue = deque([start])
     neighbours = graph.neighbours
     while queue:
@@ -77,15 +112,20 @@ def walk(
         if level >= depth:
             continue
         for other, edge_state in neighbours(node, upstream=upstream, retired=retired, declared_too=declared):
-            edges[(other, node) if upstream else (node, other)] = edge_state
+            if visible is not None and not visible(other):
+                restricted[node] = level + 1
+                continue
             if other not in seen:
+                if len(seen) >= cap:
+                    cut[node] = cut.get(node, 0) + 1
+                    continue
                 seen[other] = level + 1
                 queue.append(other)
-    return seen, edges
+            edges[(other, node) if upstream else (node, other)] = edge_state
+    return Walk(seen, edges, restricted, cut)
 
 
-def edge_list(edges: Edges) -> list[Edge]:
-    """Edges in order, each with its state (retired ones only when they were asked for)."""
+def _edge_list(edges: Edges) -> list[Edge]:
     return [{"origin": o, "destination": d, "state": s} for (o, d), s in sorted(edges.items())]
 
 
@@ -93,6 +133,74 @@ def _nodes(graph: LineageGraph, seen: dict[str, int], start: str) -> list[Node]:
     return [
         node_dict(graph, n, d) for n, d in sorted(seen.items(), key=lambda kv: (kv[1], kv[0])) if n != start
     ]
+
+
+def _keep_nearest(
+    start: str, seen: dict[str, int], edges: Edges, limit: int
+) -> tuple[dict[str, int], Edges, dict[str, int]]:
+    """At most ``limit`` nodes besides ``start``, the farthest cut; {kept node: neighbours cut}."""
+    ordered = sorted((kv for kv in seen.items() if kv[0] != start), key=lambda kv: (kv[1], kv[0]))
+    kept = {start, *(n for n, _ in ordered[:limit])}
+    cut_from: dict[str, set[str]] = {}
+    for origin, destination in edges:
+        if origin in kept and destination not in kept:
+            cut_from.setdefault(origin, set()).add(destination)
+        elif destination in kept and origin not in kept:
+            cut_from.setdefault(destination, set()).add(origin)
+    truncated = {n: len(c) for n, c in sorted(cut_from.items())}
+    return (
+        {n: d for n, d in seen.items() if n in kept},
+        {(o, d): s for (o, d), s in edges.items() if o in kept and d in kept},
+        truncated,
+    )
+
+
+def _shape(graph: LineageGraph, start: str, walks: list[tuple[Walk, bool]], limit: int | None) -> Node:
+    """The answer for a node's neighbourhood: the walks merged, cut to ``limit`` nodes (nearest kept),
+    with a ``RESTRICTED`` placeholder per direction for kept nodes whose neighbours are hidden."""
+    seen: dict[str, int] = {}
+    edges: Edges = {}
+    for walked, _ in walks:
+        for node, level in walked.seen.items():
+            seen[node] = min(level, seen.get(node, level))
+        edges.update(walked.edges)
+    truncated: dict[str, int] = {}
+    if limit is not None and len(seen) - 1 > limit:
+        seen, edges, truncated = _keep_nearest(start, seen, edges, limit)
+    for walked, _ in walks:
+        for node, count in walked.cut.items():
+            if node in seen:
+                truncated[node] = truncated.get(node, 0) + count
+    nodes = _nodes(graph, seen, start)
+    edge_list = _edge_list(edges)
+    for walked, upstream in walks:
+        for node, level in sorted(walked.restricted.items()):
+            if node in seen:
+                nodes.append(restricted_node(node, upstream=upstream, depth=level))
+                edge_list.append(restricted_edge(node, upstream=upstream))
+    answer: Node = {"target": node_dict(graph, start, 0), "nodes": nodes, "edges": edge_list}
+    if truncated:
+        answer["truncated"] = dict(sorted(truncated.items()))
+    return answer
+
+
+def _stamp(answer: dict[str, Any], graph: LineageGraph, as_of: int | None) -> dict[str, Any]:
+    """``exact`` (whether the source could answer exactly what was asked) and ``asOf`` when given."""
+    answer["exact"] = graph.exact
+    if as_of is not None:
+        answer["asOf"] = w.format_micros(as_of)
+    return answer
+
+
+@attrs.frozen
+class Way:
+    """How a question walks: ``as_of`` (epoch microseconds: from what the events up to then said),
+    ``retired`` (also edges jobs no longer report, :mod:`.retirement`), ``declared`` (also edges declared
+    in DAG code by jobs that have not run, :mod:`.declared`)."""
+
+    as_of: int | None = None
+    retired: bool = False
+    declared: bool = True
 
 
 def _guarded(
@@ -106,77 +214,103 @@ def _guarded(
     return wrapper
 
 
-def _stamp(answer: dict[str, Any], graph: LineageGraph, as_of: int | None) -> dict[str, Any]:
-    """``exact`` (whether the source could answer exactly what was asked) and ``asOf`` when given."""
-    answer["exact"] = graph.exact
-    if as_of is not None:
-        answer["asOf"] = w.format_micros(as_of)
-    return answer
-
-
 class LineageQueries:
     """Queries over one :class:`LineageSource`; every answer is JSON-ready. Safe to share between threads
     while another thread calls ``source.refresh()``.
 
+    ``may_read_dag`` limits every answer to what one reader may see (:mod:`.visibility`); ``None`` shows
+    everything. :meth:`scoped` gives a reader's view of the same source.
+
     ``as_of`` (epoch microseconds) answers from what the events up to that time said; ``include_retired``
     also follows edges the job no longer reports (:mod:`.retirement`), in state ``"retired"``;
     ``include_declared`` (the default) follows the declared edges of jobs that have not run
-    (:mod:`.declared`), in state ``"declared"``."""
+    (:mod:`.declared`), in state ``"declared"``. Every graph answer says whether it is ``exact``.
+    """
 
-    def __init__(self, source: LineageSource) -> None:
+    def __init__(self, source: LineageSource, may_read_dag: DagPredicate | None = None) -> None:
         self.source = source
+        self.may_read_dag = may_read_dag
+        self._visibility: dict[tuple[int, int], Visibility] = {}
 
-    def _graph(
-        self, node_id: str, depth: int, as_of: int | None = None, retired: bool = False
-    ) -> LineageGraph:
+    def scoped(self, may_read_dag: DagPredicate | None) -> LineageQueries:
+        """The same source, answering only with what ``may_read_dag`` lets one reader see."""
+        return LineageQueries(self.source, may_read_dag)
+
+    def visibility(self, graph: LineageGraph) -> Visibility | None:
+        """What this reader may see of ``graph`` (None: everything)."""
+        if self.may_read_dag is None:
+            return None
+        key = (id(graph), graph.version)
+        found = self._visibility.get(key)
+        if found is None or found.graph is not graph:
+            found = self._visibility[key] = Visibility(graph, self.may_read_dag)
+        return found
+
+    def _graph(self, node_id: str, depth: int, way: Way = Way()) -> tuple[LineageGraph, Visibility | None]:
+        """The graph around a node the reader may see; NodeNotFound for one they may not."""
         ids.node_type(node_id)
-        graph = self.source.graph_for(node_id, depth, as_of=as_of, retired=retired)
-        if not graph.has_node(node_id):
+        graph = self.source.graph_for(node_id, depth, as_of=way.as_of, retired=way.retired)
+        visibility = self.visibility(graph)
+        if not graph.has_node(node_id) or (visibility is not None and not visibility.node(node_id)):
             raise NodeNotFound(f"unknown node {node_id}")
-        return graph
+        return graph, visibility
 
     def _dataset_graph(
-        self, dataset_id: str, depth: int, as_of: int | None = None, retired: bool = False
-    ) -> LineageGraph:
+        self, dataset_id: str, depth: int, way: Way = Way()
+    ) -> tuple[LineageGraph, Visibility | None]:
         if ids.node_type(dataset_id) != ids.DATASET:
             raise NodeNotFound(f"{dataset_id} is not a dataset")
-        return self._graph(dataset_id, depth, as_of, retired)
+        return self._graph(dataset_id, depth, way)
 
-    def _directed(
-        self, node_id: str, depth: int, as_of: int | None, retired: bool, declared: bool, *, upstream: bool
-    ) -> dict[str, Any]:
-        graph = self._graph(node_id, depth, as_of, retired)
-        seen, edges = walk(graph, node_id, depth, upstream=upstream, retired=retired, declared=declared)
-        answer = {
-            "target": node_dict(graph, node_id, 0),
-            "nodes": _nodes(graph, seen, node_id),
-            "edges": edge_list(edges),
-        }
-        return _stamp(answer, graph, as_of)
+    def _walk(
+        self,
+        graph: LineageGraph,
+        visibility: Visibility | None,
+        start: str,
+        depth: int,
+        upstream: bool,
+        way: Way,
+    ) -> Walk:
+        return walk(
+            graph,
+            start,
+            depth,
+            upstream=upstream,
+            declared=way.declared,
+            retired=way.retired,
+            visible=visibility.node if visibility is not None else None,
+        )
+
+    def _around(self, node_id: str, depth: int, limit: int | None, way: Way, ups: tuple[bool, ...]) -> Node:
+        graph, visibility = self._graph(node_id, depth, way)
+        walks = [(self._walk(graph, visibility, node_id, depth, up, way), up) for up in ups]
+        return _stamp(_shape(graph, node_id, walks, limit), graph, way.as_of)
 
     @_guarded
     def upstream(
         self,
         node_id: str,
         depth: int = 10,
+        limit: int | None = None,
         *,
         as_of: int | None = None,
         include_retired: bool = False,
         include_declared: bool = True,
     ) -> dict[str, Any]:
-        return self._directed(node_id, depth, as_of, include_retired, include_declared, upstream=True)
+        return self._around(node_id, depth, limit, Way(as_of, include_retired, include_declared), (True,))
 
     @_guarded
     def downstream(
         self,
         node_id: str,
         depth: int = 10,
+        limit: int | None = None,
         *,
         as_of: int | None = None,
         include_retired: bool = False,
         include_declared: bool = True,
     ) -> dict[str, Any]:
-        return self._directed(node_id, depth, as_of, include_retired, include_declared, upstream=False)
+        return self._around(node_id, depth, limit, Way(as_of, include_retired, include_declared), (False,))
 
     @_guarded
     def lineage(
@@ -190,25 +324,8 @@ class LineageQueries:
         include_declared: bool = True,
     ) -> dict[str, Any]:
         """Both directions (for a graph view); past ``limit`` nodes the farthest are cut and counted."""
-        graph = self._graph(node_id, depth, as_of, include_retired)
-        way = {"retired": include_retired, "declared": include_declared}
-        up, up_edges = walk(graph, node_id, depth, upstream=True, **way)
-        down, down_edges = walk(graph, node_id, depth, upstream=False, **way)
-        seen = dict(up)
-        for node, level in down.items():
-            seen[node] = min(level, seen.get(node, level))
-        edges = {**up_edges, **down_edges}
-        truncated: dict[str, int] = {}
-        if limit is not None and len(seen) - 1 > limit:
-            seen, edges, truncated = _cut(node_id, seen, edges, limit)
-        answer = {
-            "target": node_dict(graph, node_id, 0),
-            "nodes": _nodes(graph, seen, node_id),
-            "edges": edge_list(edges),
-        }
-        if truncated:
-            answer["truncated"] = truncated
-        return _stamp(answer, graph, as_of)
+        way = Way(as_of, include_retired, include_declared)
+        return self._around(node_id, depth, limit, way, (True, False))
 
     @_guarded
     def failed_upstream(
@@ -221,10 +338,10 @@ class LineageQueries:
         include_declared: bool = True,
     ) -> dict[str, Any]:
         """Upstream jobs whose latest run FAILED or ABORTED, and the edges from them to the target."""
-        graph = self._dataset_graph(dataset_id, depth, as_of, include_retired)
-        seen, edges = walk(
-            graph, dataset_id, depth, upstream=True, retired=include_retired, declared=include_declared
-        )
+        way = Way(as_of, include_retired, include_declared)
+        graph, visibility = self._dataset_graph(dataset_id, depth, way)
+        walked = self._walk(graph, visibility, dataset_id, depth, True, way)
+        seen, edges = walked.seen, walked.edges
         failed = set()
         for node in seen:
             job = graph.job_record(node) if node.startswith("job:") else None
@@ -245,7 +362,7 @@ class LineageQueries:
         answer = {
             "target": node_dict(graph, dataset_id, 0),
             "nodes": _nodes(graph, {n: seen[n] for n in failed}, dataset_id),
-            "edges": edge_list(path_edges),
+            "edges": _edge_list(path_edges),
         }
         return _stamp(answer, graph, as_of)
 
@@ -259,13 +376,13 @@ class LineageQueries:
         include_retired: bool = False,
         include_declared: bool = True,
     ) -> dict[str, Any]:
-        """Downstream jobs and datasets, their owners, and HIGH (>5 jobs) / MEDIUM (>1) / LOW."""
-        graph = self._dataset_graph(dataset_id, depth, as_of, include_retired)
-        seen, edges = walk(
-            graph, dataset_id, depth, upstream=False, retired=include_retired, declared=include_declared
-        )
-        nodes = _nodes(graph, seen, dataset_id)
-        answer = {"target": node_dict(graph, dataset_id, 0), "nodes": nodes, "edges": edge_list(edges)}
+        """Downstream jobs and datasets, their owners, and HIGH (>5 jobs) / MEDIUM (>1) / LOW (visible
+        jobs only; hidden ones are ``RESTRICTED`` placeholders)."""
+        way = Way(as_of, include_retired, include_declared)
+        graph, visibility = self._dataset_graph(dataset_id, depth, way)
+        walked = self._walk(graph, visibility, dataset_id, depth, False, way)
+        answer = _stamp(_shape(graph, dataset_id, [(walked, False)], None), graph, as_of)
+        nodes = answer["nodes"]
         jobs = [n for n in nodes if n["type"] == ids.JOB]
         owners: set[str] = set()
         for node in nodes:
@@ -274,14 +391,14 @@ class LineageQueries:
             )
             owners.update(record.owners if record is not None else ())
         level = "HIGH" if len(jobs) > HIGH_ABOVE else "MEDIUM" if len(jobs) > MEDIUM_ABOVE else "LOW"
-        return _stamp({**answer, "level": level, "owners": sorted(owners)}, graph, as_of)
+        return {**answer, "level": level, "owners": sorted(owners)}
 
     @_guarded
     def schema_diff(
         self, dataset_id: str, proposed: Any = None, *, as_of: int | None = None
     ) -> dict[str, Any]:
         """Changes between the last two schema versions, or from the current one to ``proposed``."""
-        graph = self._dataset_graph(dataset_id, 0, as_of)
+        graph, _ = self._dataset_graph(dataset_id, 1, Way(as_of))
         versions = self.source.schema_versions(dataset_id, as_of=as_of)
         if proposed is not None:
             current = versions[0] if versions else ()
@@ -296,18 +413,21 @@ class LineageQueries:
     def columns(
         self, dataset_id: str, column: str, depth: int = 10, *, as_of: int | None = None
     ) -> dict[str, Any]:
-        """Upstream columns feeding ``column`` and downstream columns it feeds, with transformations."""
+        """Upstream columns feeding ``column`` and downstream columns it feeds, with transformations, and
+        the column hops crossed (columns of datasets the reader may not see are left out)."""
         if ids.node_type(dataset_id) != ids.DATASET:
             raise NodeNotFound(f"{dataset_id} is not a dataset")
         graph = self.source.column_graph(dataset_id, column, depth, as_of=as_of)
+        visibility = self.visibility(graph)
         record = graph.dataset_record(dataset_id)
-        if record is None:
+        if record is None or (visibility is not None and not visibility.dataset(dataset_id)):
             raise NodeNotFound(f"unknown node {dataset_id}")
         known = {name for name, _, _ in record.fields} | set(record.columns)
         if column not in known and not graph.column_readers_of(dataset_id, column):
             raise NodeNotFound(f"{dataset_id} has no column {column!r}")
-        upstream, up_hops = _column_walk(graph, dataset_id, column, depth, upstream=True)
-        downstream, down_hops = _column_walk(graph, dataset_id, column, depth, upstream=False)
+        shown = visibility.dataset if visibility is not None else None
+        upstream, up_hops = column_walk(graph, dataset_id, column, depth, upstream=True, visible=shown)
+        downstream, down_hops = column_walk(graph, dataset_id, column, depth, upstream=False, visible=shown)
         answer = {
             "target": node_dict(graph, dataset_id, 0),
             "column": column,
@@ -326,6 +446,17 @@ class LineageQueries:
 
     @_guarded
     def search(self, text: str, limit: int = 20) -> list[Node]:
+        """Datasets and jobs whose name contains ``text``, best match first (visible ones only)."""
+        if self.may_read_dag is None:
+            found = self.source.search(text, limit)
+        else:
+            found = []
+            for kind, ns, name in self.source.search(text, min(limit * 10 + 100, MAX_SEARCH_SCAN)):
+                node_id = (ids.dataset_id if kind == ids.DATASET else ids.job_id)(ns, name)
+                if self._shown(node_id):
+                    found.append((kind, ns, name))
+                    if len(found) >= limit:
+                        break
         return [
             {
                 "id": (ids.dataset_id if kind == ids.DATASET else ids.job_id)(ns, name),
@@ -334,17 +465,38 @@ class LineageQueries:
                 "name": name,
                 "depth": 0,
             }
-            for kind, ns, name in self.source.search(text, limit)
+            for kind, ns, name in found
         ]
+
+    def _shown(self, node_id: str) -> bool:
+        try:
+            self._graph(node_id, 1)
+        except NodeNotFound:
+            return False
+        return True
 
     @_guarded
     def node_details(self, node_id: str, *, as_of: int | None = None) -> dict[str, Any]:
         ids.node_type(node_id)
-        return self.source.node_details(node_id, as_of=as_of)
+        if self.may_read_dag is None:
+            return self.source.node_details(node_id, as_of=as_of)
+        depth = 2 if ids.node_type(node_id) == ids.DATASET else 1
+        _, visibility = self._graph(node_id, depth, Way(as_of, retired=True))
+        assert visibility is not None
+        return visible_details(self.source.node_details(node_id, as_of=as_of), visibility)
 
     @_guarded
     def run_details(self, run_id: str) -> dict[str, Any]:
-        return self.source.run_details(run_id)
+        details = self.source.run_details(run_id)
+        if self.may_read_dag is None:
+            return details
+        job_id = str((details.get("job") or {}).get("id") or "")
+        try:
+            _, visibility = self._graph(job_id, 1)
+        except (NodeNotFound, ValueError):
+            raise NodeNotFound(f"unknown run {run_id}") from None
+        assert visibility is not None
+        return visible_run_details(details, visibility)
 
     @_guarded
     def time_range(self) -> dict[str, Any]:
@@ -352,79 +504,6 @@ class LineageQueries:
         first, last = self.source.time_range()
         return {"from": w.format_micros(first), "to": w.format_micros(last)}
 
-
-def _cut(
-    node_id: str, seen: dict[str, int], edges: Edges, limit: int
-) -> tuple[dict[str, int], Edges, dict[str, int]]:
-    """Keep the ``limit`` nearest nodes; count, per kept node, the neighbours that were cut."""
-    ordered = sorted((kv for kv in seen.items() if kv[0] != node_id), key=lambda kv: (kv[1], kv[0]))
-    kept = {node_id, *(n for n, _ in ordered[:limit])}
-    cut_from: dict[str, set[str]] = {}
-    for origin, destination in edges:
-        if origin in kept and destination not in kept:
-            cut_from.setdefault(origin, set()).add(destination)
-        elif destination in kept and origin not in kept:
-            cut_from.setdefault(destination, set()).add(origin)
-    truncated = {n: len(c) for n, c in sorted(cut_from.items())}
-    seen = {n: d for n, d in seen.items() if n in kept}
-    edges = {(o, d): state for (o, d), state in edges.items() if o in kept and d in kept}
-    return seen, edges, truncated
-
-
-def _column_walk(
-    graph: LineageGraph, dataset_id: str, column: str, depth: int, *, upstream: bool
-) -> tuple[list[dict[str, Any]], set[tuple[tuple[str, str], tuple[str, str]]]]:
-    """Rows of the columns ``depth`` column hops up- or downstream, and the hops crossed
-    ((from dataset, column), (to dataset, column)), always pointing the way the data flows."""
-    start = (dataset_id, column)
-    best: dict[tuple[str, str], tuple[int, set[tuple[Any, ...]], str, str]] = {}
-    hops: set[tuple[tuple[str, str], tuple[str, str]]] = set()
-    queue = deque([(start, 0)])
-    done = {start}
-    while queue:
-        (ds, col), level = queue.popleft()
-        if level >= depth:
-            continue
-        for namespace, name, field, transforms in _column_neighbours(graph, ds, col, upstream=upstream):
-            key = (ids.dataset_id(namespace, name), field)
-            hops.add((key, (ds, col)) if upstream else ((ds, col), key))
-            if key == start:
-                continue
-            entry = best.get(key)
-            if entry is None:
-                best[key] = (level + 1, set(transforms), namespace, name)
-            elif entry[0] == level + 1:
-                entry[1].update(transforms)
-            if key not in done:
-                done.add(key)
-                queue.append((key, level + 1))
-    rows = [
-        {
-            "namespace": namespace,
-            "name": name,
-            "column": key[1],
-            "depth": level,
-            "transformations": [
-                {"type": t, "subtype": s, "description": d} for t, s, d in sorted(transforms, key=repr)
-            ],
-        }
-        for key, (level, transforms, namespace, name) in best.items()
-    ]
-    rows.sort(key=lambda r: (r["depth"], r["namespace"], r["name"], r["column"]))
-    return rows, hops
-
-
-def _column_neighbours(graph: LineageGraph, ds: str, col: str, *, upstream: bool) -> list[tuple[Any, ...]]:
-    if upstream:
-        return list(graph.column_inputs(ds, col))
-    out = []
-    for reader_id, reader_col in sorted(graph.column_readers_of(ds, col)):
-        reader = graph.dataset_record(reader_id)
-        if reader is None:
-            continue
-        transforms: list[Any] = []
-        for namespace, name, field, t in reader.columns.get(reader_col, ()):
-            if ids.dataset_id(namespace, name) == ds and field == col:
-                transforms.extend(t)
-        out.append((reader.namespace, reader.name, reader_col, tuple(transforms)))
-    return out
+    def may_read(self, dag_id: str) -> bool:
+        """Whether this reader may read the DAG ``dag_id`` (always, unscoped)."""
+        return self.may_read_dag is None or bool(self.may_read_dag(dag_id))

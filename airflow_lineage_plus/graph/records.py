@@ -8,13 +8,16 @@ broken by content.
 from __future__ import annotations
 
 from array import array
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 import msgspec
 
 from airflow_lineage_plus import node_ids as ids
 from airflow_lineage_plus.graph.declared import NEVER, is_declared_time
 from airflow_lineage_plus.graph.runs import RunRecord
+
+_T = TypeVar("_T")
 
 Fields = tuple[tuple[str, str | None], ...]
 FullFields = tuple[tuple[str, str | None, str | None], ...]  # with descriptions
@@ -213,3 +216,17 @@ class DatasetRecord:
         seen = sorted(self.schemas.items(), key=lambda kv: (kv[1], kv[0]), reverse=True)
         reported = [schema for schema, micros in seen if not is_declared_time(micros)]
         return reported or [schema for schema, _ in seen]
+
+
+def cached_facet(
+    cache: dict[str, tuple[msgspec.Raw, Any]], facet: str, raw: Any, decode: Callable[[bytes], _T]
+) -> _T:
+    """The decoded facet, decoding only when its bytes differ from the last ones seen for this record
+    (compared in place; copied only when they differ)."""
+    hit = cache.get(facet)
+    if hit is not None and hit[0] == raw:
+        return hit[1]  # type: ignore[no-any-return]
+    data = bytes(raw)
+    value = decode(data)
+    cache[facet] = (msgspec.Raw(data), value)
+    return value

@@ -14,15 +14,21 @@ from airflow_lineage_plus.graph import wire as w
 # event type -> (run state, priority when two terminal events have the same time)
 _TERMINAL = {"COMPLETE": ("COMPLETED", 1), "ABORT": ("ABORTED", 2), "FAIL": ("FAILED", 3)}
 FAILED_STATES = frozenset({"FAILED", "ABORTED"})
+#: the states of a run that did no work: skipped, or never run because an upstream task failed
+NOT_RUN_STATES = frozenset({"SKIPPED", "UPSTREAM_FAILED"})
 SCHEDULER_SKIP_REASON = "skipped by the scheduler (DAG run airflowState.tasksState)"
 NO_EDGES: frozenset[tuple[str, str]] = frozenset()
 NO_REFS: tuple[int, ...] = ()
+UPSTREAM_FAILED_REASON = "upstream failed (DAG run airflowState.tasksState)"
+#: the Airflow task-instance state the skip facet and ``tasksState`` use for "an upstream task failed"
+AIRFLOW_UPSTREAM_FAILED = "upstream_failed"
 
 
 class RunRecord:
     """One run, folded from all its events whatever their arrival order."""
 
     __slots__ = (
+        "dag_id",
         "end",
         "error",
         "error_key",
@@ -31,6 +37,7 @@ class RunRecord:
         "first_seen",
         "io",
         "job_id",
+        "parent_job_id",
         "parent_run_id",
         "refs",
         "run_id",
@@ -38,6 +45,7 @@ class RunRecord:
         "skipped",
         "start",
         "terminal",
+        "upstream_failed",
     )
 
     def __init__(self, run_id: str | None, job_id: str) -> None:
@@ -59,13 +67,16 @@ class RunRecord:
         #: the edges (origin, destination) its events reported, shared between runs of a job that reported
         #: the same ones (see :meth:`LineageGraph.current_io`)
         self.io: frozenset[tuple[str, str]] = NO_EDGES
+        self.upstream_failed = False  # with skipped: the run never ran because an upstream task failed
+        self.parent_job_id: str | None = None  # the parent facet's job, as a job node id
+        self.dag_id: str | None = None  # the Airflow DAG the run belongs to, from the provider's facets
 
     @property
     def state(self) -> str:
         if self.terminal is None:
             return "RUNNING"
         if self.skipped and self.terminal[1] != _TERMINAL["FAIL"][1]:
-            return "SKIPPED"
+            return "UPSTREAM_FAILED" if self.upstream_failed else "SKIPPED"
         return {1: "COMPLETED", 2: "ABORTED", 3: "FAILED"}[self.terminal[1]]
 
     @property
@@ -99,12 +110,17 @@ class RunRecord:
                 self.end = micros
                 self.skipped = bool(skip and skip.skipped)
                 self.skip_reason = skip.reason if skip and skip.skipped else None
+                self.upstream_failed = bool(skip and skip.skipped and skip.state == AIRFLOW_UPSTREAM_FAILED)
             elif key == self.terminal and skip is not None and skip.skipped:
                 self.skipped = True
+                self.upstream_failed = self.upstream_failed or skip.state == AIRFLOW_UPSTREAM_FAILED
                 if skip.reason is not None and (self.skip_reason is None or skip.reason < self.skip_reason):
                     self.skip_reason = skip.reason
         if facets is None:
             return
+        dag_id = _dag_id(facets)
+        if dag_id is not None and (self.dag_id is None or dag_id < self.dag_id):
+            self.dag_id = dag_id  # the least of them if events disagree: the same in any order
         if facets.errorMessage is not None and facets.errorMessage.message is not None:
             error_key = (micros, facets.errorMessage.message)
             if self.error_key is None or error_key > self.error_key:
@@ -118,6 +134,9 @@ class RunRecord:
             self.exec_mode_time = micros
         if facets.parent is not None and self.parent_run_id is None:
             self.parent_run_id = sys.intern(facets.parent.run.runId)  # shared by the DAG run's tasks
+            parent_job = facets.parent.job
+            if parent_job is not None:
+                self.parent_job_id = sys.intern(f"job:{parent_job.namespace}:{parent_job.name}")
 
     @classmethod
     def restore(cls, state: tuple[Any, ...]) -> RunRecord:
@@ -139,6 +158,9 @@ class RunRecord:
             run.parent_run_id,
             run.refs,
             run.io,
+            run.upstream_failed,
+            run.parent_job_id,
+            run.dag_id,
         ) = state
         return run
 
@@ -155,8 +177,10 @@ class RunRecord:
             if self.terminal is None or later.terminal > self.terminal:
                 self.terminal, self.end = later.terminal, later.end
                 self.skipped, self.skip_reason = later.skipped, later.skip_reason
+                self.upstream_failed = later.upstream_failed
             elif later.terminal == self.terminal and later.skipped:
                 self.skipped = True
+                self.upstream_failed = self.upstream_failed or later.upstream_failed
                 reasons = [r for r in (self.skip_reason, later.skip_reason) if r is not None]
                 self.skip_reason = min(reasons) if reasons else None
         if later.error_key is not None and (self.error_key is None or later.error_key > self.error_key):
@@ -168,7 +192,9 @@ class RunRecord:
         ):
             self.exec_mode, self.exec_mode_time = mode, later.exec_mode_time
         if self.parent_run_id is None:
-            self.parent_run_id = later.parent_run_id
+            self.parent_run_id, self.parent_job_id = later.parent_run_id, later.parent_job_id
+        if later.dag_id is not None and (self.dag_id is None or later.dag_id < self.dag_id):
+            self.dag_id = later.dag_id
         if later.refs:
             self.refs = [*self.refs, *later.refs]
         if not later.io <= self.io:
@@ -192,4 +218,15 @@ _RUN_STATE = (
     "parent_run_id",
     "refs",
     "io",
+    "upstream_failed",
+    "parent_job_id",
+    "dag_id",
 )
+
+
+def _dag_id(facets: w.RunFacets) -> str | None:
+    """The DAG id the provider's ``airflow`` (task) or ``airflowDagRun`` (DAG run) facet names."""
+    for facet in (facets.airflow, facets.airflowDagRun):
+        if facet is not None and facet.dag is not None and facet.dag.dag_id:
+            return sys.intern(facet.dag.dag_id)
+    return None

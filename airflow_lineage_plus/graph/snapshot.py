@@ -38,7 +38,7 @@ from typing import Any
 
 MAGIC = b"LPINDEX\x00"
 #: bumped whenever the layout or the meaning of a section changes: an index of another format is rebuilt
-FORMAT = 2
+FORMAT = 3
 _HEAD = len(MAGIC) + 8
 _PROBE = 32  # slots read at once when looking a run up
 

@@ -33,7 +33,10 @@ def export_state(graph: LineageGraph) -> bytes:
             list(map(operator.attrgetter(*_RUN_STATE), graph.runs.values())),
             list(map(operator.attrgetter(*_DATASET_STATE), graph.datasets.values())),
             graph.succ,  # pred, and each job's sources and targets, are its mirror image
-            {dag_run: (s.key, s.job_ids, s.dag_job) for dag_run, s in graph.dag_run_skips.items()},
+            {
+                dag_run: (s.key, s.job_ids, s.upstream_failed, s.dag_job)
+                for dag_run, s in graph.dag_run_skips.items()
+            },
             graph.version,
             graph.salvaged,
             graph.edge_first,
@@ -92,8 +95,8 @@ def absorb(graph: LineageGraph, exported: bytes) -> None:
             else:
                 jobs_by_id[destination].sources.add(origin)
     _absorb_declared(graph, declarations, declared_succ)
-    for dag_run_id, (key, job_ids, dag_job) in skips.items():
-        graph.set_dag_run_skips(dag_run_id, key, job_ids, dag_job)
+    for dag_run_id, (key, job_ids, upstream_failed, dag_job) in skips.items():
+        graph.set_dag_run_skips(dag_run_id, key, job_ids, upstream_failed, dag_job)
     edge_first = graph.edge_first
     for edge, seen in first.items():
         mine = edge_first.get(edge)

@@ -117,6 +117,7 @@ class ErrorMessage(msgspec.Struct):
 class SkipState(msgspec.Struct):
     skipped: bool = False
     reason: str | None = None
+    state: str | None = None  # the Airflow state: "skipped" or "upstream_failed"
 
 
 class ExecutionMode(msgspec.Struct):
@@ -128,12 +129,24 @@ class AirflowState(msgspec.Struct):
     tasksState: dict[str, str | None] | None = None
 
 
+class AirflowDag(msgspec.Struct):
+    dag_id: str | None = None
+
+
+class AirflowRunFacet(msgspec.Struct):
+    """The provider's ``airflow`` (task run) and ``airflowDagRun`` (DAG run) facets: only the DAG id."""
+
+    dag: AirflowDag | None = None
+
+
 class RunFacets(msgspec.Struct):
     parent: Parent | None = None
     errorMessage: ErrorMessage | None = None
     skipState: SkipState | None = msgspec.field(default=None, name=fk.SKIP_STATE)
     executionMode: ExecutionMode | None = msgspec.field(default=None, name=fk.EXECUTION_MODE)
     airflowState: AirflowState | None = None
+    airflow: AirflowRunFacet | None = msgspec.field(default=None, name=fk.AIRFLOW_RUN)
+    airflowDagRun: AirflowRunFacet | None = msgspec.field(default=None, name=fk.AIRFLOW_DAG_RUN)
 
 
 class Run(msgspec.Struct):

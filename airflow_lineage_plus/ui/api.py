@@ -1,7 +1,10 @@
 """JSON routes of the Lineage view, all read-only, all answering through the shared lineage query layer.
 
-Every identifier comes in as a query parameter with a bounded length and is only ever used as a key into
-the graph: nothing here touches the filesystem or renders HTML, so a hostile dataset name stays data.
+Every route but ``/config`` reads lineage only through its :data:`~airflow_lineage_plus.ui.access.Lineage`
+parameter, which scopes the question to the DAGs the user may read, runs it in the view's own threads
+within the request's deadline and turns errors into fixed texts. Every identifier comes in as a query
+parameter with a bounded length and is only ever used as a key into the graph: nothing here touches the
+filesystem or renders HTML, so a hostile dataset name stays data.
 """
 
 from __future__ import annotations
@@ -9,10 +12,11 @@ from __future__ import annotations
 import json
 from typing import Annotated, Any
 
-from fastapi import APIRouter, HTTPException, Query, Request, status
+from fastapi import APIRouter, HTTPException, Query, status
 
 from airflow_lineage_plus import conf
-from airflow_lineage_plus.ui.source import LineageReader
+from airflow_lineage_plus.graph.answers import task_instance_ids
+from airflow_lineage_plus.ui.access import Lineage
 
 MAX_DEPTH = 12
 MAX_ID_LENGTH = 2048
@@ -27,26 +31,13 @@ Declared = Annotated[bool, Query(description="include declared edges of jobs tha
 AirflowId = Annotated[str, Query(min_length=1, max_length=512)]
 #: answer as of this time (ISO-8601), from what the events up to then said
 AsOf = Annotated[str | None, Query(alias="asOf", max_length=64)]
+#: also the edges jobs no longer report (state ``retired``, drawn dashed)
 IncludeRetired = Annotated[bool, Query(alias="includeRetired")]
 
 router = APIRouter(prefix="/api")
 
-
-def _reader(request: Request) -> LineageReader:
-    reader: LineageReader = request.app.state.lineage_reader
-    return reader
-
-
-def _answer(request: Request, query: Any) -> Any:
-    """Run a query; the graph layer's "not found" becomes 404, an unreadable source 503."""
-    from airflow_lineage_plus.graph import NodeNotFound, SourceUnavailable
-
-    try:
-        return _reader(request).run(query)
-    except NodeNotFound:
-        raise HTTPException(status.HTTP_404_NOT_FOUND, "Not found in the lineage graph") from None
-    except SourceUnavailable as error:
-        raise HTTPException(status.HTTP_503_SERVICE_UNAVAILABLE, str(error)) from None
+#: most jobs the DAG tab merges (a DAG with more tasks shows its first ones, by name)
+MAX_DAG_JOBS = 100
 
 
 def _checked_node_id(node: str) -> str:
@@ -100,62 +91,67 @@ def _as_of(value: str | None) -> int | None:
         ) from None
 
 
+def _way(as_of: str | None, include_retired: bool, declared: bool) -> dict[str, Any]:
+    """The keyword arguments of a graph question: when, and which edges besides current ones."""
+    return {"as_of": _as_of(as_of), "include_retired": include_retired, "include_declared": declared}
+
+
 @router.get("/config")
-def view_config() -> dict[str, Any]:
+async def view_config() -> dict[str, Any]:
     """What the page needs to know about this installation (no lineage data)."""
     return {"maxNodes": conf.ui_max_nodes(), "maxDepth": MAX_DEPTH, "source": conf.graph_source()}
 
 
 @router.get("/search")
-def search(
-    request: Request,
+async def search(
+    lineage: Lineage,
     q: Annotated[str, Query(max_length=512)] = "",
     limit: Annotated[int, Query(ge=1, le=200)] = 20,
 ) -> dict[str, Any]:
     """Datasets and jobs whose name matches ``q``."""
     if not q.strip():
         return {"results": []}
-    return {"results": _answer(request, lambda queries: queries.search(q.strip(), limit=limit))}
+    return {"results": await lineage.ask(lambda queries: queries.search(q.strip(), limit=limit))}
 
 
 @router.get("/lineage")
-def lineage(
-    request: Request,
+async def lineage_graph(
+    lineage: Lineage,
     node: NodeId,
     depth: Depth = 6,
     direction: Annotated[str, Query(pattern="^(both|upstream|downstream)$")] = "both",
+    declared: Declared = True,
     as_of: AsOf = None,
     include_retired: IncludeRetired = False,
-    declared: Declared = True,
 ) -> dict[str, Any]:
     """The graph around ``node``; for a dataset also the upstream jobs whose latest run failed. Each edge
     has a ``state``: ``current`` (reported by a run), ``declared`` (in DAG code; the job has not run) or,
     with ``includeRetired``, ``retired`` (no longer reported by the job). ``asOf``: as of that time."""
     _checked_node_id(node)
-    when = {"as_of": _as_of(as_of), "include_retired": include_retired, "include_declared": declared}
+    limit = conf.ui_max_nodes()
+    way = _way(as_of, include_retired, declared)
 
     def query(queries: Any) -> dict[str, Any]:
         if direction == "upstream":
-            graph: dict[str, Any] = queries.upstream(node, depth, **when)
+            graph: dict[str, Any] = queries.upstream(node, depth, limit=limit, **way)
         elif direction == "downstream":
-            graph = queries.downstream(node, depth, **when)
+            graph = queries.downstream(node, depth, limit=limit, **way)
         else:
-            graph = queries.lineage(node, depth, limit=conf.ui_max_nodes(), **when)
+            graph = queries.lineage(node, depth, limit=limit, **way)
         if graph["target"]["type"] == "DATASET":
-            failed = queries.failed_upstream(node, depth, **when)
+            failed = queries.failed_upstream(node, depth, **way)
             graph["failedUpstream"] = failed.get("nodes", []) if isinstance(failed, dict) else list(failed)
         return graph
 
-    result: dict[str, Any] = _answer(request, query)
-    return result
+    return await lineage.ask(query)
 
 
 @router.get("/node")
-def node_details(request: Request, node: NodeId, as_of: AsOf = None) -> dict[str, Any]:
-    """Everything known about one dataset or job (schema, quality, runs, SQL, owners...), as of
-    ``asOf`` when given.
+async def node_details(lineage: Lineage, node: NodeId, as_of: AsOf = None) -> dict[str, Any]:
+    """Everything known about one dataset or job (schema, quality, runs, SQL, owners...), as of ``asOf``
+    when given.
 
-    A job's recent runs also get the Airflow ids of their task instance (``airflow``: dag_id, run_id,
+    A job's recent runs also carry the Airflow ids of their task instance (``airflow``: dag_id, run_id,
     task_id, try_number, map_index) so the page can link each run to Airflow.
     """
     _checked_node_id(node)
@@ -165,32 +161,40 @@ def node_details(request: Request, node: NodeId, as_of: AsOf = None) -> dict[str
         details: dict[str, Any] = queries.node_details(node, as_of=when)
         if details.get("type") == "JOB":
             for run in details.get("runs") or []:
-                if run.get("runId"):
-                    run["airflow"] = _task_instance_ids(queries.run_details(run["runId"]))
+                if "airflow" not in run and run.get("runId"):  # a source that does not say: ask the run
+                    run["airflow"] = task_instance_ids(queries.run_details(run["runId"]).get("facets"))
         return details
 
-    result: dict[str, Any] = _answer(request, query)
-    return result
+    return await lineage.ask(query)
 
 
 @router.get("/freshness")
-def freshness(request: Request) -> dict[str, Any]:
-    """Datasets older than their freshness target (``SloTier``), with the job responsible (docs/alerts.md)."""
+async def freshness(lineage: Lineage) -> dict[str, Any]:
+    """Datasets older than their freshness target (``SloTier``), with the job responsible (docs/alerts.md):
+    only datasets and jobs the reader may see."""
     from airflow_lineage_plus.act.freshness import report
 
-    result: dict[str, Any] = _answer(request, lambda queries: report(queries.source))
+    result: dict[str, Any] = await lineage.ask(
+        lambda queries: report(queries.source, may_read_dag=queries.may_read_dag)
+    )
     return result
 
 
 @router.get("/run")
-def run_details(request: Request, run: Annotated[str, Query(min_length=1, max_length=256)]) -> dict[str, Any]:
+async def run_details(
+    lineage: Lineage, run: Annotated[str, Query(min_length=1, max_length=256)]
+) -> dict[str, Any]:
     """Inputs, outputs and facets of one run."""
-    result: dict[str, Any] = _answer(request, lambda queries: queries.run_details(run))
+    result: dict[str, Any] = await lineage.ask(lambda queries: queries.run_details(run))
     return result
 
 
 def _task_jobs(queries: Any, dag_id: str, task_id: str | None) -> list[dict[str, Any]]:
-    """Job nodes of a DAG's tasks (or of one task), as the provider names them: ``dag_id.task_id``."""
+    """Job nodes of a DAG's tasks (or of one task), as the provider names them: ``dag_id.task_id``.
+
+    Only jobs the reader may see, of a DAG they may read: anything else is "no lineage recorded"."""
+    if not queries.may_read(dag_id):
+        return []
     prefix = f"{dag_id}."
     wanted = f"{dag_id}.{task_id}" if task_id else None
     found = queries.search(wanted or prefix, limit=500)
@@ -206,8 +210,8 @@ def _task_jobs(queries: Any, dag_id: str, task_id: str | None) -> list[dict[str,
 
 
 @router.get("/dag")
-def dag_lineage(
-    request: Request,
+async def dag_lineage(
+    lineage: Lineage,
     dag_id: AirflowId,
     depth: Depth = 2,
     declared: Declared = True,
@@ -217,41 +221,25 @@ def dag_lineage(
     """The lineage of all tasks of one DAG, merged into one graph centred on the DAG (a DAG that has not
     run yet shows the lineage its tasks declare, published with ``lineage-plus publish-static``); as of
     ``asOf``, with retired edges when ``includeRetired``."""
-    when = {"as_of": _as_of(as_of), "include_retired": include_retired, "include_declared": declared}
+    limit = conf.ui_max_nodes()
+    way = _way(as_of, include_retired, declared)
 
     def query(queries: Any) -> dict[str, Any]:
-        jobs = _task_jobs(queries, dag_id, None)
+        jobs = _task_jobs(queries, dag_id, None)[:MAX_DAG_JOBS]
         if not jobs:
             raise HTTPException(status.HTTP_404_NOT_FOUND, "No lineage recorded for this DAG")
-        limit = conf.ui_max_nodes()
-        graphs = [queries.lineage(job["id"], depth, limit=limit, **when) for job in jobs]
+        graphs = [queries.lineage(job["id"], depth, limit=limit, **way) for job in jobs]
         target = {"id": f"dag:{dag_id}", "type": "DAG", "name": dag_id, "namespace": "", "depth": 0}
         merged = _merge_graphs(target, graphs)
         merged["dagJobs"] = [job["id"] for job in jobs]
         return merged
 
-    result: dict[str, Any] = _answer(request, query)
-    return result
-
-
-def _task_instance_ids(run: dict[str, Any]) -> dict[str, Any] | None:
-    """Airflow ids of the task instance behind an OpenLineage run (the provider's ``airflow`` facet)."""
-    airflow = (run.get("facets") or {}).get("airflow")
-    if not isinstance(airflow, dict):
-        return None
-    task_instance = airflow.get("taskInstance") or {}
-    return {
-        "dag_id": (airflow.get("dag") or {}).get("dag_id"),
-        "run_id": (airflow.get("dagRun") or {}).get("run_id"),
-        "task_id": (airflow.get("task") or {}).get("task_id"),
-        "try_number": task_instance.get("try_number"),
-        "map_index": task_instance.get("map_index"),
-    }
+    return await lineage.ask(query)
 
 
 @router.get("/task-instance")
-def task_instance(
-    request: Request,
+async def task_instance(
+    lineage: Lineage,
     dag_id: AirflowId,
     task_id: AirflowId,
     run_id: Annotated[str | None, Query(max_length=512)] = None,
@@ -273,12 +261,12 @@ def task_instance(
         for summary in details.get("runs") or []:
             if not summary.get("runId"):
                 continue
-            run = queries.run_details(summary["runId"])
-            ids = _task_instance_ids(run)
+            ids = summary.get("airflow")
             if run_id is not None and (ids is None or ids["run_id"] != run_id):
                 continue
             if map_index is not None and ids is not None and ids["map_index"] not in (None, map_index):
                 continue
+            run = queries.run_details(summary["runId"])
             tries.append({**run, "airflow": ids, "tryNumber": (ids or {}).get("try_number")})
         if run_id is not None:
             tries.sort(key=lambda run: (run["tryNumber"] or 0, run.get("startedAt") or ""), reverse=True)
@@ -289,32 +277,32 @@ def task_instance(
         ]
         return {"job": job, "tries": summaries, "run": chosen}
 
-    result: dict[str, Any] = _answer(request, query)
-    return result
+    return await lineage.ask(query)
 
 
 # -- impact, schema changes, column paths, the time range (the view's panels and its time slider) ---------
 
 
 @router.get("/impact")
-def impact(
-    request: Request,
+async def impact(
+    lineage: Lineage,
     node: NodeId,
     depth: Depth = 10,
     as_of: AsOf = None,
     include_retired: IncludeRetired = False,
     declared: Declared = True,
 ) -> dict[str, Any]:
-    """Everything downstream of a dataset: the level (HIGH, MEDIUM, LOW), the jobs and the owners."""
+    """Everything downstream of a dataset the reader may see: the level (HIGH, MEDIUM, LOW), the jobs and
+    the owners."""
     _checked_node_id(node)
-    when = {"as_of": _as_of(as_of), "include_retired": include_retired, "include_declared": declared}
-    result: dict[str, Any] = _answer(request, lambda queries: queries.impact(node, depth, **when))
+    way = _way(as_of, include_retired, declared)
+    result: dict[str, Any] = await lineage.ask(lambda queries: queries.impact(node, depth, **way))
     return result
 
 
 @router.get("/schema-diff")
-def schema_diff(
-    request: Request,
+async def schema_diff(
+    lineage: Lineage,
     node: NodeId,
     proposed: Annotated[str | None, Query(max_length=MAX_PROPOSED_LENGTH)] = None,
     as_of: AsOf = None,
@@ -337,29 +325,29 @@ def schema_diff(
             raise HTTPException(status.HTTP_422_UNPROCESSABLE_ENTITY, str(error)) from None
         return answer
 
-    result: dict[str, Any] = _answer(request, query)
-    return result
+    return await lineage.ask(query)
 
 
 @router.get("/columns")
-def columns(
-    request: Request,
+async def columns(
+    lineage: Lineage,
     node: NodeId,
     column: Annotated[str, Query(min_length=1, max_length=512)],
     depth: Depth = 10,
     as_of: AsOf = None,
 ) -> dict[str, Any]:
-    """The columns a column comes from (upstream) and feeds (downstream), hop by hop."""
+    """The columns a column comes from (upstream) and feeds (downstream), hop by hop (columns of datasets
+    the reader may not see left out)."""
     _checked_node_id(node)
     when = _as_of(as_of)
-    result: dict[str, Any] = _answer(
-        request, lambda queries: queries.columns(node, column, depth, as_of=when)
+    result: dict[str, Any] = await lineage.ask(
+        lambda queries: queries.columns(node, column, depth, as_of=when)
     )
     return result
 
 
 @router.get("/time-range")
-def time_range(request: Request) -> dict[str, Any]:
+async def time_range(lineage: Lineage) -> dict[str, Any]:
     """The first and the last event time the source knows (the time slider's ends; null when unknown)."""
-    result: dict[str, Any] = _answer(request, lambda queries: queries.time_range())
+    result: dict[str, Any] = await lineage.ask(lambda queries: queries.time_range())
     return result

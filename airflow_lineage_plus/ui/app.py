@@ -1,19 +1,25 @@
 """The Lineage view's FastAPI app: the page, its static files and the JSON API, all behind Airflow auth.
 
 Airflow mounts it under ``/lineage-plus`` through the plugin's ``fastapi_apps``. Every route depends on
-:func:`airflow_lineage_plus.ui.auth.require_lineage_reader`; there is no OpenAPI/docs route. The page is a
-fixed file (no server-side templating) and static files are served from an allowlist, never by path.
+:func:`airflow_lineage_plus.ui.auth.require_lineage_reader`; every route that reads lineage also goes
+through :mod:`airflow_lineage_plus.ui.access` (the user's DAGs, the view's own threads, the deadline).
+Every route is ``async``: nothing here waits in the API server's shared thread pool. There is no
+OpenAPI/docs route. The page is a fixed file (no server-side templating) and static files are served
+from an allowlist, never by path.
 """
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Awaitable, Callable
 from importlib import resources
 
 from fastapi import APIRouter, Depends, FastAPI, HTTPException, Request, Response, status
 
+from airflow_lineage_plus import conf
 from airflow_lineage_plus.ui import api
 from airflow_lineage_plus.ui.auth import require_lineage_reader
+from airflow_lineage_plus.ui.pool import QueryPool
 from airflow_lineage_plus.ui.source import LineageReader
 
 #: The only files the app serves besides the page, with their media types.
@@ -47,7 +53,9 @@ CONTENT_SECURITY_POLICY = (
 )
 
 
+@functools.cache
 def _static_text(name: str) -> str:
+    """A file of ``static/`` (read once: they only change with the package)."""
     return (
         resources.files("airflow_lineage_plus.ui")
         .joinpath("static")
@@ -60,13 +68,13 @@ page_router = APIRouter()
 
 
 @page_router.get("/", include_in_schema=False)
-def page() -> Response:
+async def page() -> Response:
     """The single page; it reads everything it shows from the JSON API."""
     return Response(_static_text("index.html"), media_type="text/html; charset=utf-8")
 
 
 @page_router.get("/static/{name}", include_in_schema=False)
-def static_file(name: str) -> Response:
+async def static_file(name: str) -> Response:
     """One of :data:`STATIC_FILES`; any other name (``../conf.py`` included) is 404."""
     media_type = STATIC_FILES.get(name)
     if media_type is None:
@@ -95,6 +103,7 @@ def create_app(reader: LineageReader | None = None) -> FastAPI:
         dependencies=[Depends(require_lineage_reader)],
     )
     app.state.lineage_reader = reader or LineageReader()
+    app.state.query_pool = QueryPool(conf.ui_max_queries())
     app.include_router(page_router)
     app.include_router(api.router)
     app.middleware("http")(_security_headers)

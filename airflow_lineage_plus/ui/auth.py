@@ -1,4 +1,4 @@
-"""Who may read the Lineage view: an authenticated Airflow user who may read DAGs, task instances, assets.
+"""Who is asking: an authenticated Airflow user who may read DAGs, task instances and assets.
 
 Airflow does not protect a plugin's FastAPI app, so every route of the Lineage app depends on
 :func:`require_lineage_reader`. The user is resolved exactly as Airflow's own API resolves it, through the
@@ -10,23 +10,39 @@ configured auth manager:
   of the same origin).
 
 No token, an expired, forged or otherwise unreadable token: **401**. A valid user the auth manager does
-not allow to read DAGs (all of them), their task instances and assets: **403**. Lineage crosses DAG
-boundaries (a dataset links jobs of many DAGs, its schema and SQL come from all of them), so the view asks
-for read access to DAGs as a whole rather than to one DAG. Neither answer carries any lineage data.
+not allow to read DAGs, their task instances and assets (:func:`.permissions.may_read_lineage`): **403**.
+Neither answer carries any lineage data. Which DAGs' lineage the user then sees is
+:mod:`airflow_lineage_plus.ui.permissions`' business, applied by :mod:`airflow_lineage_plus.ui.access`.
 """
 
 from __future__ import annotations
 
 import logging
+import time
 from typing import Any
 
 from fastapi import HTTPException, Request, status
 
-from airflow_lineage_plus import _compat
+from airflow_lineage_plus import _compat, conf
+from airflow_lineage_plus.exceptions import DeadlineExceeded
+from airflow_lineage_plus.ui.permissions import may_read_lineage
+from airflow_lineage_plus.ui.pool import QueryPool
 
 log = logging.getLogger(__name__)
 
 TOKEN_COOKIE = "_token"
+#: seconds a 503 asks the client to wait before asking again
+RETRY_AFTER = "5"
+BUSY = "The Lineage view is busy or its lineage source is slow right now; try again in a moment."
+
+
+def request_deadline(request: Request) -> float:
+    """The monotonic time ``request`` must be answered by: ``[lineage_plus] ui_request_timeout`` after it
+    reached the view (authorisation and the lineage question share it)."""
+    deadline = getattr(request.state, "lineage_deadline", None)
+    if deadline is None:
+        deadline = request.state.lineage_deadline = time.monotonic() + conf.ui_request_timeout()
+    return float(deadline)
 
 
 def _bearer_token(request: Request) -> str | None:
@@ -63,21 +79,9 @@ async def _user_from_token(token: str) -> Any:
     raise HTTPException(status.HTTP_401_UNAUTHORIZED, "Not authenticated")
 
 
-def may_read_lineage(user: Any) -> bool:
-    """Whether the auth manager lets ``user`` read DAGs, task instances and assets (what lineage shows)."""
-    from airflow.api_fastapi.app import get_auth_manager
-    from airflow.api_fastapi.auth.managers.models.resource_details import DagAccessEntity
-
-    manager = get_auth_manager()
-    return bool(
-        manager.is_authorized_dag(method="GET", user=user)
-        and manager.is_authorized_dag(method="GET", access_entity=DagAccessEntity.TASK_INSTANCE, user=user)
-        and manager.is_authorized_asset(method="GET", user=user)
-    )
-
-
 async def require_lineage_reader(request: Request) -> Any:
     """FastAPI dependency of every Lineage route: the user, or 401/403 with no data."""
+    request_deadline(request)  # the clock starts now
     token = _bearer_token(request)
     if token is not None:
         user = await _user_from_token(token)
@@ -88,8 +92,13 @@ async def require_lineage_reader(request: Request) -> Any:
             if not cookie:
                 raise HTTPException(status.HTTP_401_UNAUTHORIZED, "Not authenticated")
             user = await _user_from_token(cookie)
-    try:
-        allowed = may_read_lineage(user)
+    try:  # in the view's own threads: an auth manager may ask a database or a server (Keycloak)
+        pool: QueryPool = request.app.state.query_pool
+        allowed = await pool.run(lambda: may_read_lineage(user), request_deadline(request), "authorisation")
+    except DeadlineExceeded:
+        raise HTTPException(
+            status.HTTP_503_SERVICE_UNAVAILABLE, BUSY, headers={"Retry-After": RETRY_AFTER}
+        ) from None
     except Exception:
         log.exception("Lineage view: the auth manager failed to authorise a request; denying it")
         allowed = False

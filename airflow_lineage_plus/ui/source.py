@@ -3,13 +3,13 @@
 It is opened on first use from ``[lineage_plus]`` configuration (the event log, through its index, or
 Marquez) and kept for the life of the app. Before each request the event-log source picks up appended
 events (an incremental, cheap read on top of the index; no GC freezing or pausing for it, so the server's
-memory stays flat); the graph layer does the rest. Queries are serialised by a lock: the graph layer's
-indexes are shared, and one answer takes milliseconds.
+memory stays flat); the graph layer does the rest. The source guards its own shared state (the event log's
+graph is locked while it is read or refreshed); Marquez questions run side by side.
 
 Opening a log that has no index yet takes a while (a process of its own builds it: minutes for ten million
 events). It happens in a background thread: a request that comes while it loads waits a little, then gets
-``SourceUnavailable`` ("still loading", answered 503) instead of holding a server thread for minutes; the
-page retries.
+``SourceLoading`` ("still loading", answered 503) instead of holding a server thread for minutes; the page
+retries.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ import time
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from airflow_lineage_plus.exceptions import SourceUnavailable
+from airflow_lineage_plus.exceptions import SourceLoading
 from airflow_lineage_plus.graph import LineageQueries
 from airflow_lineage_plus.sources import open_configured_source
 
@@ -46,7 +46,6 @@ class LineageReader:
         self._opening: threading.Thread | None = None
         self._opened_since = 0.0
         self._open_error: BaseException | None = None
-        self._lock = threading.Lock()  # guards the queries
         self._state = threading.Lock()  # guards the opening fields
 
     def _open(self) -> None:
@@ -82,7 +81,7 @@ class LineageReader:
                 error, self._open_error = self._open_error, None
                 raise error
             waited = time.monotonic() - self._opened_since
-        raise SourceUnavailable(f"Still loading the lineage ({waited:.0f} s so far); try again in a moment.")
+        raise SourceLoading(f"Still loading the lineage ({waited:.0f} s so far); try again in a moment.")
 
     @staticmethod
     def _refresh(queries: Any) -> None:
@@ -93,6 +92,5 @@ class LineageReader:
     def run(self, query: Callable[[Any], T]) -> T:
         """Run ``query(queries)`` on fresh data; ``SourceUnavailable`` while it cannot be read."""
         queries = self._opened()
-        with self._lock:
-            self._refresh(queries)
-            return query(queries)
+        self._refresh(queries)
+        return query(queries)

@@ -73,14 +73,14 @@ def alerted_pipeline(
         good = runner.run(
             ORDERS_DAG,
             dag_id="ecommerce_orders",
-            logical_date="2024-06-01",
+            logical_date="2024-07-01",  # dates of its own: tests/samples records 06-01..06-03
             conf={"order_count": 40},
             env=env,
         )
         failed = runner.run(
             ORDERS_DAG,
             dag_id="ecommerce_orders",
-            logical_date="2024-06-03",
+            logical_date="2024-07-03",
             conf={"order_count": 25, "fail_stage": "load_stg_orders"},
             env=env,
         )

@@ -21,6 +21,7 @@ from graph_builders import (
     job_event,
     job_node,
     orders_pipeline,
+    permissions_world,
     run_id,
     run_pair,
     write_log,
@@ -29,6 +30,7 @@ from marquez_contract import validate, validate_response
 from marquez_fixture import API_KEY
 from marquez_spec import spec_file
 
+from airflow_lineage_plus.containment import call_within
 from airflow_lineage_plus.graph import LineageQueries, NodeNotFound, SourceUnavailable, open_source
 
 
@@ -295,6 +297,85 @@ def test_marquez_down_is_a_clear_source_error() -> None:
     queries = LineageQueries(open_source(marquez=f"http://127.0.0.1:{port}", timeout=1.0))
     with pytest.raises(SourceUnavailable, match="cannot reach Marquez"):
         queries.failed_upstream(dataset_node("anything"))
+
+
+def test_a_marquez_that_ignores_offset_is_read_once_not_for_ever(
+    fake_marquez: FakeMarquez, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from airflow_lineage_plus.graph import marquez
+
+    monkeypatch.setattr(marquez, "PAGE", 3)
+    events = [
+        item
+        for i in range(7)
+        for item in run_pair(f"orders.t{i}", f"t{i}", i, i + 0.5, outputs=[ds(f"d{i}")])
+    ]
+    _post_all(fake_marquez, events)
+    queries = LineageQueries(open_source(marquez=fake_marquez.url, api_key=API_KEY))
+    assert len(queries.lint_names()["groups"]) == 0 and len(queries.source.dataset_names()) == 7
+    fake_marquez.ignore_offset = True
+    fake_marquez.responses.clear()
+    names = call_within(20, "listing datasets", queries.source.dataset_names)
+    assert len(names) == 3  # the first page; the repeated second one ended the listing
+    assert [path for path, _ in fake_marquez.responses].count("/api/v1/namespaces/warehouse/datasets") == 2
+
+
+def test_marquez_runs_keep_upstream_failed_their_dag_and_their_parent_job(fake_marquez: FakeMarquez) -> None:
+    events = run_pair("dag.after", "a", 0, 1, "ABORT", outputs=[ds("after_out")])
+    for item in events:
+        item["run"]["facets"].update(
+            {
+                "lineagePlus_skipState": facet(skipped=True, reason="TRIGGER_RULE", state="upstream_failed"),
+                "airflow": facet(dag={"dag_id": "dag"}),
+                "parent": facet(
+                    run={"runId": run_id("dagrun")}, job={"namespace": "pipeline", "name": "dag"}
+                ),
+            }
+        )
+    _post_all(fake_marquez, events)
+    queries = LineageQueries(open_source(marquez=fake_marquez.url, api_key=API_KEY))
+    graph = queries.source.graph_for(job_node("dag.after"), 1)
+    [run] = graph.jobs[job_node("dag.after")].runs
+    assert (run.state, run.dag_id, run.parent_job_id) == ("UPSTREAM_FAILED", "dag", job_node("dag"))
+
+
+def test_a_one_dag_reader_gets_the_same_answers_from_marquez_as_from_the_event_log(
+    fake_marquez: FakeMarquez, tmp_path: Path
+) -> None:
+    events = permissions_world()
+    _post_all(fake_marquez, [e for e in events if "job" in e])
+    alpha = {"may_read_dag": lambda dag_id: dag_id == "alpha"}
+    from_marquez = LineageQueries(open_source(marquez=fake_marquez.url, api_key=API_KEY), **alpha)
+    from_log = LineageQueries(open_source(events=write_log(tmp_path / "world.jsonl", events)), **alpha)
+    for queries in (from_marquez, from_log):
+        with pytest.raises(NodeNotFound):
+            queries.node_details(job_node("beta.score"))
+    for node in (dataset_node("scores"), job_node("alpha.publish")):
+        marquez_answer, log_answer = from_marquez.lineage(node, 6), from_log.lineage(node, 6)
+        assert log_answer.pop("exact") is True  # Marquez says whether it could answer exactly: beta failed
+        assert marquez_answer.pop("exact") is False
+        assert marquez_answer == log_answer
+    assert [n["id"] for n in from_marquez.search("scor")] == [dataset_node("scores")]
+    assert from_marquez.search("beta") == []
+
+
+def test_a_jobs_details_take_a_few_marquez_requests_and_none_per_run(fake_marquez: FakeMarquez) -> None:
+    events = []
+    for i in range(8):
+        events += run_pair(
+            "orders.build_fct", f"fct-{i}", i, i + 0.5, inputs=[ds("stg")], outputs=[ds("fct")]
+        )
+    for item in events:
+        item["run"]["facets"]["airflow"] = facet(dag={"dag_id": "orders"}, task={"task_id": "build_fct"})
+    _post_all(fake_marquez, events)
+    queries = LineageQueries(open_source(marquez=fake_marquez.url, api_key=API_KEY))
+    fake_marquez.responses.clear()
+    details = queries.node_details(job_node("orders.build_fct"))
+    assert len(details["runs"]) == 8
+    assert {run["airflow"]["dag_id"] for run in details["runs"]} == {"orders"}
+    paths = [path for path, _ in fake_marquez.responses]
+    assert not [path for path in paths if path.startswith("/api/v1/jobs/runs/")]
+    assert len(paths) <= 5, paths
 
 
 # -- where Marquez's model gives other answers than the event log (docs/graph.md, "Marquez source") ------

@@ -52,6 +52,15 @@ def test_skip_facet_on_complete_gives_skipped(tmp_path: Path) -> None:
     assert latest["state"] == "SKIPPED"
 
 
+def test_skip_facet_with_state_upstream_failed_gives_upstream_failed_not_skipped(tmp_path: Path) -> None:
+    start, abort = run_pair("dag.task", "r1", 0, 1, "ABORT")
+    abort["run"]["facets"]["lineagePlus_skipState"] = facet(
+        skipped=True, reason="TRIGGER_RULE", state="upstream_failed", causedBy="load"
+    )
+    latest = _latest(tmp_path, [start, abort])
+    assert latest["state"] == "UPSTREAM_FAILED"
+
+
 def test_skip_facet_saying_not_skipped_keeps_completed(tmp_path: Path) -> None:
     start, complete = run_pair("dag.task", "r1", 0, 1)
     complete["run"]["facets"]["lineagePlus_skipState"] = facet(skipped=False)
@@ -86,6 +95,21 @@ def test_dag_run_tasks_state_marks_a_task_without_a_run_skipped(tmp_path: Path) 
     details = LineageQueries(open_source(events=tmp_path / "events.jsonl")).node_details(job_node("dag.task"))
     assert details["runs"][0]["skipReason"].startswith("skipped by the scheduler")
     assert details["runs"][1]["state"] == "COMPLETED"
+
+
+def test_dag_run_tasks_state_upstream_failed_marks_a_task_without_a_run_upstream_failed(
+    tmp_path: Path,
+) -> None:
+    events = run_pair("dag.task", "first", 0, 1)
+    events += run_pair("dag", "dagrun-3", 10, 12)
+    events[-1]["run"]["facets"]["airflowState"] = facet(
+        dagRunState="failed", tasksState={"task": "upstream_failed", "load": "failed"}
+    )
+    latest = _latest(tmp_path, events)
+    assert latest["state"] == "UPSTREAM_FAILED" and latest["runId"] is None
+    details = LineageQueries(open_source(events=tmp_path / "events.jsonl")).node_details(job_node("dag.task"))
+    assert details["runs"][0]["skipReason"].startswith("upstream failed")
+    assert [run["state"] for run in details["runs"]] == ["UPSTREAM_FAILED", "COMPLETED"]
 
 
 def test_tasks_state_does_not_override_a_task_that_ran_in_that_dag_run(tmp_path: Path) -> None:

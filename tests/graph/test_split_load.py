@@ -77,7 +77,7 @@ def _fingerprint(graph: LineageGraph) -> dict[str, Any]:
         "pred": sets(graph.pred),
         "edge_first": graph.edge_first,
         "column_readers_ever": sets(graph.column_readers_ever),
-        "skips": {key: (s.key, s.job_ids) for key, s in graph.dag_run_skips.items()},
+        "skips": {key: (s.key, s.job_ids, s.upstream_failed) for key, s in graph.dag_run_skips.items()},
         "skipped_by": sets(graph.skipped_by),
         "column_readers": sets(graph.column_readers),
         "declared": {key: j.declared for key, j in graph.jobs.items() if j.declared is not None},
@@ -94,7 +94,14 @@ def test_the_tricky_events_exercise_the_tie_rules() -> None:
     assert skippy.state == "SKIPPED" and skippy.skip_reason == "r-a"
     assert graph.runs[run_id("err-1")].error == "b"
     assert graph.datasets[dataset_node("tie_ds")].fields == (("a", "INT", None),)
-    assert graph.dag_run_skips[run_id("dag-1")].job_ids == (job_node("orders.x"),)
+    assert graph.dag_run_skips[run_id("dag-1")].job_ids == (job_node("orders.x"), job_node("orders.y"))
+    assert graph.dag_run_skips[run_id("dag-1")].upstream_failed == (job_node("orders.y"),)
+    after = graph.runs[run_id("after-1")]
+    assert (after.state, after.dag_id, after.parent_job_id) == (
+        "UPSTREAM_FAILED",
+        "orders",
+        job_node("orders"),
+    )
     # a declaration never wins over a run's facts, even a later one
     assert graph.datasets[dataset_node("tie_ds")].owners == ("team:b",)
     assert graph.declared_succ[dataset_node("stg_orders")] == {job_node("orders.planned")}

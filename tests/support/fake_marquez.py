@@ -25,12 +25,15 @@ events **in the order they arrived**, the way Marquez 0.51 does (``OpenLineageDa
   of the event that made them); a dataset's ``fields`` are those of its newest version with fields. A
   version a run wrote names it (``createdByRun``, with the run's job version).
 
-Knobs: ``api_key`` (Bearer check), ``delay`` (seconds before answering), ``fail_status``.
+Knobs: ``api_key`` (Bearer check), ``delay`` (seconds before answering), ``fail_status``,
+``ignore_offset`` (every page answered as the first). :class:`SilentMarquez` is a Marquez that accepts
+connections and never answers.
 """
 
 from __future__ import annotations
 
 import json
+import socket
 import threading
 import time
 import uuid
@@ -492,6 +495,7 @@ class FakeMarquez:
         self.api_key = api_key
         self.delay = 0.0
         self.fail_status: int | None = None
+        self.ignore_offset = False  # answer every page as the first (a proxy or an old server that drops it)
         self.responses: list[tuple[str, Any]] = []  # (path, body) of every JSON answer, for contract checks
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self._server.daemon_threads = True
@@ -575,9 +579,8 @@ class FakeMarquez:
         if parts == ["search"]:
             return _search(built, query.get("q", ""), int(query.get("limit", 10)))
         if len(parts) >= 3 and parts[0] == "namespaces":
-            return self._namespaced(
-                built, parts[1:], int(query.get("limit", 100)), int(query.get("offset", 0))
-            )
+            offset = 0 if self.ignore_offset else int(query.get("offset", 0))
+            return self._namespaced(built, parts[1:], int(query.get("limit", 100)), offset)
         if parts[:2] == ["jobs", "runs"] and len(parts) == 3:
             run = built["runs"].get(parts[2])
             return None if run is None else _run_details(state, built, run)
@@ -675,3 +678,44 @@ def _run_details(state: MarquezState, built: dict[str, Any], run: dict[str, Any]
     body["inputDatasetVersions"] = versions(run["inputs"], written=False)
     body["outputDatasetVersions"] = versions(run["outputs"], written=True)
     return body
+
+
+class SilentMarquez:
+    """A Marquez that never answers: it accepts every connection, reads, and sends nothing back.
+
+    ``with SilentMarquez() as marquez: marquez.url``; ``connections`` counts what it accepted."""
+
+    def __init__(self) -> None:
+        self._socket = socket.socket()
+        self._socket.bind(("127.0.0.1", 0))
+        self._socket.listen(128)
+        self._socket.settimeout(0.2)
+        self._held: list[socket.socket] = []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._accept, daemon=True)
+        self.connections = 0
+
+    @property
+    def url(self) -> str:
+        host, port = self._socket.getsockname()[:2]
+        return f"http://{host}:{port}"
+
+    def _accept(self) -> None:
+        while not self._stop.is_set():
+            try:
+                connection, _ = self._socket.accept()
+            except OSError:
+                continue
+            self.connections += 1
+            self._held.append(connection)  # kept open, never written to
+
+    def __enter__(self) -> SilentMarquez:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join(5)
+        for connection in self._held:
+            connection.close()
+        self._socket.close()

@@ -150,6 +150,28 @@ def run_pair(
     ]
 
 
+def parent_facet(job: str, run: str, namespace: str = JOB_NS) -> dict[str, Any]:
+    """The standard ``parent`` run facet naming ``job``'s run ``run`` (a label, see :func:`run_id`)."""
+    return facet(run={"runId": run_id(run)}, job={"namespace": namespace, "name": job})
+
+
+def airflow_facets(dag_id: str, *, task_id: str | None = None) -> dict[str, Any]:
+    """The provider's facet carrying the DAG id: ``airflow`` for a task run, ``airflowDagRun`` for a DAG
+    run (only the parts the graph reads, plus ids)."""
+    if task_id is None:
+        return {"airflowDagRun": facet(dag={"dag_id": dag_id}, dagRun={"dag_id": dag_id})}
+    return {
+        "airflow": facet(dag={"dag_id": dag_id}, task={"task_id": task_id}, taskInstance={"try_number": 1})
+    }
+
+
+def with_run_facets(events: list[dict[str, Any]], facets: dict[str, Any]) -> list[dict[str, Any]]:
+    """``events`` with ``facets`` added to each one's run facets."""
+    for item in events:
+        item["run"]["facets"].update(facets)
+    return events
+
+
 def write_log(path: Path, events: Iterable[dict[str, Any]]) -> Path:
     with open(path, "w") as handle:
         for item in events:
@@ -327,7 +349,8 @@ def retirement_events() -> list[dict[str, Any]]:
 
 def tie_events() -> list[dict[str, Any]]:
     """Facts that only tie-breaking rules decide: equal event times with different content, a DAG run
-    whose tasksState changes, parent facets, a run whose events carry different skip reasons; and
+    whose tasksState changes, parent facets, a run whose events carry different skip reasons (one of them
+    upstream failed, with the DAG its provider facet names); and
     declarations (JobEvents): two of one job that never runs (the later drops an input), one of a job
     that also ran (its runs' facts win)."""
     parent = {"namespace": "pipeline", "name": "orders"}
@@ -336,6 +359,10 @@ def tie_events() -> list[dict[str, Any]]:
     tie_b = ds("tie_ds", fields=[("a", "BIGINT")], owners=["team:b"])
     skip = {"lineagePlus_skipState": facet(skipped=True, reason="r-b")}
     skip_other = {"lineagePlus_skipState": facet(skipped=True, reason="r-a")}
+    upstream_failed = {
+        "lineagePlus_skipState": facet(skipped=True, reason="TRIGGER_RULE", state="upstream_failed")
+    }
+    airflow = {"airflow": facet(dag={"dag_id": "orders"}), **dag_run}
     declared_v1 = [ds("stg_orders"), ds("fx_rates")]
     return [
         job_event("orders.planned", 20, inputs=declared_v1, outputs=[ds("plan", fields=[("a", "INT")])]),
@@ -350,6 +377,9 @@ def tie_events() -> list[dict[str, Any]]:
         event("COMPLETE", "orders.skippy", "skip-1", 41, run_facets=skip),
         event("COMPLETE", "orders.skippy", "skip-1", 41, run_facets=skip_other),
         event("COMPLETE", "orders.skippy", "skip-1", 41),
+        event("ABORT", "orders.after", "after-1", 43, run_facets=upstream_failed),
+        event("ABORT", "orders.after", "after-1", 43, run_facets=skip),
+        event("START", "orders.after", "after-1", 42.5, run_facets=airflow),
         event("FAIL", "orders.erring", "err-1", 42, run_facets={"errorMessage": facet(message="b")}),
         event("FAIL", "orders.erring", "err-1", 42, run_facets={"errorMessage": facet(message="a")}),
         event(
@@ -365,7 +395,83 @@ def tie_events() -> list[dict[str, Any]]:
             "dag-1",
             51,
             run_facets={
-                "airflowState": facet(dagRunState="success", tasksState={"report": "success", "x": "skipped"})
+                "airflowState": facet(
+                    dagRunState="success",
+                    tasksState={"report": "success", "x": "skipped", "y": "upstream_failed"},
+                )
             },
         ),
     ]
+
+
+def _task(dag: str, task: str, run: str, start: float, *state: str, **kwargs: Any) -> list[dict[str, Any]]:
+    events = run_pair(f"{dag}.{task}", run, start, start + 1, *state, **kwargs)
+    return with_run_facets(
+        events, {**airflow_facets(dag, task_id=task), "parent": parent_facet(dag, f"{dag}-run")}
+    )
+
+
+def _dag_run(dag: str, start: float) -> list[dict[str, Any]]:
+    return with_run_facets(run_pair(dag, f"{dag}-run", start, start + 5), airflow_facets(dag))
+
+
+def _child(
+    job: str, run: str, parent_job: str, parent_run: str, start: float, **kwargs: Any
+) -> list[dict[str, Any]]:
+    return with_run_facets(
+        run_pair(job, run, start, start + 0.5, **kwargs), {"parent": parent_facet(parent_job, parent_run)}
+    )
+
+
+def permissions_world() -> list[dict[str, Any]]:
+    """Two DAGs and what hangs off them, for per-DAG visibility (tests/graph/test_visibility.py).
+
+    DAG ``alpha`` publishes a report from ``scores``; DAG ``beta`` computes ``scores`` from a private table,
+    with SQL and an error, and starts a dbt-like child run that starts a grandchild; a Spark job of no DAG
+    reads ``scores``; one job runs under both DAGs, and a child of its alpha run; a child whose parent run is
+    not in the log and one whose parent job is unknown; a dataset no job touches."""
+    events = [*_dag_run("alpha", 0), *_dag_run("beta", 0)]
+    events += _task(
+        "beta",
+        "score",
+        "beta-score",
+        1,
+        "FAIL",
+        inputs=[ds("beta_private")],
+        outputs=[ds("scores")],
+        error="beta secret boom",
+    )
+    events[-1]["job"]["facets"] = {"sql": facet(query="SELECT secret FROM beta_private")}
+    events += _task(
+        "alpha", "publish", "alpha-publish", 2, inputs=[ds("scores")], outputs=[ds("alpha_report")]
+    )
+    events += _child(
+        "dbt-run-beta", "dbt-beta", "beta.score", "beta-score", 1.2, outputs=[ds("beta_child_out")]
+    )
+    events += _child(
+        "beta_model.x",
+        "model-x",
+        "dbt-run-beta",
+        "dbt-beta",
+        1.3,
+        inputs=[ds("beta_child_out")],
+        outputs=[ds("beta_model_out")],
+    )
+    events += _child(
+        "dbt-run-alpha", "dbt-alpha", "alpha.publish", "alpha-publish", 2.2, outputs=[ds("alpha_child_out")]
+    )
+    events += run_pair("spark_app", "spark-1", 3, 4, inputs=[ds("scores")], outputs=[ds("spark_out")])
+    events += _child(
+        "shared_model", "shared-a", "alpha.publish", "alpha-publish", 2.3, outputs=[ds("shared_out")]
+    )
+    events += _child("shared_model", "shared-b", "beta.score", "beta-score", 1.4, outputs=[ds("shared_out")])
+    # a child of the shared job's alpha run: its run's chain says alpha, even though its job is shared
+    events += _child(
+        "shared_child", "shared-child", "shared_model", "shared-a", 2.4, outputs=[ds("alpha_extra")]
+    )
+    events += _child(
+        "late_child", "late", "beta.score", "beta-score-not-logged", 1.5, outputs=[ds("late_out")]
+    )
+    events += _child("stray_child", "stray", "ghost.task", "ghost-run", 1.6, outputs=[ds("stray_out")])
+    events.append({"eventTime": at(9), "dataset": ds("lonely_ds"), "producer": PRODUCER})  # no job at all
+    return events

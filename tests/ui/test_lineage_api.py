@@ -222,8 +222,9 @@ def test_mart_lineage_has_three_hops_upstream_and_names_the_failed_stage(
     states = {node["id"]: node["latestRun"]["state"] for node in graph["nodes"] if node["type"] == "JOB"}
     assert states[JOB_IDS["load_stg_orders"]] == "FAILED"
     assert states[JOB_IDS["ingest_orders_to_s3"]] == "COMPLETED"
-    # fct_daily_orders did not run in the failed DAG run: its skip record (upstream_failed) shows it skipped
-    assert states[JOB_IDS["fct_daily_orders"]] == "SKIPPED"
+    # fct_daily_orders did not run in the failed DAG run: its skip record (upstream_failed) says why, so
+    # it is neither a success nor a plain skip
+    assert states[JOB_IDS["fct_daily_orders"]] == "UPSTREAM_FAILED"
     assert JOB_IDS["load_stg_orders"] in {node["id"] for node in graph["failedUpstream"]}
 
 
@@ -467,20 +468,25 @@ def test_importing_the_plugin_does_not_import_fastapi() -> None:
 
 
 def test_reader_reads_marquez_when_configured_and_sees_the_same_lineage(event_log: Path) -> None:
-    """graph_source = marquez: the view asks Marquez (the project's stand-in built from its OpenAPI spec)."""
+    """graph_source = marquez: the view asks Marquez (the project's stand-in built from its OpenAPI spec).
+
+    Asked upstream of the staging table: upstream of the mart, Marquez answers differently by design (the
+    failed day's skip record of ``fct_daily_orders``, an ABORT without outputs, makes a job version without
+    the mart: docs/graph.md, "Marquez source"), which the last assertion pins."""
     import httpx
     from fake_marquez import FakeMarquez
 
     from airflow_lineage_plus.graph import SourceUnavailable
     from airflow_lineage_plus.ui.source import LineageReader, open_configured_queries
 
-    def upstream(queries: Any) -> tuple[set[str], dict[str, str], bool, bool]:
+    def upstream(queries: Any) -> tuple[set[str], dict[str, str], bool, bool, set[str]]:
         graph = queries.upstream(STG_ID, 6)
         states = {n["id"]: n["latestRun"]["state"] for n in graph["nodes"] if n["type"] == "JOB"}
         # Marquez draws a job's edges from its latest finished run: the mart's job was aborted (its
         # DAG run failed upstream) with no outputs, so Marquez no longer links it to the mart
-        mart = queries.upstream(MART_ID, 6)
-        return {n["id"] for n in graph["nodes"]}, states, graph["exact"], mart["exact"]
+        mart = queries.upstream(MART_ID, 1)
+        nodes = {n["id"] for n in graph["nodes"]}
+        return nodes, states, graph["exact"], mart["exact"], {n["id"] for n in mart["nodes"]}
 
     with FakeMarquez(api_key="ui-key") as marquez:
         for line in event_log.read_text().splitlines():
@@ -511,8 +517,9 @@ def test_reader_reads_marquez_when_configured_and_sees_the_same_lineage(event_lo
     stage = {RAW_ID, JOB_IDS["load_stg_orders"], JOB_IDS["ingest_orders_to_s3"]}
     assert from_marquez[0] == from_log[0] == stage
     assert from_marquez[1][JOB_IDS["load_stg_orders"]] == "FAILED"
-    assert from_log[2:] == (True, True)
-    assert from_marquez[2:] == (False, False)  # it says so: the latest runs there did not complete
+    assert from_log[2:4] == (True, True)
+    assert from_marquez[2:4] == (False, False)  # it says so: the latest runs there did not complete
+    assert (from_log[4], from_marquez[4]) == ({JOB_IDS["fct_daily_orders"]}, set())
 
 
 # -- time travel, retired edges, impact, schema changes, column paths ---------------------------------------
@@ -613,6 +620,82 @@ def test_bad_graph_view_parameters_are_422(
     client: TestClient, viewer: dict[str, str], path: str, params: dict[str, Any]
 ) -> None:
     assert client.get(path, params=params, headers=viewer).status_code == 422
+
+
+# -- the view never blocks its host -----------------------------------------------------------------------
+
+
+@pytest.fixture
+def swapped_reader(client: TestClient) -> Iterator[Any]:
+    """The mounted Lineage app (the plugin's), whose reader a test may replace; put back afterwards."""
+    from airflow_lineage_plus.plugin import LineagePlusPlugin
+
+    client.get("/lineage-plus/api/config")  # the plugin builds its app on the first request
+    lineage_app = LineagePlusPlugin.fastapi_apps[0]["app"].build()
+    original = lineage_app.state.lineage_reader
+    yield lineage_app.state
+    lineage_app.state.lineage_reader = original
+
+
+@pytest.mark.timeout(240)
+def test_a_marquez_that_never_answers_is_503_within_the_deadline_while_airflow_keeps_answering(
+    client: TestClient, viewer: dict[str, str], swapped_reader: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """50 lineage requests at once against a silent Marquez: more than Airflow's shared thread pool has
+    threads (40). Each is 503 at its 1 s deadline, and Airflow's own (sync) routes answer meanwhile."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from fake_marquez import SilentMarquez
+
+    from airflow_lineage_plus.graph import LineageQueries, open_source
+    from airflow_lineage_plus.ui.source import LineageReader
+
+    monkeypatch.setenv("AIRFLOW__LINEAGE_PLUS__UI_REQUEST_TIMEOUT", "1.0")
+
+    def timed(path: str) -> tuple[float, Any]:
+        began = time.monotonic()
+        response = client.get(path, headers=viewer)
+        return time.monotonic() - began, response
+
+    with SilentMarquez() as marquez:
+        swapped_reader.lineage_reader = LineageReader(
+            opener=lambda: LineageQueries(open_source(marquez=marquez.url, timeout=60))
+        )
+        pool = ThreadPoolExecutor(51)
+        try:  # bounded waits: a view that blocks its host fails here instead of hanging the test
+            lineage = [pool.submit(timed, f"/lineage-plus/api/node?node={MART_ID}") for _ in range(50)]
+            time.sleep(0.3)
+            health = pool.submit(timed, "/api/v2/monitor/health").result(timeout=30)
+            answers = [future.result(timeout=30) for future in lineage]
+        finally:
+            pool.shutdown(wait=False, cancel_futures=True)
+        assert marquez.connections >= 1
+    assert health[1].status_code == 200 and health[0] < 5.0, "Airflow's own routes must not wait for lineage"
+    assert {response.status_code for _, response in answers} == {503}
+    assert max(seconds for seconds, _ in answers) < 4.0
+    for _, response in answers:
+        assert response.headers["retry-after"] == "5"
+        assert "127.0.0.1" not in response.text and "marquez" not in response.text.lower()
+
+
+def test_a_503_says_what_to_do_and_never_where_the_lineage_lives(
+    client: TestClient, viewer: dict[str, str], swapped_reader: Any, tmp_path: Path
+) -> None:
+    from airflow_lineage_plus.ui.access import UNAVAILABLE
+    from airflow_lineage_plus.ui.source import LineageReader, open_configured_queries
+
+    secret_place = tmp_path / "secret-folder" / "events.jsonl"
+    patch = pytest.MonkeyPatch()
+    patch.setenv("AIRFLOW__LINEAGE_PLUS__EVENT_LOG_PATH", str(secret_place))
+    try:
+        swapped_reader.lineage_reader = LineageReader(opener=open_configured_queries)
+        response = client.get("/lineage-plus/api/search", params={"q": "orders"}, headers=viewer)
+    finally:
+        patch.undo()
+    assert response.status_code == 503
+    assert response.json() == {"detail": UNAVAILABLE}
+    assert response.headers["retry-after"] == "5"
+    assert "secret-folder" not in response.text
 
 
 def test_a_task_that_never_ran_shows_its_declared_lineage_dotted(

@@ -13,18 +13,14 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import signal
-import socket
 import subprocess
 import sys
-import time
-import urllib.error
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from servers import free_port, stop, wait_until_serving
 from ui_pipeline import HOSTILE_ID, HOSTILE_NAME, SamplePipeline, record_sample_pipeline
 
 pytestmark = [pytest.mark.airflow, pytest.mark.browser]
@@ -41,28 +37,6 @@ CHROMIUM_ARGS = [
     "--disable-sync",
 ]
 USER, PASSWORD = "viewer", "viewer-password"
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
-
-
-def wait_until_serving(url: str, proc: subprocess.Popen[bytes], timeout: float = 120.0) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise RuntimeError(f"airflow api-server exited with {proc.returncode}")
-        try:
-            urllib.request.urlopen(url, timeout=2)
-            return
-        except urllib.error.HTTPError:
-            return  # it answers (401 for an anonymous request): it is up
-        except OSError:
-            time.sleep(0.5)
-    raise TimeoutError(f"airflow api-server did not answer {url} within {timeout}s")
 
 
 def chromium_path() -> str:
@@ -109,13 +83,7 @@ def airflow_ui(sample: SamplePipeline, tmp_path_factory: pytest.TempPathFactory)
         wait_until_serving(f"{base}/lineage-plus/", proc)
         yield base
     finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGTERM)
-            try:
-                proc.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                os.killpg(proc.pid, signal.SIGKILL)
-                proc.wait()
+        stop(proc)
         log.close()
 
 
@@ -188,7 +156,7 @@ def test_user_finds_the_mart_table_sees_three_hops_and_the_failed_job(
     assert "failed-upstream" in (failed.get_attribute("class") or "")
     assert failed.locator("text.pill-text").text_content() == "FAILED"
     not_run = frame.locator(f'#viewport g.node[data-node-id="{sample.job_ids["fct_daily_orders"]}"]')
-    assert not_run.get_attribute("data-state") == "SKIPPED", "upstream_failed on the failing day: skipped"
+    assert not_run.get_attribute("data-state") == "UPSTREAM_FAILED", "on the failing day its upstream failed"
 
     banner = frame.locator("#banner")
     assert banner.is_visible()

@@ -6,6 +6,7 @@
 * ``record_sample_pipeline``: the project's sample pipeline (``dags/ecommerce_orders.py`` and
   ``dags/crm_contacts_ingestion.py``), the failing day included: the samples' own recording (the
   ``demo_runs`` fixture), plus the hostile name.
+* ``record_permission_pipeline``: ``tests/ui/dags/perm_dags.py``, two DAGs of two teams sharing a table.
 """
 
 from __future__ import annotations
@@ -18,6 +19,8 @@ from pathlib import Path
 from typing import Any
 
 from harness import AirflowRunner, DagRunResult
+
+from airflow_lineage_plus import cli
 
 DAGS = Path(__file__).resolve().parent / "dags"
 DAG_FILE = DAGS / "ui_orders.py"
@@ -88,3 +91,52 @@ def record_sample_pipeline(basetemp: Path, demo_runs: Any) -> SamplePipeline:
 
 
 SAMPLE_STAGES = ("ingest_orders_to_s3", "load_stg_orders", "fct_daily_orders")
+
+PERM_DAG_FILE = DAGS / "perm_dags.py"
+#: DAGs that never run: their lineage is only declared (``lineage-plus publish-static``)
+PLANNED_DAGS = DAGS.parent / "declared_dags"
+ALPHA_DAG, BETA_DAG = "perm_alpha", "perm_beta"
+#: the alpha DAG's task: its job name is longer than a node's line, to see it shown whole
+ALPHA_TASK = "publish_customer_report_for_the_board"
+#: what perm_beta's lineage says that a reader of perm_alpha only must never get: names of its jobs,
+#: datasets and child job, its SQL, error, description, owning team (its run ids come from the log)
+BETA_STRINGS = (
+    "perm_beta",
+    "beta_vault",
+    "beta_scoring_model",
+    "notify_beta",
+    "score_customers",
+    "beta_secret_formula",
+    "beta-secret-error",
+    "beta-confidential",
+    "beta-secret-team",
+    "score_audit",
+    "scores_export",
+)
+
+
+@dataclass
+class PermissionPipeline:
+    """The events of ``tests/ui/dags/perm_dags.py``: one run of each DAG (beta's fails), one log."""
+
+    log: Path
+    alpha: DagRunResult
+    beta: DagRunResult
+
+
+@cache
+def record_permission_pipeline(workdir: Path) -> PermissionPipeline:
+    """Both DAGs of ``perm_dags.py`` run for real (different logical dates, so different run ids), then
+    the declared lineage of ``declared_dags/perm_planned.py`` (a beta DAG that never ran) published to the
+    same log with ``lineage-plus publish-static``."""
+    workdir.mkdir(parents=True, exist_ok=True)
+    runner = AirflowRunner(workdir)
+    beta = runner.run(PERM_DAG_FILE, dag_id=BETA_DAG, logical_date="2024-03-02T00:00:00+00:00")
+    alpha = runner.run(PERM_DAG_FILE, dag_id=ALPHA_DAG, logical_date="2024-03-01T00:00:00+00:00")
+    log = workdir / "permission-events.jsonl"
+    with log.open("w") as out:
+        for run in (beta, alpha):
+            out.writelines(json.dumps(event) + "\n" for event in run.events)
+    code, _, err = cli.run(["--events", str(log), "publish-static", "--dags", str(PLANNED_DAGS)])
+    assert code == 0, err
+    return PermissionPipeline(log=log, alpha=alpha, beta=beta)

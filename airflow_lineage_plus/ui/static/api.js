@@ -1,13 +1,15 @@
 /* The client of the Lineage JSON API (api/<path>?<query>, relative to the page). */
 import { setStatus } from "./dom.js";
 
-// A 503 "Still loading" means the server is opening a large event log: wait and ask again.
+// A 503 "Still loading" means the server is opening a large event log: wait and ask again, for a while.
+// Any other 503 (a slow or failing source, a busy view) is asked again twice, after its Retry-After.
 export function api(path, query, attempt) {
   attempt = attempt || 0;
   return apiOnce(path, query).catch(function (error) {
-    if (error.status === 503 && /^Still loading/.test(error.message) && attempt < 200) {
-      setStatus(error.message, false);
-      return new Promise(function (resolve) { setTimeout(resolve, 3000); }).then(function () {
+    var loading = /^Still loading/.test(error.message);
+    if (error.status === 503 && attempt < (loading ? 200 : 2)) {
+      setStatus(loading ? error.message : error.message + " Asking again\u2026", false);
+      return new Promise(function (resolve) { setTimeout(resolve, error.retryAfter * 1000); }).then(function () {
         return api(path, query, attempt + 1);
       });
     }
@@ -43,5 +45,7 @@ function httpError(response, body) {
   if (response.status === 403) message = "Your Airflow user may not read DAGs and assets, so lineage is not shown.";
   var error = new Error(message);
   error.status = response.status;
+  var retryAfter = parseInt(response.headers.get("Retry-After") || "", 10);
+  error.retryAfter = retryAfter >= 1 && retryAfter <= 60 ? retryAfter : 3;
   return error;
 }

@@ -7,7 +7,7 @@
  */
 
 const SVG_NS = "http://www.w3.org/2000/svg";
-const STATES = ["COMPLETED", "FAILED", "SKIPPED", "RUNNING", "ABORTED", "START"];
+const STATES = ["COMPLETED", "FAILED", "SKIPPED", "UPSTREAM_FAILED", "RUNNING", "ABORTED", "START"];
 
 // An HTML element: attributes (see setAttrs), then children (nodes, strings, numbers or arrays of them).
 export function el(tag, attrs) {
@@ -57,12 +57,34 @@ export function setStatus(text, isError) {
 
 export function stateClass(s) { return STATES.indexOf(s) >= 0 ? "state-" + s : "state-NONE"; }
 
-export function stateLabel(s) { return s === "SKIPPED" ? "skipped" : String(s || "").toLowerCase(); }
+// "skipped", "upstream failed", "failed"...: a state as people read it.
+export function stateLabel(s) { return String(s || "").toLowerCase().replace(/_/g, " "); }
 
 // The last max characters of text, with a leading ellipsis when cut.
 export function shorten(text, max) {
   text = String(text === null || text === undefined ? "" : text);
   return text.length <= max ? text : "\u2026" + text.slice(text.length - max + 1);
+}
+
+// text in at most max characters: its start and its end, with an ellipsis in the middle when cut.
+export function elideMiddle(text, max) {
+  text = String(text === null || text === undefined ? "" : text);
+  if (text.length <= max) return text;
+  var head = Math.ceil((max - 1) / 2), tail = max - 1 - head;
+  return text.slice(0, head) + "\u2026" + text.slice(text.length - tail);
+}
+
+// A name on at most two lines of perLine characters, broken after a ".", "_", "/" or "-" where one
+// is near the end of the first line; a longer rest is elided in its middle, so the name's start (the
+// DAG) and its end (the task) both stay readable.
+export function nameLines(text, perLine) {
+  text = String(text === null || text === undefined ? "" : text);
+  if (text.length <= perLine) return [text];
+  var cut = perLine;
+  for (var i = perLine - 1; i >= Math.floor(perLine / 3); i--) {
+    if (".:_/-".indexOf(text.charAt(i)) >= 0) { cut = i + 1; break; }
+  }
+  return [text.slice(0, cut), elideMiddle(text.slice(cut), perLine)];
 }
 
 export function fmtTime(value, short) {

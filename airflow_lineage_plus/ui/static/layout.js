@@ -1,7 +1,7 @@
 /* Where each node of a lineage graph goes: layers (columns) left to right along the edges, an order in
  * each column that keeps edges short, then coordinates. Pure functions of the API's graph JSON. */
 
-const JOB_W = 244, JOB_H = 58, DS_W = 244, DS_H = 62, COL_GAP = 56, ROW_GAP = 24;
+const JOB_W = 244, JOB_H = 72, DS_W = 244, DS_H = 76, COL_GAP = 56, ROW_GAP = 24;
 
 export function nodeWidth(node) { return node.type === "DATASET" ? DS_W : JOB_W; }
 export function nodeHeight(node) { return node.type === "DATASET" ? DS_H : JOB_H; }

@@ -18,6 +18,12 @@ export function renderDataset(panel, d, take) {
     append(section(panel, "Column lineage"), renderColumns(columns));
   }
   renderJobs(panel, take("producers", "producingJobs", "writers"), take("consumers", "readers", "consumingJobs"));
+  var hidden = [take("restrictedProducers") ? "written" : null, take("restrictedConsumers") ? "read" : null]
+    .filter(function (x) { return x; });
+  if (hidden.length) {
+    append(section(panel, "Restricted"), el("p", { "class": "note",
+      text: "It is also " + hidden.join(" and ") + " by jobs of DAGs you may not read; they are not shown." }));
+  }
 }
 
 // The schema; each column's name traces it (column mode).

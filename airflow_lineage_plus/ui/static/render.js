@@ -1,6 +1,6 @@
 /* The lineage graph drawn in SVG (edges, then nodes) and the banner naming failed upstream jobs. */
 import { openNode, selectNode } from "./actions.js";
-import { $, append, clear, el, fmtTime, setStatus, shorten, stateClass, stateLabel, svg } from "./dom.js";
+import { $, append, clear, el, elideMiddle, fmtTime, nameLines, setStatus, shorten, stateClass, stateLabel, svg } from "./dom.js";
 import { layout, nodeHeight, nodeWidth } from "./layout.js";
 import { fit } from "./panzoom.js";
 import { state } from "./state.js";
@@ -60,8 +60,9 @@ export function markStale(report) {
     if (!breach || group.classList.contains("stale")) return;
     var w = nodeWidth({ type: "DATASET" }), job = breach.responsible;
     group.classList.add("stale");
-    append(group, svg("rect", { "class": "pill stale-pill", x: w - 56, y: 18, width: 48, height: 16, rx: 8 }));
-    append(group, svg("text", { "class": "pill-text", x: w - 32, y: 29.5, "text-anchor": "middle", text: "STALE" }));
+    // above the name: a full name runs to the right edge on its first line
+    append(group, svg("rect", { "class": "pill stale-pill", x: w - 56, y: 4, width: 48, height: 16, rx: 8 }));
+    append(group, svg("text", { "class": "pill-text", x: w - 32, y: 15.5, "text-anchor": "middle", text: "STALE" }));
     append(group, svg("title", { text: "Older than its " + breach.freshnessMinutes + "-minute freshness target (" +
       breach.cause + (job ? ": " + job.name : "") + ")" }));
   });
@@ -84,8 +85,12 @@ function drawEdge(L, e) {
   });
 }
 
+const KINDS = { DATASET: "dataset", MORE: "more", DAG: "dag", COLUMN: "column", RESTRICTED: "restricted" };
+const RESTRICTED_TITLE = "Lineage from DAGs you may not read: not shown.";
+const NAME_CHARS = 31;
+
 function drawNode(node, at, flags) {
-  var kind = { DATASET: "dataset", MORE: "more", DAG: "dag", COLUMN: "column" }[node.type] || "job";
+  var kind = KINDS[node.type] || "job";
   var run = node.latestRun || null;
   var classes = ["node", kind];
   if (run) classes.push(stateClass(run.state));
@@ -97,12 +102,13 @@ function drawNode(node, at, flags) {
     "data-node-id": node.id, "data-type": node.type, "data-state": run ? run.state : null,
     tabindex: 0, role: "button",
   });
-  append(group, svg("title", { text: node.type === "MORE"
+  append(group, svg("title", { text: kind === "more"
     ? node.name + " nodes not drawn: lower the depth or pick one direction to see them."
-    : node.id }));
+    : kind === "restricted" ? RESTRICTED_TITLE : node.id }));
   if (kind === "dataset") drawDataset(group, node);
   else if (kind === "more") drawMore(group, node);
   else if (kind === "column") drawColumn(group, node);
+  else if (kind === "restricted") drawRestricted(group, node);
   else drawJob(group, node, kind, run);
   listen(group, node, kind);
   return group;
@@ -117,8 +123,25 @@ function drawDataset(group, node) {
       " A" + w / 2 + "," + ry + " 0 0 1 0," + (h - ry) + " Z",
   }));
   append(group, svg("ellipse", { "class": "shape-top", cx: w / 2, cy: ry, rx: w / 2, ry: ry }));
-  append(group, svg("text", { "class": "name", x: 14, y: 33, text: shorten(node.name, 32) }));
-  append(group, svg("text", { "class": "subtitle", x: 14, y: 50, text: shorten(node.namespace, 36) }));
+  append(group, nameText(node.name, 14, 33));
+  append(group, svg("text", { "class": "subtitle", x: 14, y: 64, text: elideMiddle(node.namespace, 36) }));
+}
+
+// The full name on up to two lines (one <text>, a <tspan> per line: its text is the whole name when it fits).
+function nameText(name, x, y) {
+  var text = svg("text", { "class": "name", x: x, y: y });
+  nameLines(name, NAME_CHARS).forEach(function (line, i) {
+    append(text, svg("tspan", { x: x, dy: i ? 14 : 0, text: line }));
+  });
+  return text;
+}
+
+// What the reader may not see next to a node: a dashed box, no name, no count.
+function drawRestricted(group, node) {
+  var w = nodeWidth(node), h = nodeHeight(node);
+  append(group, svg("rect", { "class": "shape", width: w, height: h, rx: 10 }));
+  append(group, svg("text", { "class": "restricted-label", x: w / 2, y: h / 2 - 2, "text-anchor": "middle", text: "Restricted" }));
+  append(group, svg("text", { "class": "subtitle", x: w / 2, y: h / 2 + 14, "text-anchor": "middle", text: "lineage of DAGs you may not read" }));
 }
 
 // A column of a dataset (column mode): the column's name, the dataset's name under it.
@@ -148,8 +171,8 @@ function drawJob(group, node, kind, run) {
     }));
   }
   append(group, svg("text", { "class": "kind-label", x: 18, y: 17, text: kind === "dag" ? "DAG" : "JOB" }));
-  append(group, svg("text", { "class": "name", x: 18, y: 36, text: shorten(node.name, 32) }));
-  append(group, svg("text", { "class": "subtitle", x: 18, y: 51, text: shorten(node.namespace, 34) }));
+  append(group, nameText(node.name, 18, 36));
+  append(group, svg("text", { "class": "subtitle", x: 18, y: 65, text: elideMiddle(node.namespace, 34) }));
   var pill = run && run.state ? stateLabel(run.state) : node.declared ? "declared" : null;
   if (pill) {
     var pillClass = run && run.state ? stateClass(run.state) : "declared";
@@ -175,6 +198,8 @@ function listen(group, node, kind) {
     group.addEventListener("click", function () {
       setStatus(node.name + " nodes are not drawn: lower the depth or pick one direction.", false);
     });
+  } else if (kind === "restricted") {
+    group.addEventListener("click", function () { setStatus(RESTRICTED_TITLE, false); });
   }
 }
 

@@ -1,0 +1,58 @@
+"""Every route of the Lineage app: authenticated, async, and reading lineage only through the one door.
+
+The door (``ui/access.py``: the ``Lineage`` dependency) scopes every question to the DAGs the user may
+read and runs it in the view's own threads within the deadline. A route added without it fails here.
+"""
+
+from __future__ import annotations
+
+import inspect
+from pathlib import Path
+from typing import Any
+
+from fastapi.routing import APIRoute
+
+from airflow_lineage_plus.ui import access, auth
+from airflow_lineage_plus.ui.app import create_app
+from airflow_lineage_plus.ui.source import LineageReader
+
+UI = Path(access.__file__).parent
+#: routes that carry no lineage (what the page needs to know about the installation)
+NO_LINEAGE = {"/api/config"}
+
+
+def _routes() -> list[APIRoute]:
+    app = create_app(reader=LineageReader(opener=lambda: None))
+    return [route for route in app.routes if isinstance(route, APIRoute)]
+
+
+def _calls(dependant: Any) -> set[Any]:
+    found = set()
+    for dependency in dependant.dependencies:
+        found.add(dependency.call)
+        found |= _calls(dependency)
+    return found
+
+
+def test_every_api_route_reads_lineage_through_the_scoped_dependency() -> None:
+    api_routes = [r for r in _routes() if r.path.startswith("/api/") and r.path not in NO_LINEAGE]
+    assert len(api_routes) >= 6
+    missing = [r.path for r in api_routes if access.reader_lineage not in _calls(r.dependant)]
+    assert missing == []
+
+
+def test_every_route_requires_an_authenticated_lineage_reader() -> None:
+    missing = [r.path for r in _routes() if auth.require_lineage_reader not in _calls(r.dependant)]
+    assert missing == []
+
+
+def test_every_route_is_async_so_none_waits_in_the_api_servers_thread_pool() -> None:
+    blocking = [r.path for r in _routes() if not inspect.iscoroutinefunction(r.endpoint)]
+    assert blocking == []
+
+
+def test_routes_reach_the_lineage_source_only_through_the_door() -> None:
+    for module in ("api.py", "app.py", "navigation.py"):
+        text = (UI / module).read_text()
+        assert "state.lineage_reader" not in text.replace("app.state.lineage_reader = reader", ""), module
+        assert ".run(" not in text, module

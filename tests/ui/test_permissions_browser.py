@@ -1,0 +1,108 @@
+"""A person who may read one DAG signs in to Airflow (FAB) and sees that DAG's lineage, not the other's.
+
+The real API server with the FAB auth manager is the session's (``tests/ui/conftest.py``); Debian's
+Chromium, headless, is driven by Playwright through FAB's login form and Airflow's navigation. The
+screenshot of what ``alpha`` sees is written to a temporary folder (its path is printed).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from fab_airflow import FabAirflow
+from test_lineage_browser import CHROMIUM_ARGS, chromium_path, open_lineage_from_navigation, search_and_open
+from ui_pipeline import ALPHA_DAG, ALPHA_TASK, BETA_DAG, BETA_STRINGS
+
+pytestmark = [pytest.mark.airflow, pytest.mark.browser]
+
+SCORES = "dataset:postgres://warehouse:5432:analytics.shared.customer_scores"
+ALPHA_JOB = f"job:test-airflow:{ALPHA_DAG}.{ALPHA_TASK}"
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(
+            executable_path=chromium_path(), args=CHROMIUM_ARGS, headless=True
+        )
+        yield chromium
+        chromium.close()
+
+
+def signed_in(browser: Any, server: FabAirflow, user: str) -> Any:
+    """A page signed in as ``user`` through FAB's own login form."""
+    context = browser.new_context(viewport={"width": 1920, "height": 960})
+    page = context.new_page()
+    page.dialogs = []  # type: ignore[attr-defined]
+    page.on("dialog", lambda dialog: (page.dialogs.append(dialog.message), dialog.dismiss()))
+    page.goto(f"{server.base}/auth/login/?next=/")
+    page.fill("#username", user)
+    page.fill("#password", user)
+    with page.expect_navigation(url=f"{server.base}/", timeout=60_000):
+        page.click("input[type=submit]")
+    return page
+
+
+def test_a_one_dag_user_sees_that_dags_lineage_and_nothing_of_the_other(
+    browser: Any, fab_server: FabAirflow, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    page = signed_in(browser, fab_server, "alpha")
+    try:
+        frame = open_lineage_from_navigation(page)
+        frame.locator("#search").fill("customer")
+        results = frame.locator("#search-results li")
+        results.first.wait_for(timeout=30_000)
+        listed = {results.nth(i).get_attribute("data-node-id") for i in range(results.count())}
+        assert SCORES in listed and not [n for n in listed if "beta" in str(n)]
+
+        search_and_open(frame, "customer_scores", SCORES)
+        frame.locator(f'#viewport g.node[data-node-id="{ALPHA_JOB}"]').wait_for(timeout=30_000)
+        nodes = frame.locator("#viewport g.node")
+        drawn = {
+            nodes.nth(i).get_attribute("data-node-id"): nodes.nth(i).get_attribute("data-type")
+            for i in range(nodes.count())
+        }
+        assert drawn[f"restricted:upstream:{SCORES}"] == "RESTRICTED"
+        assert not [node for node in drawn if "beta" in str(node)]
+        name = frame.locator(f'#viewport g.node[data-node-id="{ALPHA_JOB}"] text.name')
+        assert name.text_content() == f"{ALPHA_DAG}.{ALPHA_TASK}", (
+            "a long job name is shown whole, on two lines"
+        )
+        restricted = frame.locator(f'#viewport g.node[data-node-id="restricted:upstream:{SCORES}"]')
+        assert "Restricted" in (restricted.text_content() or "")
+        frame.locator("#details h2").filter(has_text="analytics.shared.customer_scores").wait_for(
+            timeout=30_000
+        )
+        frame.locator("#details").get_by_text("jobs of DAGs you may not read").wait_for(timeout=30_000)
+
+        everything = (frame.locator("body").text_content() or "") + (
+            page.locator("body").text_content() or ""
+        )
+        assert [secret for secret in BETA_STRINGS if secret in everything] == []
+        screenshot = tmp_path_factory.mktemp("screenshots") / "one-dag-user-lineage.png"
+        page.screenshot(path=str(screenshot))
+        print(f"screenshot of what the one-DAG user sees: {screenshot}")
+        assert screenshot.stat().st_size > 10_000
+        assert page.dialogs == []
+    finally:
+        page.context.close()
+
+
+def test_a_user_of_every_dag_sees_the_task_that_never_ran_as_upstream_failed(
+    browser: Any, fab_server: FabAirflow
+) -> None:
+    page = signed_in(browser, fab_server, "viewer")
+    try:
+        node_id = f"job:test-airflow:{BETA_DAG}.notify_beta"
+        page.goto(f"{fab_server.base}/lineage-plus/?node={node_id}&depth=2")
+        node = page.locator(f'#viewport g.node.target[data-node-id="{node_id}"]')
+        node.wait_for(timeout=30_000)
+        assert node.get_attribute("data-state") == "UPSTREAM_FAILED"
+        assert node.locator("text.pill-text").text_content() == "UPSTREAM FAILED"
+        page.locator("#details .badge.state-UPSTREAM_FAILED").first.wait_for(timeout=30_000)
+    finally:
+        page.context.close()
