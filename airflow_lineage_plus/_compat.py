@@ -251,6 +251,16 @@ def known_dag_ids() -> set[str]:
         return set(session.scalars(select(DagModel.dag_id)))
 
 
+def openlineage_client_config() -> dict[str, Any] | None:
+    """The OpenLineage client config the provider uses (``[openlineage] config_conn_id``, ``config_path``
+    or ``transport``, connection auth resolved), or None when it falls back to the client's own discovery
+    (``OPENLINEAGE_URL``, ``openlineage.yml``, ``OPENLINEAGE__*``)."""
+    from airflow.providers.openlineage.plugins.adapter import OpenLineageAdapter
+
+    config = OpenLineageAdapter().get_openlineage_config()
+    return dict(config) if config else None
+
+
 def dag_bag(dag_folder: str) -> Any:
     """Airflow's DagBag of the DAG files under ``dag_folder``, parsed in this process (no database)."""
     try:

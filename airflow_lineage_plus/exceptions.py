@@ -17,13 +17,14 @@ written against those keeps working::
     ├── BadEventError (ValueError)             bytes of the event log that are not a usable event
     ├── StaticLineageError (RuntimeError)      a DAG folder version could not be read for static lineage
     ├── UsageError (ValueError)                bad command-line arguments
-    └── ContractBreachError (RuntimeError)     a task wrote data that breaks its output's DataContract,
-                                               raised only with ``[lineage_plus] contract_mode = fail``
+    ├── ContractBreachError (RuntimeError)     a task wrote data that breaks its output's DataContract,
+    │                                          raised only with ``[lineage_plus] contract_mode = fail``
+    └── DbtRunFailed (RuntimeError)            dbt run by ``run_dbt`` failed: the task fails (on purpose)
 
 Declaration-time errors name the field and the fix; run-time errors (but a contract breach the
-configuration asks to fail on) are contained by
-:mod:`airflow_lineage_plus.containment` and never reach a task. This module imports nothing, so the
-Airflow-free graph can use it.
+configuration asks to fail on) are contained by :mod:`airflow_lineage_plus.containment` and never reach
+a task (``DbtRunFailed`` is the task's own failure: its dbt command failed). This module imports nothing,
+so the Airflow-free graph can use it.
 """
 
 from __future__ import annotations
@@ -91,6 +92,11 @@ class UsageError(LineagePlusError, ValueError):
     """Bad command-line arguments (the CLI exits with status 2)."""
 
 
+class DbtRunFailed(LineagePlusError, RuntimeError):  # noqa: N818 - names what happened, as dbt says it
+    """``dbt`` (run by :func:`airflow_lineage_plus.dbt.run_dbt`) exited with an error: the task fails."""
+
+
 class ContractBreachError(LineagePlusError, RuntimeError):
     """A task's output broke its ``DataContract`` and ``[lineage_plus] contract_mode`` is ``fail``: the one
-    error this package raises into a task on purpose. The message lists each breach and the fix."""
+    error this package raises into a task on purpose (with ``DbtRunFailed``, which is dbt's own failure). The
+    message lists each breach and the fix."""

@@ -5,12 +5,16 @@ from __future__ import annotations
 from airflow.plugins_manager import AirflowPlugin
 
 from airflow_lineage_plus import conf
+from airflow_lineage_plus.emit.dbt_run import dbt_lineage_env
 
 
 class LineagePlusPlugin(AirflowPlugin):
-    """Registers the skip-state and alert listeners (and, where installed, the Lineage view)."""
+    """Registers the skip-state and alert listeners (and, where installed, the Lineage view), and the
+    template macro ``macros.lineage_plus.dbt_lineage_env`` (registered even when disabled: templates that
+    use it must still render; it then returns no variables)."""
 
     name = "lineage_plus"
+    macros = [dbt_lineage_env]
     if not conf.is_disabled():
         from airflow_lineage_plus.act import listener as act_listener
         from airflow_lineage_plus.emit import listener

@@ -7,11 +7,14 @@ Hops (each declares its lineage with airflow-lineage-plus):
 * ``has_orders``: a gate that short-circuits when the partition holds no orders, so the scheduler skips
   the downstream tasks for real.
 * ``load_stg_orders``: the partition into ``analytics.staging.stg_orders``, adding ``_loaded_at``.
-* ``fct_daily_orders``: staged orders joined to staged CRM contacts into
-  ``analytics.marts.fct_daily_orders`` (``total_revenue_usd`` aggregates ``total_amount_usd``).
+* ``fct_daily_orders``: ``dbt build`` of the dbt project ``dags/dbt/shop``: the model
+  ``analytics.marts.fct_daily_orders`` (staged orders joined to staged CRM contacts) and its tests. dbt
+  reports the model's lineage itself, each dbt run a child of this task's run
+  (:func:`airflow_lineage_plus.dbt.run_dbt`); a failed model or test fails the task.
 
 Params: ``order_count`` (orders the simulated source returns; 0 gives an empty partition) and
-``fail_stage`` (a task that raises, to show failed-upstream detection; ``none`` by default).
+``fail_stage`` (a stage that fails, to show failed-upstream detection; ``none`` by default;
+``fct_daily_orders`` makes the dbt model fail).
 """
 
 from __future__ import annotations
@@ -21,8 +24,9 @@ from decimal import Decimal
 from typing import Any
 
 import pendulum
+from airflow.providers.openlineage.api.emission_policy import extend_global_openlineage_emission_policy
 from airflow.sdk import Param, dag, get_current_context, task
-from lineage_samples import catalog, lake, sources, warehouse
+from lineage_samples import catalog, lake, marts, sources, warehouse
 
 from airflow_lineage_plus import ColumnFrom, Input, Output, SloTier, lineage, runtime
 
@@ -30,21 +34,6 @@ STAGES = ["ingest_orders_to_s3", "load_stg_orders", "fct_daily_orders"]
 OWNERS = ["team:commerce-data"]
 #: A daily pipeline's tables may be a day old, plus two hours of slack (``lineage-plus freshness``).
 DAILY_SLO_MINUTES = 26 * 60
-
-FCT_DAILY_ORDERS_SQL = f"""
-INSERT INTO {catalog.FCT_DAILY_ORDERS_TABLE}
-    (order_date, account_id, order_count, customer_count, total_revenue_usd, avg_order_value_usd)
-SELECT o.order_date,
-       COALESCE(c.account_id, 'unknown'),
-       COUNT(o.order_id),
-       COUNT(DISTINCT o.customer_id),
-       CAST(SUM(o.total_amount_usd) AS DECIMAL(14,2)),
-       CAST(AVG(o.total_amount_usd) AS DECIMAL(12,2))
-FROM {catalog.STG_ORDERS_TABLE} AS o
-LEFT JOIN {catalog.STG_CONTACTS_TABLE} AS c ON c.contact_id = o.customer_id
-WHERE o.status = 'completed' AND o.order_date = {{day}}
-GROUP BY o.order_date, COALESCE(c.account_id, 'unknown')
-""".strip()
 
 
 class SimulatedStageError(RuntimeError):
@@ -153,58 +142,26 @@ def ecommerce_orders() -> None:
         return len(written)
 
     @lineage(
-        inputs=[catalog.STG_ORDERS, catalog.STG_CONTACTS],
-        outputs=[
-            Output(
-                catalog.FCT_DAILY_ORDERS,
-                schema=catalog.schema_of(catalog.FCT_DAILY_ORDERS_COLUMNS),
-                column_lineage={
-                    "order_date": [ColumnFrom(catalog.STG_ORDERS, "order_date", subtype="IDENTITY")],
-                    "account_id": [
-                        ColumnFrom(catalog.STG_CONTACTS, "account_id"),
-                        ColumnFrom(catalog.STG_ORDERS, "customer_id", subtype="JOIN"),
-                    ],
-                    "order_count": [ColumnFrom(catalog.STG_ORDERS, "order_id", subtype="AGGREGATION")],
-                    "customer_count": [ColumnFrom(catalog.STG_ORDERS, "customer_id", subtype="AGGREGATION")],
-                    "total_revenue_usd": [
-                        ColumnFrom(catalog.STG_ORDERS, "total_amount_usd", subtype="AGGREGATION"),
-                        ColumnFrom(catalog.STG_ORDERS, "status", subtype="FILTER"),
-                    ],
-                    "avg_order_value_usd": [
-                        ColumnFrom(catalog.STG_ORDERS, "total_amount_usd", subtype="AGGREGATION")
-                    ],
-                },
-                description="Completed orders and revenue per day and CRM account",
-                owners=["team:analytics"],
-                tags=["mart", "finance"],
-            )
-        ],
         owners=["team:analytics"],
-        description="Rolls staged orders up per day and account, joined to CRM contacts",
+        description="Builds the marts with dbt (dags/dbt/shop): fct_daily_orders and its tests",
+        # dbt's model jobs run by this task carry its owners and service level (docs/dbt.md)
         facets=[SloTier(tier="gold", freshnessMinutes=DAILY_SLO_MINUTES)],
-        sql=FCT_DAILY_ORDERS_SQL.format(day=":order_date"),
     )
     @task
-    def fct_daily_orders() -> int:
-        day, params = _context()
-        _maybe_fail("fct_daily_orders", params)
+    def fct_daily_orders() -> dict[str, str]:
+        _day, params = _context()
+        # the sources the model reads exist even before the CRM DAG first ran
         warehouse.ensure_table(catalog.STG_ORDERS_TABLE, catalog.STG_ORDERS_COLUMNS)
         warehouse.ensure_table(catalog.STG_CONTACTS_TABLE, catalog.STG_CONTACTS_COLUMNS)
-        warehouse.ensure_table(catalog.FCT_DAILY_ORDERS_TABLE, catalog.FCT_DAILY_ORDERS_COLUMNS)
-        literal = warehouse.date_literal(day)
-        warehouse.run(
-            [
-                f"DELETE FROM {catalog.FCT_DAILY_ORDERS_TABLE} WHERE order_date = {literal}",
-                FCT_DAILY_ORDERS_SQL.format(day=literal),
-            ]
-        )
-        written = warehouse.select(
-            f"SELECT * FROM {catalog.FCT_DAILY_ORDERS_TABLE} WHERE order_date = {literal}"
-        )
-        runtime.record(catalog.FCT_DAILY_ORDERS, written)
-        return len(written)
+        # dbt reports its own lineage: each model and test run is a child of this task's run, and the
+        # mart's lineage (staging tables in, mart out, column lineage, test assertions) comes from dbt.
+        return marts.build(fail_on_purpose=params.get("fail_stage") == "fct_daily_orders")
 
-    ingest_orders_to_s3() >> has_orders() >> load_stg_orders() >> fct_daily_orders()
+    marts_built = fct_daily_orders()
+    # dbt reports this task's lineage as child runs: the provider must not fall back to per-query hook
+    # lineage for it (its own SQL only makes sure the staging tables exist)
+    extend_global_openlineage_emission_policy(marts_built, hook_lineage=False)
+    ingest_orders_to_s3() >> has_orders() >> load_stg_orders() >> marts_built
 
 
 def _order_row(order: dict[str, Any], loaded_at: datetime) -> tuple[Any, ...]:

@@ -3,8 +3,8 @@
 1. a fresh Airflow home under ``demo-home/`` and its metadata database (``airflow db migrate``);
 2. a local S3-compatible endpoint (moto) with the ``raw-data-lake`` bucket, which ``aws_default`` points at;
 3-6. ``airflow dags test`` runs of the sample DAGs with the OpenLineage provider and this package: CRM
-   contacts, a good day of orders, a day with no orders (the gate skips) and a day whose
-   ``load_stg_orders`` fails on purpose;
+   contacts, a good day of orders (the mart built by dbt), a day with no orders (the gate skips) and a
+   day whose dbt model ``fct_daily_orders`` fails on purpose;
 7. the lineage report of ``analytics.marts.fct_daily_orders`` (upstream, failed upstream, impact);
 8. ``airflow api-server`` with the Lineage view, until Ctrl-C (skipped with ``--no-serve``).
 """
@@ -31,7 +31,6 @@ from demo.progress import Progress, fail
 from demo.s3_endpoint import LocalS3
 
 BUCKET = "raw-data-lake"
-MART_JOB = "ecommerce_orders.fct_daily_orders"
 MART_TABLE = "analytics.marts.fct_daily_orders"
 
 
@@ -69,10 +68,10 @@ SAMPLE_RUNS = [
         {"order_count": 0},
     ),
     SampleRun(
-        "running ecommerce_orders for 2024-06-03 (load_stg_orders fails on purpose)",
+        "running ecommerce_orders for 2024-06-03 (the dbt model fct_daily_orders fails on purpose)",
         "ecommerce_orders",
         "2024-06-03",
-        {"order_count": 25, "fail_stage": "load_stg_orders"},
+        {"order_count": 25, "fail_stage": "fct_daily_orders"},
         expect_failure=True,
     ),
 ]
@@ -110,12 +109,11 @@ def task_states(dag_event: dict[str, Any] | None) -> str:
 
 
 def mart_dataset(events: list[dict[str, Any]]) -> tuple[str, str] | None:
-    """Namespace and name of the mart, as the task that writes it declared them (connection-derived)."""
+    """Namespace and name of the mart, as the dbt model that builds it reported them."""
     for event in events:
-        if event.get("job", {}).get("name") == MART_JOB:
-            for output in event.get("outputs", []):
-                if output["name"].endswith(MART_TABLE.rsplit(".", 1)[1]):
-                    return output["namespace"], output["name"]
+        for output in event.get("outputs", []):
+            if output.get("name") == MART_TABLE:
+                return output["namespace"], output["name"]
     return None
 
 
@@ -213,7 +211,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         with progress.step(f"lineage report for {MART_TABLE}") as step:
             found = mart_dataset(events)
             if found is None:
-                raise DemoError(f"no event of {MART_JOB} names {MART_TABLE}; see {home.event_log}")
+                raise DemoError(f"no event names {MART_TABLE} as an output; see {home.event_log}")
             namespace, name = found
             commands = report_commands(home.event_log, namespace, name)
             step.detail(f"{len(events)} OpenLineage events in {home.event_log}")

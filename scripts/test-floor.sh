@@ -11,7 +11,8 @@ echo "==> pinning the floor versions"
 uv pip install --quiet -p "$ROOT/.venv-floor/bin/python" \
   "apache-airflow==3.1.*" \
   "apache-airflow-providers-openlineage==2.20.0" \
-  "openlineage-python==1.53.0" "openlineage-integration-common==1.53.0" "openlineage-sql==1.53.0"
+  "openlineage-python==1.53.0" "openlineage-integration-common==1.53.0" "openlineage-sql==1.53.0" \
+  "openlineage-dbt==1.53.0"
 python -c 'import airflow, airflow.providers.openlineage as p; print("floor: Airflow", airflow.__version__, "provider", p.__version__)'
 set +e
 python -m pytest -n auto --maxprocesses 4 --dist loadgroup --durations 10 \

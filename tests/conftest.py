@@ -74,23 +74,19 @@ def dag_file_dir() -> Path:
 
 @pytest.fixture(scope="session")
 def local_s3() -> Iterator[Any]:
-    """moto's S3-compatible server with the samples' bucket (``tests/samples/sample_world.py``)."""
-    sys.path.insert(0, str(TESTS / "samples"))
-    from sample_world import BUCKET, LocalS3
+    """moto's S3 server with the sample bucket (``sample_world``), started once per session."""
+    from sample_world import local_s3_session
 
-    s3 = LocalS3()
-    s3.start()
-    s3.create_bucket(BUCKET)
-    yield s3
-    s3.stop()
+    yield from local_s3_session()
 
 
 @pytest.fixture(scope="session")
 def demo_runs(airflow_db: Path, local_s3: Any, tmp_path_factory: pytest.TempPathFactory) -> Any:
-    """The sample pipelines' four runs, recorded once per process for the samples, CLI and UI tests."""
+    """The demo's four sample DAG runs, made once per session: the samples, CLI and UI tests read the
+    same runs (each set is four real ``airflow dags test`` runs, two of them with ``dbt build``)."""
     from sample_world import record_demo_runs
 
-    return record_demo_runs(tmp_path_factory.mktemp("samples"), local_s3)
+    return record_demo_runs(local_s3, tmp_path_factory.mktemp("samples"))
 
 
 #: Tests that share one recording of the sample pipelines run on one xdist worker (``--dist loadgroup``).

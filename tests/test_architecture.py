@@ -71,6 +71,7 @@ USER_PATHS = [
     "airflow_lineage_plus.skip.run_facets",
     "airflow_lineage_plus.budget.BudgetTransformer",
     "airflow_lineage_plus.fold.FoldIntoTaskRun",
+    "airflow_lineage_plus.dbt.DbtLineageTransport",
     "airflow_lineage_plus.alerts.DownstreamOwnersNotifier",
 ]
 

@@ -331,7 +331,7 @@ def test_an_upstream_failed_latest_run_shows_as_upstream_failed_not_skipped_in_t
 
 @pytest.mark.airflow
 def test_failed_upstream_names_the_failed_job_of_the_sample_pipeline(tmp_path: Path, demo_runs: Any) -> None:
-    """The demo's runs (a good day, an empty day, a day whose load fails), through the real provider."""
+    """The demo's runs (a good day, an empty day, a day whose dbt model fails), through the real provider."""
     log = tmp_path / "events.jsonl"
     write_log(log, demo_runs.events())
     [fct] = [
@@ -350,10 +350,16 @@ def test_failed_upstream_names_the_failed_job_of_the_sample_pipeline(tmp_path: P
             "json",
         ]
     )
-    assert [n["name"] for n in answer["nodes"]] == ["ecommerce_orders.load_stg_orders"]
+    # the mart is a dbt model's: the failed job is the model, run by dbt, run by the Airflow task
+    assert [n["name"] for n in answer["nodes"]] == ["analytics.marts.shop.fct_daily_orders.build.run"]
     run_info = answer["nodes"][0]["latestRun"]
     assert run_info["state"] == "FAILED" and "failed on purpose" in run_info["errorMessage"]
+    assert [(r["name"], r["state"]) for r in answer["nodes"][0]["ranBy"]] == [
+        ("dbt-run-shop", "FAILED"),
+        ("ecommerce_orders.fct_daily_orders", "FAILED"),
+    ]
     code, out, _ = run(
         ["--events", str(log), "failed-upstream", "--namespace", fct["namespace"], "--name", fct["name"]]
     )
-    assert code == 0 and "ecommerce_orders.load_stg_orders  FAILED" in out
+    assert code == 0 and "analytics.marts.shop.fct_daily_orders.build.run  FAILED" in out
+    assert "ran by: JOB " in out and "/ ecommerce_orders.fct_daily_orders  FAILED" in out

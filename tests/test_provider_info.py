@@ -29,7 +29,9 @@ def test_provider_info_is_valid_against_airflows_provider_info_schema() -> None:
 
     schema_path = Path(airflow.__file__).parent / "provider_info.schema.json"
     schema = json.loads(schema_path.read_text())
-    jsonschema.validate(get_provider_info(), schema)
+    info = get_provider_info()
+    jsonschema.validate(info, schema)  # raises, naming the field, when it does not fit
+    assert info["package-name"] == "airflow-lineage-plus" and "lineage_plus" in info["config"]
 
 
 def test_every_config_option_has_description_type_default_and_example() -> None:

@@ -34,6 +34,7 @@ import os
 from collections.abc import Callable
 from typing import Any
 
+import attr
 import orjson
 from openlineage.client.transport.transform.transform import EventTransformer
 
@@ -131,6 +132,47 @@ def _option(option: str) -> Any:
         value = conf.parse_bool(default) if OPTIONS[option]["type"] == "boolean" else int(default)
     _options[option] = (env, value)
     return value
+
+
+@attr.frozen
+class Limits:
+    """The ``[lineage_plus]`` values :func:`check` applies, read once.
+
+    A process that must not import Airflow (``dbt-ol`` reporting to the task's transport) gets them
+    passed in (:meth:`from_dict` of :meth:`as_dict`) from the task that read them.
+    """
+
+    sql_max_length: int
+    schema_max_columns: int
+    event_size_budget: int
+    quality_include_values: bool
+
+    @classmethod
+    def configured(cls) -> Limits:
+        """The configured values (the defaults where Airflow is not installed)."""
+        return cls(
+            sql_max_length=int(_option("sql_max_length")),
+            schema_max_columns=int(_option("schema_max_columns")),
+            event_size_budget=int(_option("event_size_budget")),
+            quality_include_values=bool(_option("quality_include_values")),
+        )
+
+    @classmethod
+    def from_dict(cls, values: dict[str, Any]) -> Limits:
+        return cls(
+            sql_max_length=int(values["sql_max_length"]),
+            schema_max_columns=int(values["schema_max_columns"]),
+            event_size_budget=int(values["event_size_budget"]),
+            quality_include_values=conf.parse_bool(values["quality_include_values"]),
+        )
+
+    def as_dict(self) -> dict[str, Any]:
+        return attr.asdict(self)
+
+
+def _limit(settings: Limits | None, option: str) -> Any:
+    """``option`` of ``settings`` when given, else as configured (:func:`_option`, cached)."""
+    return _option(option) if settings is None else getattr(settings, option)
 
 
 # -- fixed limits -------------------------------------------------------------------------------------
@@ -251,18 +293,19 @@ PROBES = (
 )
 
 
-def check(event: Any) -> bytes:
+def check(event: Any, settings: Limits | None = None) -> bytes:
     """The JSON line (without newline) that may leave for ``event``: fixed limits, redaction, values
     policy, size budget. ``event`` itself is not changed. Raises when the event cannot be checked.
+    ``settings``: the limits to apply (default: as configured in this process).
 
     One RE2 pass over the event's JSON finds its secrets and tells whether anything else needs doing;
     only then is the JSON decoded (the common event is serialised and scanned once, never decoded).
     """
     cuts: dict[str, int] = {}
     raw = dumps_direct(event)
-    if _over_fixed_limits(event):
+    if _over_fixed_limits(event, settings):
         data = orjson.loads(dumps(event))
-        cuts = _apply_fixed_limits(data)
+        cuts = _apply_fixed_limits(data, settings)
         raw = dumps(data)
     raw, redacted, found = redact_json(raw, PROBES)
     if "cleanup" in found:  # what Serde drops (nulls, empty objects in lists): the exact way
@@ -271,17 +314,17 @@ def check(event: Any) -> bytes:
         limits.count_cut("redacted strings", redacted)
         log.info("airflow-lineage-plus: redacted %d secret(s) in %s", redacted, describe(event))
     data = None
-    if "values" in found and not _option("quality_include_values"):
+    if "values" in found and not _limit(settings, "quality_include_values"):
         data = orjson.loads(raw)
         cuts[VALUES_CUT] = _drop_value_metrics(data)
         raw = dumps(data)
-    return _within_budget(raw, data, {what: n for what, n in cuts.items() if n})
+    budget = int(_limit(settings, "event_size_budget"))
+    return _within_budget(raw, data, {what: n for what, n in cuts.items() if n}, budget)
 
 
-def _within_budget(raw: bytes, data: dict[str, Any] | None, cuts: dict[str, int]) -> bytes:
-    """``raw`` (checked JSON; ``data``: the same decoded, if at hand) trimmed to the size budget, with
+def _within_budget(raw: bytes, data: dict[str, Any] | None, cuts: dict[str, int], budget: int) -> bytes:
+    """``raw`` (checked JSON; ``data``: the same decoded, if at hand) trimmed to ``budget`` bytes, with
     the cuts recorded in the event."""
-    budget = int(_option("event_size_budget"))
     original = size = len(raw)
     if size <= budget and not cuts:
         return raw
@@ -295,27 +338,27 @@ def _within_budget(raw: bytes, data: dict[str, Any] | None, cuts: dict[str, int]
     return dumps(data)
 
 
-def enforce(event: Any) -> dict[str, Any]:
-    """``event`` (object or dict) redacted, within the configured limits and budget, as a new JSON-ready
-    dict (:func:`check`, decoded)."""
-    return orjson.loads(check(event))  # type: ignore[no-any-return]
+def enforce(event: Any, settings: Limits | None = None) -> dict[str, Any]:
+    """``event`` (object or dict) redacted, within the limits (default: as configured) and budget, as a
+    new JSON-ready dict (:func:`check`, decoded)."""
+    return orjson.loads(check(event, settings))  # type: ignore[no-any-return]
 
 
-def _over_fixed_limits(event: Any) -> bool:
+def _over_fixed_limits(event: Any, settings: Limits | None) -> bool:
     """Whether ``event`` holds SQL longer or a schema wider than the fixed limits (cheap: a few facets)."""
     facets = _get(_get(event, "job"), "facets")
     sql = facets.get("sql") if isinstance(facets, dict) else None
     query = _get(sql, "query") if sql is not None else None
-    if isinstance(query, str) and len(query) > _option("sql_max_length"):
+    if isinstance(query, str) and len(query) > _limit(settings, "sql_max_length"):
         return True
     widest = max((len(_get(s, "fields") or ()) for _, s in _dataset_facets(event, "schema")), default=0)
-    return widest > _option("schema_max_columns")
+    return widest > _limit(settings, "schema_max_columns")
 
 
-def _apply_fixed_limits(event: dict[str, Any]) -> dict[str, int]:
+def _apply_fixed_limits(event: dict[str, Any], settings: Limits | None) -> dict[str, int]:
     return {
-        limits.SQL_CUT: _cut_sql(event, _option("sql_max_length")),
-        limits.SCHEMA_CUT: _cut_schemas(event, _option("schema_max_columns")),
+        limits.SQL_CUT: _cut_sql(event, _limit(settings, "sql_max_length")),
+        limits.SCHEMA_CUT: _cut_schemas(event, _limit(settings, "schema_max_columns")),
     }
 
 

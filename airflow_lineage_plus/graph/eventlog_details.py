@@ -11,6 +11,7 @@ from airflow_lineage_plus import facet_keys as fk
 from airflow_lineage_plus import node_ids as ids
 from airflow_lineage_plus.exceptions import NodeNotFound
 from airflow_lineage_plus.graph import wire as w
+from airflow_lineage_plus.graph.ancestry import parent_chain, ran_by_nodes
 from airflow_lineage_plus.graph.answers import column_input, run_summary, task_instance_ids
 from airflow_lineage_plus.graph.model import LineageGraph
 from airflow_lineage_plus.graph.runs import RunRecord
@@ -82,7 +83,7 @@ def job_details(graph: LineageGraph, node_id: str, read_ref: ReadRef) -> dict[st
         "owners": list(job.owners),
         "documentation": (job_facets.get(fk.DOCUMENTATION) or {}).get("description"),
         "sourceCodeLocation": job_facets.get(fk.SOURCE_CODE_LOCATION),
-        "airflow": _airflow_ids(read_ref, job.name, latest),
+        "airflow": _airflow_ids(graph, read_ref, job.name, latest),
     }
 
 
@@ -117,6 +118,7 @@ def run_details(graph: LineageGraph, run_id: str, read_ref: ReadRef) -> dict[str
     return {
         **run_summary(run),
         "job": {"id": job.id, "namespace": job.namespace, "name": job.name},
+        "ranBy": ran_by_nodes(graph, run),
         "facets": facets,
         "inputs": [inputs[k] for k in sorted(inputs)],
         "outputs": [outputs[k] for k in sorted(outputs)],
@@ -167,7 +169,22 @@ def _task_instance(read_ref: ReadRef, run: RunRecord) -> dict[str, Any] | None:
     return None
 
 
-def _airflow_ids(read_ref: ReadRef, job_name: str, run: RunRecord | None) -> dict[str, str | None]:
+def _airflow_ids(
+    graph: LineageGraph, read_ref: ReadRef, job_name: str, run: RunRecord | None
+) -> dict[str, str | None]:
+    """The Airflow task instance behind a run; for a run of something a task ran (dbt's runs), the ids of
+    the nearest run up its parent chain that names one: child runs belong to their task and its DAG."""
+    found = _own_airflow_ids(read_ref, job_name, run)
+    if found["dag_id"] is None and run is not None:
+        for parent in parent_chain(graph, run):
+            job = graph.jobs.get(parent.job_id)
+            inherited = _own_airflow_ids(read_ref, job.name if job else "", parent)
+            if inherited["dag_id"] is not None:
+                return inherited
+    return found
+
+
+def _own_airflow_ids(read_ref: ReadRef, job_name: str, run: RunRecord | None) -> dict[str, str | None]:
     dag_id = task_id = run_id = None
     for ref in reversed(run.refs if run is not None else []):
         facets = ((read_ref(ref) or {}).get("run") or {}).get("facets") or {}

@@ -52,6 +52,10 @@ class Catalog(abc.ABC):
         """(dataset, column) whose column lineage ever read this column; None when unknown."""
         return None
 
+    def child_jobs(self, run_id: str) -> Iterable[str]:
+        """Jobs with a run (at any time) whose parent run is ``run_id``; empty when unknown (a scan)."""
+        return ()
+
     @abc.abstractmethod
     def has_job(self, job_id: str) -> bool:
         """Whether the job has events."""
@@ -179,6 +183,11 @@ class FocusedGraph(LineageGraph):
         self.ensure_jobs((node_id,) if node_id.startswith("job:") else ())
         return super().neighbours(node_id, upstream=upstream, retired=retired, declared_too=declared_too)
 
+    def child_jobs(self, run_id: str) -> set[str]:
+        """Fold the jobs that ever had a run under ``run_id``, then read them as a full graph does."""
+        self.ensure_jobs(self.catalog.child_jobs(run_id))
+        return super().child_jobs(run_id)
+
     def column_inputs(self, dataset_id: str, column: str) -> tuple[ColumnInput, ...]:
         record = self.dataset_record(dataset_id)
         return record.columns.get(column, ()) if record is not None else ()
@@ -226,6 +235,9 @@ class GraphCatalog(Catalog):
 
     def column_readers_ever(self, dataset_id: str, column: str) -> Iterable[tuple[str, str]] | None:
         return self.graph.column_readers_ever.get((dataset_id, column), ())
+
+    def child_jobs(self, run_id: str) -> Iterable[str]:
+        return self.graph.child_jobs(run_id)
 
     def has_job(self, job_id: str) -> bool:
         return job_id in self.graph.jobs

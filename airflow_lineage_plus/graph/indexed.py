@@ -34,7 +34,7 @@ from airflow_lineage_plus.graph import wire as w
 from airflow_lineage_plus.graph.focus import FocusedGraph, GraphCatalog
 from airflow_lineage_plus.graph.model import LineageGraph, _DagRunSkips
 from airflow_lineage_plus.graph.records import _DATASET_STATE, DatasetRecord, JobRecord
-from airflow_lineage_plus.graph.runs import RunRecord
+from airflow_lineage_plus.graph.runs import _RUN_STATE, RunRecord
 from airflow_lineage_plus.graph.snapshot import RunTable, Snapshot, run_hash
 from airflow_lineage_plus.graph.visibility import Visibility
 
@@ -348,6 +348,23 @@ class IndexedGraph(LineageGraph):
             return super().current_io(job)
         return _io_from(job.runs, tail)
 
+    def child_jobs(self, run_id: str) -> set[str]:
+        """The snapshot's (its ``children`` table; a hash collision may name one job too many, which
+        :func:`.ancestry.child_runs` drops) and the appended events'."""
+        node_ids = self.snapshot.ids()
+        return {node_ids[at] for at in self.snapshot.jobs_under_run(run_id)} | super().child_jobs(run_id)
+
+    def run_of(self, job: JobRecord, run_id: str) -> RunRecord | None:
+        """The summary's latest run when it is that run (the usual parent: the run that ran a job's latest
+        run is mostly its job's latest too), else the run among the job's runs, folded again."""
+        summary = self._summary(job)
+        if summary is not None and summary.latest is not None and summary.latest.run_id == run_id:
+            return summary.latest
+        if summary is not None and run_id not in self.runs:
+            self.materialize(job)
+        run = self.runs.get(run_id)
+        return run if run is not None and run.job_id == job.id else None
+
     def refs_of(self, job_id: str) -> array:
         """Every event of the job: the snapshot's, then the appended ones."""
         job = self.jobs.get(job_id)
@@ -405,7 +422,7 @@ def _job_record(graph: LineageGraph, job: JobRecord, dag_skips: dict[str, Any], 
     first = {edge: graph.edge_first[edge] for edge in edges if edge in graph.edge_first}
     owners = (job.owners, job.owners_key, job.ref, job.ref_time)
     skipped_by = tuple(sorted(graph.skipped_by.get(job_id, ())))
-    summary = graph.job_summary(job)
+    summary = _job_summary(graph, job)
     declared = (
         job.declared,
         (job.slo_minutes, job.slo_key),
@@ -416,6 +433,17 @@ def _job_record(graph: LineageGraph, job: JobRecord, dag_skips: dict[str, Any], 
     return marshal.dumps(
         ("J", job.namespace, job.name, *owners, *summary, pred, succ, first, skipped_by, dag_skips, *declared)
     )
+
+
+def _job_summary(graph: LineageGraph, job: JobRecord) -> tuple[Any, ...]:
+    """What an index keeps of the job's runs: (latest run, latest completed run's key, current edges,
+    newest run's key)."""
+    latest = graph.latest_run(job)
+    if latest is None:
+        return (None, None, graph.current_io(job), None)
+    values = list(operator.attrgetter(*_RUN_STATE)(latest))
+    values[_RUN_STATE.index("refs")] = []
+    return (tuple(values), graph.completed_key(job), graph.current_io(job), latest.sort_key())
 
 
 def _declared_edges(graph: LineageGraph, node_id: str) -> tuple[list[str], list[str]]:
@@ -464,13 +492,15 @@ def save(path: Path, graph: LineageGraph, header: dict[str, Any]) -> None:
         node_ids = old + sorted(
             k for k in (*dict.keys(graph.jobs), *dict.keys(graph.datasets)) if k not in known
         )
-        table = base.runs()
+        table, children = base.table("runs"), base.table("children")
     else:
         node_ids = sorted((*graph.jobs, *graph.datasets))
-        table = RunTable.empty(len(graph.runs))
+        table, children = RunTable.empty(len(graph.runs)), RunTable.empty(len(graph.runs))
     position = {node_id: at for at, node_id in enumerate(node_ids)}
     for run_id, run in graph.runs.items():
         table.add(run_hash(run_id), position[run.job_id])
+        if run.parent_run_id is not None:
+            children.add(run_hash(run.parent_run_id), position[run.job_id])
 
     dags = Visibility(graph, lambda _: True)  # which DAGs each job's runs belong to
 
@@ -487,4 +517,4 @@ def save(path: Path, graph: LineageGraph, header: dict[str, Any]) -> None:
                 yield node_id, _dataset_record(graph, record, columns.get(node_id, ())), array("Q")
 
     header = {**header, "version": graph.version, "times": (graph.first_time, graph.last_time)}
-    snapshot.write(path, header, nodes(), table)
+    snapshot.write(path, header, nodes(), {"runs": table, "children": children})

@@ -9,7 +9,6 @@ stream folds to the same graph as the ordered one. The records it holds are in :
 from __future__ import annotations
 
 import hashlib
-import operator
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -77,6 +76,7 @@ class LineageGraph:
         self.declared_succ: dict[str, set[str]] = {}
         self.declared_pred: dict[str, set[str]] = {}
         self.runs: dict[str, RunRecord] = {}
+        self.children: dict[str, set[str]] = {}  # parent run id -> ids of jobs with a run under it
         self.dag_run_skips: dict[str, _DagRunSkips] = {}  # DAG run id -> jobs the scheduler skipped
         self.skipped_by: dict[str, set[str]] = {}  # job id -> DAG run ids that skipped it
         # (dataset id, field) -> {(dataset id, column)} that read it; ``column_readers_ever`` keeps the
@@ -137,6 +137,8 @@ class LineageGraph:
         job.runs.append(run)
         if run.run_id is not None:
             self.runs[run.run_id] = run
+        if run.parent_run_id is not None:
+            self.children.setdefault(run.parent_run_id, set()).add(job.id)
 
     def set_fields(
         self, record: DatasetRecord, fields: Iterable[tuple[str, str | None, str | None]], micros: int
@@ -253,7 +255,8 @@ class LineageGraph:
         if event.dataset is not None:
             self._apply_dataset(event.dataset, micros, ref, False).dataset_refs.append(ref)
         facets = event_run.facets
-        run.observe(event.eventType, micros, facets)
+        if (parent := run.observe(event.eventType, micros, facets)) is not None:  # the run's parent, new
+            self.children.setdefault(parent, set()).add(job.id)
         if self.keep_refs:
             run.refs = [*run.refs, ref]
         if facets is not None and facets.airflowState is not None and facets.airflowState.tasksState:
@@ -499,16 +502,6 @@ class LineageGraph:
         """Sort key of the job's latest completed run (None without one)."""
         return max((run.sort_key() for run in self.all_runs(job) if run.state == "COMPLETED"), default=None)
 
-    def job_summary(self, job: JobRecord) -> tuple[Any, ...]:
-        """What an index keeps of the job's runs: (latest run, latest completed run's key, current edges,
-        newest run's key) (:mod:`.indexed`)."""
-        latest = self.latest_run(job)
-        if latest is None:
-            return (None, None, self.current_io(job), None)
-        values = list(operator.attrgetter(*_RUN_STATE)(latest))
-        values[_RUN_STATE.index("refs")] = []
-        return (tuple(values), self.completed_key(job), self.current_io(job), latest.sort_key())
-
     def has_node(self, node_id: str) -> bool:
         return node_id in self.jobs or node_id in self.datasets
 
@@ -557,6 +550,14 @@ class LineageGraph:
     def has_run(self, job: JobRecord) -> bool:
         """Whether a run of the job was reported (a job the scheduler only skipped has none)."""
         return bool(job.runs)
+
+    def child_jobs(self, run_id: str) -> set[str]:
+        """Ids of the jobs with a run whose parent run is ``run_id`` (:mod:`.ancestry`)."""
+        return self.children.get(run_id, set())
+
+    def run_of(self, job: JobRecord, run_id: str) -> RunRecord | None:
+        """The job's run with this id (an index reads the job's runs for it)."""
+        return self.runs.get(run_id)
 
     def jobs_of_run(self, run_id: str) -> list[str]:
         """Ids of the jobs that may hold the run (an index knows runs it has not read)."""

@@ -12,6 +12,7 @@ import attrs
 from airflow_lineage_plus import node_ids as ids
 from airflow_lineage_plus.exceptions import NodeNotFound
 from airflow_lineage_plus.graph import wire as w
+from airflow_lineage_plus.graph.ancestry import descendant_jobs, ran_by_nodes
 from airflow_lineage_plus.graph.columns import column_walk
 from airflow_lineage_plus.graph.model import LineageGraph
 from airflow_lineage_plus.graph.names import lint_names
@@ -25,6 +26,7 @@ from airflow_lineage_plus.graph.visibility import (
     restricted_edge,
     restricted_node,
     visible_details,
+    visible_ran_by,
     visible_run_details,
 )
 
@@ -46,7 +48,7 @@ def node_dict(graph: LineageGraph, node_id: str, depth: int) -> Node:
     job = graph.job_record(node_id) if node_id.startswith("job:") else None
     if job is not None:
         latest = graph.latest_run(job)
-        node = {
+        node: Node = {
             "id": node_id,
             "type": ids.JOB,
             "namespace": job.namespace,
@@ -54,6 +56,9 @@ def node_dict(graph: LineageGraph, node_id: str, depth: int) -> Node:
             "depth": depth,
             "latestRun": latest.summary() if latest is not None else None,
         }
+        ran = ran_by_nodes(graph, latest)
+        if ran:  # the latest run was run by other runs (a dbt model by dbt, by an Airflow task)
+            node["ranBy"] = ran
         if graph.declared_only(job):
             node["declared"] = True  # known from its declaration in DAG code only: no run yet
         return node
@@ -184,8 +189,16 @@ def _shape(graph: LineageGraph, start: str, walks: list[tuple[Walk, bool]], limi
     return answer
 
 
-def _stamp(answer: dict[str, Any], graph: LineageGraph, as_of: int | None) -> dict[str, Any]:
-    """``exact`` (whether the source could answer exactly what was asked) and ``asOf`` when given."""
+def _stamp(
+    answer: dict[str, Any], graph: LineageGraph, as_of: int | None, visibility: Visibility | None = None
+) -> dict[str, Any]:
+    """``exact`` (whether the source could answer exactly what was asked) and ``asOf`` when given; the
+    nodes' ``ranBy`` without the runs of jobs the reader may not see."""
+    for node in (answer["target"], *answer.get("nodes", ())):
+        if visibility is not None and "ranBy" in node:
+            node["ranBy"] = visible_ran_by(node["ranBy"], visibility)
+            if not node["ranBy"]:
+                del node["ranBy"]
     answer["exact"] = graph.exact
     if as_of is not None:
         answer["asOf"] = w.format_micros(as_of)
@@ -284,7 +297,7 @@ class LineageQueries:
     def _around(self, node_id: str, depth: int, limit: int | None, way: Way, ups: tuple[bool, ...]) -> Node:
         graph, visibility = self._graph(node_id, depth, way)
         walks = [(self._walk(graph, visibility, node_id, depth, up, way), up) for up in ups]
-        return _stamp(_shape(graph, node_id, walks, limit), graph, way.as_of)
+        return _stamp(_shape(graph, node_id, walks, limit), graph, way.as_of, visibility)
 
     @_guarded
     def upstream(
@@ -364,7 +377,7 @@ class LineageQueries:
             "nodes": _nodes(graph, {n: seen[n] for n in failed}, dataset_id),
             "edges": _edge_list(path_edges),
         }
-        return _stamp(answer, graph, as_of)
+        return _stamp(answer, graph, as_of, visibility)
 
     @_guarded
     def impact(
@@ -381,7 +394,7 @@ class LineageQueries:
         way = Way(as_of, include_retired, include_declared)
         graph, visibility = self._dataset_graph(dataset_id, depth, way)
         walked = self._walk(graph, visibility, dataset_id, depth, False, way)
-        answer = _stamp(_shape(graph, dataset_id, [(walked, False)], None), graph, as_of)
+        answer = _stamp(_shape(graph, dataset_id, [(walked, False)], None), graph, as_of, visibility)
         nodes = answer["nodes"]
         jobs = [n for n in nodes if n["type"] == ids.JOB]
         owners: set[str] = set()
@@ -474,6 +487,16 @@ class LineageQueries:
         except NodeNotFound:
             return False
         return True
+
+    @_guarded
+    def descendants(self, job_id: str, limit: int = 200, *, as_of: int | None = None) -> list[str]:
+        """Ids of the jobs the job's latest run (as of ``as_of``) ran (dbt's runs under the task that ran
+        dbt), children first; empty for a job that ran none, or a dataset."""
+        if ids.node_type(job_id) != ids.JOB:
+            return []
+        graph, visibility = self._graph(job_id, 1, Way(as_of))
+        found = descendant_jobs(graph, job_id, limit)
+        return found if visibility is None else [child for child in found if visibility.job(child)]
 
     @_guarded
     def node_details(self, node_id: str, *, as_of: int | None = None) -> dict[str, Any]:

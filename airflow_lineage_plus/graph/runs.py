@@ -96,7 +96,9 @@ class RunRecord:
             "errorMessage": self.error,
         }
 
-    def observe(self, event_type: str | None, micros: int, facets: w.RunFacets | None) -> None:
+    def observe(self, event_type: str | None, micros: int, facets: w.RunFacets | None) -> str | None:
+        """Fold one event of the run; the parent run's id when the event gave the run its parent (the graph
+        notes the parent's child), else None."""
         if self.first_seen is None or micros < self.first_seen:
             self.first_seen = micros
         if event_type == "START" and (self.start is None or micros < self.start):
@@ -117,7 +119,7 @@ class RunRecord:
                 if skip.reason is not None and (self.skip_reason is None or skip.reason < self.skip_reason):
                     self.skip_reason = skip.reason
         if facets is None:
-            return
+            return None
         dag_id = _dag_id(facets)
         if dag_id is not None and (self.dag_id is None or dag_id < self.dag_id):
             self.dag_id = dag_id  # the least of them if events disagree: the same in any order
@@ -137,6 +139,8 @@ class RunRecord:
             parent_job = facets.parent.job
             if parent_job is not None:
                 self.parent_job_id = sys.intern(f"job:{parent_job.namespace}:{parent_job.name}")
+            return self.parent_run_id
+        return None
 
     @classmethod
     def restore(cls, state: tuple[Any, ...]) -> RunRecord:

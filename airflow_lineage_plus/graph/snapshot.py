@@ -16,6 +16,8 @@ Layout: a magic string, the format version and the header's length, then the sec
 * ``runs``: a hash table of run ids (64-bit hashes, open addressing) and the position of the job each
   belongs to, probed with a small read per lookup (an appended event of a run that began before the
   snapshot, the details of a run).
+* ``children``: the same kind of table, of parent run ids and the position of each job with a run under
+  that parent (the jobs a run ran: an Airflow task's dbt runs, :mod:`.ancestry`).
 
 The file is written whole to a temporary name and renamed over the old one (atomic): a reader that opened
 the old one keeps reading it (same inode), a new reader gets the new one. Everything is read with
@@ -38,7 +40,7 @@ from typing import Any
 
 MAGIC = b"LPINDEX\x00"
 #: bumped whenever the layout or the meaning of a section changes: an index of another format is rebuilt
-FORMAT = 3
+FORMAT = 4
 _HEAD = len(MAGIC) + 8
 _PROBE = 32  # slots read at once when looking a run up
 
@@ -86,18 +88,20 @@ class RunTable:
 
 
 def write(
-    path: Path, header: dict[str, Any], nodes: Iterable[tuple[str, bytes, array]], runs: RunTable
+    path: Path, header: dict[str, Any], nodes: Iterable[tuple[str, bytes, array]], tables: dict[str, RunTable]
 ) -> None:
-    """Write an index atomically. ``nodes``: (id, record bytes, refs) in position order."""
+    """Write an index atomically. ``nodes``: (id, record bytes, refs) in position order; ``tables``: the
+    ``runs`` and ``children`` tables."""
     temporary = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
     try:
         with open(temporary, "wb") as out:
             out.write(MAGIC + b"\0" * 8)  # format and header length, once the sections are known
             sections = _write_nodes(out, nodes)
-            start = out.tell()
-            out.write(_native(runs.hashes))
-            out.write(_native(runs.jobs))
-            sections["runs"] = (start, len(runs.hashes), runs.count)  # (offset, slots, runs)
+            for name, table in tables.items():
+                start = out.tell()
+                out.write(_native(table.hashes))
+                out.write(_native(table.jobs))
+                sections[name] = (start, len(table.hashes), table.count)  # (offset, slots, entries)
             header_bytes = marshal.dumps({**header, "sections": sections})
             out.write(header_bytes)
             out.seek(len(MAGIC))
@@ -255,7 +259,15 @@ class Snapshot:
     def jobs_of_run(self, run_id: str) -> list[int]:
         """Positions of the jobs that may hold the run (a hash collision may name a job the run is not in:
         it costs a needless look, never a wrong answer); empty when no run of the snapshot has that id."""
-        offset, slots, _ = self.header["sections"]["runs"]
+        return self._probe("runs", run_id)
+
+    def jobs_under_run(self, run_id: str) -> list[int]:
+        """Positions of the jobs that may have a run whose parent run is ``run_id`` (as :meth:`jobs_of_run`:
+        a collision may name one too many)."""
+        return self._probe("children", run_id)
+
+    def _probe(self, table: str, run_id: str) -> list[int]:
+        offset, slots, _ = self.header["sections"][table]
         wanted = run_hash(run_id)
         slot, found = wanted % slots, list[int]()
         while True:
@@ -269,9 +281,9 @@ class Snapshot:
                     found.append(job)
             slot = (slot + count) % slots
 
-    def runs(self) -> RunTable:
-        """The whole run table (to write a new index from this one)."""
-        offset, slots, count = self.header["sections"]["runs"]
+    def table(self, name: str) -> RunTable:
+        """The whole ``runs`` or ``children`` table (to write a new index from this one)."""
+        offset, slots, count = self.header["sections"][name]
         hashes = _from_file("Q", self._read(offset, 8 * slots))
         jobs = _from_file("I", self._read(offset + 8 * slots, 4 * slots))
         return RunTable(hashes, jobs, count)

@@ -111,7 +111,7 @@ def absorb(graph: LineageGraph, exported: bytes) -> None:
 
 
 def _absorb_runs(graph: LineageGraph, runs: list[tuple[object, ...]]) -> None:
-    runs_by_id, restore, jobs = graph.runs, RunRecord.restore, graph.jobs
+    runs_by_id, children, restore, jobs = graph.runs, graph.children, RunRecord.restore, graph.jobs
     for values in runs:
         later = restore(values)
         job = jobs[later.job_id]
@@ -120,9 +120,14 @@ def _absorb_runs(graph: LineageGraph, runs: list[tuple[object, ...]]) -> None:
         if run is None:  # add_run, inlined: most runs are in one part only
             job.runs.append(later)
             runs_by_id[later.run_id] = later  # type: ignore[index]
+            if later.parent_run_id is not None:
+                children.setdefault(later.parent_run_id, set()).add(later.job_id)
             continue
+        had_parent = run.parent_run_id is not None
         run.absorb(later)
         run.io = jobs[run.job_id].shared_io(run.io)
+        if not had_parent and run.parent_run_id is not None:
+            children.setdefault(run.parent_run_id, set()).add(run.job_id)
 
 
 def _absorb_declared(

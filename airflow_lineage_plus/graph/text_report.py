@@ -19,7 +19,11 @@ def _node_line(node: dict[str, Any]) -> str:
             parts.append(f"ended {run['endedAt']}")
         text = "  ".join(parts)
         if run.get("errorMessage"):
-            text += f"\n            error: {run['errorMessage']}"
+            error = str(run["errorMessage"]).rstrip().replace("\n", "\n" + " " * 19)
+            text += f"\n            error: {error}"
+        for i, parent in enumerate(node.get("ranBy") or ()):
+            head = "ran by:" if i == 0 else "       "
+            text += f"\n            {head} JOB {parent['namespace']} / {parent['name']}  {parent['state']}"
         return text
     fields = node.get("fields") or []
     return f"{label}  ({len(fields)} fields)" if fields else label

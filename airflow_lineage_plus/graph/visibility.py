@@ -217,9 +217,17 @@ def visible_details(details: dict[str, Any], visibility: Visibility) -> dict[str
     return shown
 
 
+def visible_ran_by(ran_by: list[dict[str, Any]], visibility: Visibility) -> list[dict[str, Any]]:
+    """A ``ranBy`` list (:mod:`.ancestry`) without the runs of jobs the reader may not see (a job shared by
+    two DAGs that ran a job of the reader's DAG)."""
+    return [parent for parent in ran_by if visibility.job(str(parent.get("id")))]
+
+
 def visible_run_details(details: dict[str, Any], visibility: Visibility) -> dict[str, Any]:
-    """A visible run's details without a ``parent`` facet (or its ``root``) naming a job the reader may not
-    see: a child of a job shared by two DAGs, a DAG run started by another system."""
+    """A visible run's details without a ``parent`` facet (or its ``root``), or a ``ranBy`` entry, naming a
+    job the reader may not see: a child of a job shared by two DAGs, a DAG run started by another system."""
+    if details.get("ranBy"):
+        details = {**details, "ranBy": visible_ran_by(details["ranBy"], visibility)}
     parent = (details.get("facets") or {}).get(fk.PARENT)
     if not isinstance(parent, dict):
         return details

@@ -138,6 +138,11 @@ async def lineage_graph(
             graph = queries.downstream(node, depth, limit=limit, **way)
         else:
             graph = queries.lineage(node, depth, limit=limit, **way)
+            # a task that ran dbt: the lineage of dbt's jobs too
+            children = queries.descendants(node, as_of=way["as_of"])
+            if children:
+                around = [queries.lineage(c, depth, limit=limit, **way) for c in children]
+                graph = _merge_graphs(graph["target"], [graph, *around])
         if graph["target"]["type"] == "DATASET":
             failed = queries.failed_upstream(node, depth, **way)
             graph["failedUpstream"] = failed.get("nodes", []) if isinstance(failed, dict) else list(failed)
@@ -161,8 +166,8 @@ async def node_details(lineage: Lineage, node: NodeId, as_of: AsOf = None) -> di
         details: dict[str, Any] = queries.node_details(node, as_of=when)
         if details.get("type") == "JOB":
             for run in details.get("runs") or []:
-                if "airflow" not in run and run.get("runId"):  # a source that does not say: ask the run
-                    run["airflow"] = task_instance_ids(queries.run_details(run["runId"]).get("facets"))
+                if run.get("airflow") is None and run.get("runId"):  # not said, or a run a task ran (dbt's)
+                    run["airflow"] = _run_task_instance(queries, run["runId"])
         return details
 
     return await lineage.ask(query)
@@ -228,13 +233,28 @@ async def dag_lineage(
         jobs = _task_jobs(queries, dag_id, None)[:MAX_DAG_JOBS]
         if not jobs:
             raise HTTPException(status.HTTP_404_NOT_FOUND, "No lineage recorded for this DAG")
-        graphs = [queries.lineage(job["id"], depth, limit=limit, **way) for job in jobs]
+        # and the jobs the tasks ran (dbt's), which carry the lineage of tasks that report none themselves
+        ran = [child for job in jobs for child in queries.descendants(job["id"], as_of=way["as_of"])]
+        graphs = [
+            queries.lineage(job_id, depth, limit=limit, **way) for job_id in [j["id"] for j in jobs] + ran
+        ]
         target = {"id": f"dag:{dag_id}", "type": "DAG", "name": dag_id, "namespace": "", "depth": 0}
         merged = _merge_graphs(target, graphs)
         merged["dagJobs"] = [job["id"] for job in jobs]
         return merged
 
     return await lineage.ask(query)
+
+
+def _run_task_instance(queries: Any, run_id: str) -> dict[str, Any] | None:
+    """The Airflow ids of a run's task instance; for a run a task ran (dbt's), those of that task."""
+    details = queries.run_details(run_id)
+    found = task_instance_ids(details.get("facets"))
+    for parent in details.get("ranBy") or ():
+        if found is not None:
+            break
+        found = task_instance_ids(queries.run_details(parent["runId"]).get("facets"))
+    return found
 
 
 @router.get("/task-instance")

@@ -28,6 +28,7 @@ STATIC_FILES = {
     "actions.js": "text/javascript; charset=utf-8",
     "api.js": "text/javascript; charset=utf-8",
     "dom.js": "text/javascript; charset=utf-8",
+    "groups.js": "text/javascript; charset=utf-8",
     "layout.js": "text/javascript; charset=utf-8",
     "links.js": "text/javascript; charset=utf-8",
     "panel.js": "text/javascript; charset=utf-8",

@@ -54,17 +54,19 @@ def test_the_alert_names_the_failure_what_is_stale_downstream_and_who_owns_it(
     alerted_pipeline: AlertedPipeline,
 ) -> None:
     mail = _failure_mails(alerted_pipeline)["analytics@example.com"]
+    # downstream of the staging table: the dbt model that builds the mart (run by the task
+    # ecommerce_orders.fct_daily_orders), dbt's tests of the source and of the mart (docs/dbt.md)
     assert mail["Subject"] == (
-        "[lineage-plus] LOW impact: ecommerce_orders.load_stg_orders failed, 2 dataset(s) stale"
+        "[lineage-plus] MEDIUM impact: ecommerce_orders.load_stg_orders failed, 2 dataset(s) stale"
     )
     assert mail["From"] == "lineage-alerts@example.com"
     body = _body(mail)
     assert "Task ecommerce_orders.load_stg_orders failed." in body
     assert "SimulatedStageError: load_stg_orders failed on purpose" in body
-    assert "Impact: LOW (1 downstream job(s), 2 stale dataset(s))" in body
+    assert "Impact: MEDIUM (3 downstream job(s), 2 stale dataset(s))" in body
     assert "analytics.staging.stg_orders  (owners: team:commerce-data)" in body
     assert "analytics.marts.fct_daily_orders  (owners: team:analytics)  &lt;- yours" in body
-    assert "test-airflow / ecommerce_orders.fct_daily_orders" in body
+    assert "test-airflow / analytics.marts.shop.fct_daily_orders.build.run" in body
     assert "You get this because team:analytics owns:" in body
     assert f'href="{BASE_URL}/lineage-plus/?node={FAILED_JOB}"' in body
     other = _body(_failure_mails(alerted_pipeline)["commerce-data@example.com"])

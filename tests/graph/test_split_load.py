@@ -75,6 +75,7 @@ def _fingerprint(graph: LineageGraph) -> dict[str, Any]:
         },
         "succ": sets(graph.succ),
         "pred": sets(graph.pred),
+        "children": sets(graph.children),
         "edge_first": graph.edge_first,
         "column_readers_ever": sets(graph.column_readers_ever),
         "skips": {key: (s.key, s.job_ids, s.upstream_failed) for key, s in graph.dag_run_skips.items()},

@@ -69,12 +69,14 @@ def test_demo_runs_the_pipelines_reports_the_failed_upstream_job_and_serves_the_
         assert lines[-1].startswith("Press Ctrl-C to stop"), out[-4000:]
         steps = [line for line in lines if line.startswith("[")]
         assert [s.split("]")[0] for s in steps] == [f"[{i}/8" for i in range(1, 9)]
-        assert "load_stg_orders fails on purpose) ... failed, as intended" in out
+        assert "the dbt model fct_daily_orders fails on purpose) ... failed, as intended" in out
         assert "fct_daily_orders=skipped" in out and "load_stg_orders=skipped" in out
-        assert "fct_daily_orders=upstream_failed" in out
+        assert "fct_daily_orders=failed" in out
         failed_section = out.split("failed-upstream --namespace", 1)[1].split("$ lineage-plus", 1)[0]
-        assert "ecommerce_orders.load_stg_orders  FAILED" in failed_section
-        assert "fail_stage='load_stg_orders'" in failed_section
+        assert "analytics.marts.shop.fct_daily_orders.build.run  FAILED" in failed_section
+        assert "fail_stage='fct_daily_orders'" in failed_section
+        assert "ran by: JOB demo-airflow / dbt-run-shop  FAILED" in failed_section
+        assert "JOB demo-airflow / ecommerce_orders.fct_daily_orders  FAILED" in failed_section
         assert (tmp_path / "home" / "lineage" / "events.jsonl").stat().st_size > 0
 
         # The UI it serves: log in as the printed user, find the mart, see its failed upstream job.
@@ -96,7 +98,9 @@ def test_demo_runs_the_pipelines_reports_the_failed_upstream_job_and_serves_the_
         ]
         node = urllib.parse.quote(mart["id"], safe="")
         graph = _get(f"{base}/lineage-plus/api/lineage?node={node}&depth=5&direction=upstream", token)
-        assert [n["name"] for n in graph["failedUpstream"]] == ["ecommerce_orders.load_stg_orders"]
+        assert [n["name"] for n in graph["failedUpstream"]] == [
+            "analytics.marts.shop.fct_daily_orders.build.run"
+        ]
     finally:
         if proc.poll() is None:
             os.kill(proc.pid, signal.SIGINT)  # Ctrl-C

@@ -20,6 +20,7 @@ pytestmark = pytest.mark.airflow
 
 NS_S3 = f"s3://{BUCKET}"
 MARTS = {"analytics.marts.fct_daily_orders", "analytics.marts.dim_contacts"}
+MART_MODEL_JOB = "analytics.marts.shop.fct_daily_orders.build.run"
 
 
 def _datasets(event: dict[str, Any], side: str) -> set[tuple[str, str]]:
@@ -73,8 +74,8 @@ def test_each_sample_run_ends_as_the_scenario_intends(demo_runs: DemoRuns) -> No
     assert _tasks_state(demo_runs.orders_failed) == {
         "ingest_orders_to_s3": "success",
         "has_orders": "success",
-        "load_stg_orders": "failed",
-        "fct_daily_orders": "upstream_failed",
+        "load_stg_orders": "success",
+        "fct_daily_orders": "failed",
     }
 
 
@@ -110,33 +111,75 @@ def test_the_gate_skips_the_downstream_hops_when_the_partition_has_no_orders(dem
     assert "holds 0 orders" in demo_runs.orders_empty.output
 
 
-def test_the_failed_stage_fails_with_a_clear_error_and_its_lineage(demo_runs: DemoRuns) -> None:
-    failed = _complete(demo_runs.orders_failed, "load_stg_orders")
-    assert failed["eventType"] == "FAIL"
+def _dbt_model(result: Any, state: str) -> dict[str, Any]:
+    """The dbt model run that builds the mart (a grandchild of the task run), ended in ``state``."""
+    [event] = [e for e in result.events if e["job"]["name"] == MART_MODEL_JOB and e["eventType"] == state]
+    return event
+
+
+def test_the_failed_dbt_model_fails_its_task_with_a_clear_error_and_its_lineage(demo_runs: DemoRuns) -> None:
+    failed = _dbt_model(demo_runs.orders_failed, "FAIL")
     message = failed["run"]["facets"]["errorMessage"]["message"]
-    assert "fail_stage='load_stg_orders'" in message
-    # The failed run still names what it would have written: the mart's input is in the failed job's outputs.
-    assert ("analytics.staging.stg_orders") in {name for _ns, name in _datasets(failed, "outputs")}
-    mart = _complete(demo_runs.orders_ok, "fct_daily_orders")
-    assert _datasets(failed, "outputs") & _datasets(mart, "inputs")
-    facet = _skip_record(demo_runs.orders_failed, "fct_daily_orders")
-    assert (facet["state"], facet["reason"], facet["causedBy"]) == (
-        "upstream_failed",
-        "TRIGGER_RULE",
-        "load_stg_orders",
-    )
-    assert _aborts(demo_runs.orders_failed) == ["ecommerce_orders.fct_daily_orders"]
+    assert "Runtime Error in model fct_daily_orders" in message and "fail_stage='fct_daily_orders'" in message
+    # The failed run still names what it would have written: the mart the good day's model run wrote.
+    assert _datasets(failed, "outputs") == _datasets(_dbt_model(demo_runs.orders_ok, "COMPLETE"), "outputs")
+    assert {name for _ns, name in _datasets(failed, "outputs")} == {"analytics.marts.fct_daily_orders"}
+    task = _complete(demo_runs.orders_failed, "fct_daily_orders")
+    assert task["eventType"] == "FAIL"
+    task_error = task["run"]["facets"]["errorMessage"]["message"]
+    assert "dbt build --vars" in task_error and "model.shop.fct_daily_orders (error)" in task_error
+    # model run -> dbt's run of `dbt build` -> the task's run
+    [wrapper] = [
+        e
+        for e in demo_runs.orders_failed.events
+        if e["job"]["name"] == "dbt-run-shop" and e["eventType"] == "FAIL"
+    ]
+    assert failed["run"]["facets"]["parent"]["run"]["runId"] == wrapper["run"]["runId"]
+    assert wrapper["run"]["facets"]["parent"]["run"]["runId"] == task["run"]["runId"]
+    # every Airflow task ran (none skipped); the dbt tests of the failed model did not run: one ABORT
+    assert _aborts(demo_runs.orders_failed) == []
     assert _aborts(demo_runs.orders_ok) == _aborts(demo_runs.crm) == []
+    dbt_aborts = [e["job"]["name"] for e in demo_runs.orders_failed.events if e["eventType"] == "ABORT"]
+    assert dbt_aborts == ["analytics.marts.shop.fct_daily_orders.build.test"]
+
+
+def test_the_mart_is_built_by_a_dbt_model_whose_tests_are_assertions(demo_runs: DemoRuns) -> None:
+    model = _dbt_model(demo_runs.orders_ok, "COMPLETE")
+    staging = _datasets(_complete(demo_runs.orders_ok, "load_stg_orders"), "outputs")
+    contacts = _datasets(_complete(demo_runs.crm, "load_stg_contacts"), "outputs")
+    assert _datasets(model, "inputs") == staging | contacts
+    [tests] = [
+        e
+        for e in demo_runs.orders_ok.events
+        if e["job"]["name"] == "analytics.marts.shop.fct_daily_orders.build.test"
+        and e["eventType"] == "COMPLETE"
+    ]
+    [mart] = tests["inputs"]
+    assertions = mart["inputFacets"]["dataQualityAssertions"]["assertions"]
+    assert sorted((a["assertion"], a["column"], a["success"]) for a in assertions) == [
+        ("not_null", "account_id", True),
+        ("not_null", "order_date", True),
+    ]
+    # the task that ran dbt reports no datasets of its own, and no per-query child jobs
+    task = _complete(demo_runs.orders_ok, "fct_daily_orders")
+    assert (task["eventType"], task["inputs"], task["outputs"]) == ("COMPLETE", [], [])
+    assert not [e for e in demo_runs.events() if ".query." in e["job"]["name"]]
 
 
 def test_events_form_one_connected_graph_from_crm_and_raw_orders_to_the_marts(demo_runs: DemoRuns) -> None:
     edges: dict[str, set[str]] = {}
     directed: dict[str, set[str]] = {}
+    dags = {"crm_contacts_ingestion", "ecommerce_orders"}
     for event in demo_runs.events():
         job = "job:" + event["job"]["name"]
-        if "." not in event["job"]["name"]:
+        if event["job"]["name"] in dags:
             continue  # DAG-run events carry no datasets
         edges.setdefault(job, set())
+        # a run is linked to the run that ran it (dbt's runs to the task that ran dbt), DAG runs aside
+        parent = event["run"]["facets"].get("parent", {}).get("job", {}).get("name")
+        if parent is not None and parent not in dags:
+            edges[job].add("job:" + parent)
+            edges.setdefault("job:" + parent, set()).add(job)
         for ns, name in _datasets(event, "inputs"):
             node = f"dataset:{ns}:{name}"
             edges.setdefault(node, set()).add(job)
@@ -232,22 +275,21 @@ def test_quality_figures_match_the_rows_in_the_warehouse(demo_runs: DemoRuns) ->
             return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
 
         stg = table("SELECT * FROM analytics.staging.stg_orders WHERE order_date = DATE '2024-06-01'")
-        fct = table("SELECT * FROM analytics.marts.fct_daily_orders WHERE order_date = DATE '2024-06-01'")
+        fct = table("SELECT * FROM analytics.marts.fct_daily_orders")
         dim = table("SELECT * FROM analytics.marts.dim_contacts")
         stg_dates = {
             r["order_date"].isoformat() for r in table("SELECT order_date FROM analytics.staging.stg_orders")
         }
-    assert stg_dates == {"2024-06-01"}, "the skipped and the failed day must not reach staging"
+    # the day without orders never reaches staging; the failing day fails after staging (in dbt)
+    assert stg_dates == {"2024-06-01", "2024-06-03"}
     assert _metrics(
         _output(_complete(demo_runs.orders_ok, "load_stg_orders"), "analytics.staging.stg_orders")
     ) == (
         40,
         _nulls(stg),
     )
-    fct_event = _output(
-        _complete(demo_runs.orders_ok, "fct_daily_orders"), "analytics.marts.fct_daily_orders"
-    )
-    assert _metrics(fct_event) == (len(fct), _nulls(fct))
+    # the mart is dbt's: built on the good day, kept as it was when the failing day's model failed
+    assert {r["order_date"].isoformat() for r in fct} == {"2024-06-01"} and fct
     completed = [r for r in stg if r["status"] == "completed"]
     assert sum(r["total_revenue_usd"] for r in fct) == sum(r["total_amount_usd"] for r in completed)
     assert sum(r["order_count"] for r in fct) == len(completed)
@@ -263,14 +305,22 @@ def test_quality_figures_match_the_rows_in_the_warehouse(demo_runs: DemoRuns) ->
 
 
 def test_column_lineage_follows_the_derivations(demo_runs: DemoRuns) -> None:
-    fct = _output(_complete(demo_runs.orders_ok, "fct_daily_orders"), "analytics.marts.fct_daily_orders")
-    revenue = fct["facets"]["columnLineage"]["fields"]["total_revenue_usd"]["inputFields"]
+    # the mart's column lineage is dbt's (openlineage-sql parsing the compiled model), on the same names
+    fct = _output(_dbt_model(demo_runs.orders_ok, "COMPLETE"), "analytics.marts.fct_daily_orders")
+    columns = fct["facets"]["columnLineage"]["fields"]
     assert {
-        (f["name"], f["field"], f["transformations"][0]["type"], f["transformations"][0]["subtype"])
-        for f in revenue
+        c: sorted((f["name"], f["field"]) for f in spec["inputFields"]) for c, spec in columns.items()
     } == {
-        ("analytics.staging.stg_orders", "total_amount_usd", "DIRECT", "AGGREGATION"),
-        ("analytics.staging.stg_orders", "status", "INDIRECT", "FILTER"),
+        "order_date": [("analytics.staging.stg_orders", "order_date")],
+        "account_id": [("analytics.staging.stg_contacts", "account_id")],
+        "order_count": [("analytics.staging.stg_orders", "order_id")],
+        "customer_count": [("analytics.staging.stg_orders", "customer_id")],
+        "total_revenue_usd": [("analytics.staging.stg_orders", "total_amount_usd")],
+        "avg_order_value_usd": [("analytics.staging.stg_orders", "total_amount_usd")],
+    }
+    [written] = _complete(demo_runs.orders_ok, "load_stg_orders")["outputs"]
+    assert {f["namespace"] for spec in columns.values() for f in spec["inputFields"]} == {
+        written["namespace"]
     }
     dim = _output(_complete(demo_runs.crm, "build_dim_contacts"), "analytics.marts.dim_contacts")
     [segment] = dim["facets"]["columnLineage"]["fields"]["customer_segment"]["inputFields"]

@@ -139,6 +139,7 @@ class AirflowRunner:
         logical_date: str | None = None,
         wait_for_dag_event: float = 60.0,
         timeout: float = 300.0,
+        python: Path | None = None,
     ) -> DagRunResult:
         claim_recording(dag_id, logical_date, self.workdir)
         dags = self.workdir / f"dags-{dag_id}"
@@ -153,7 +154,8 @@ class AirflowRunner:
             "AIRFLOW__LINEAGE_PLUS__EVENT_LOG_PATH": str(log),
             **(env or {}),
         }
-        cmd = [str(Path(sys.executable).parent / "airflow"), "dags", "test", dag_id]
+        # ``python``: the interpreter of another virtualenv with the same Airflow (default: this one's)
+        cmd = [str(Path(python or sys.executable).parent / "airflow"), "dags", "test", dag_id]
         if logical_date:
             cmd.append(logical_date)
         if conf is not None:

@@ -5,10 +5,13 @@ installed packages (this package's ``schemas/``, the provider's facets), then in
 ``../shared/spec/openlineage`` and the per-user cache, which is filled once by downloading the document
 from its ``$id`` URL (see ``spec_files.py``). Nothing else is fetched from the network.
 
-One allowance: when the exact version of a *facet* schema is in none of those places and cannot be
+Allowances: when the exact version of a *facet* schema is in none of those places and cannot be
 downloaded (offline, with a local copy of the spec older than the installed client), the newest local
 version of the same facet with the same major version is used instead, with a
 :class:`SchemaVersionSubstituted` warning naming both. Minor versions of a facet only add optional fields.
+The dbt facets of ``openlineage-dbt`` are checked against the schemas ``openlineage-integration-common``
+ships; the older spec versions those reference, and the one facet published without a schema, are
+answered by the spec (:data:`SPEC_ALIASES`, :data:`WITHOUT_PUBLISHED_SCHEMA`).
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from typing import Any
 import jsonschema
 from assertion_count import record_check
 from referencing import Registry, Resource
+from referencing.jsonschema import DRAFT202012, UnknownDialect
 from spec_files import SpecPlaces, SpecUnavailableError, download, write_atomically
 
 SPEC_URL_PREFIX = "https://openlineage.io/spec/"
@@ -33,6 +37,15 @@ PLACES = SpecPlaces.named(
     "OPENLINEAGE_SPEC_DIR",
     f"{SPEC_URL_PREFIX} (OpenLineage.json and facets/*.json, as in the OpenLineage repository's spec/)",
 )
+#: Older spec versions some producers' facet schemas still reference (openlineage-integration-common's
+#: dbt-version-run-facet.json: 1-0-2). Their base facet definitions (``BaseFacet``: required ``_producer``
+#: and ``_schemaURL``; ``RunFacet``/``JobFacet``/``DatasetFacet`` built on it) are the same as in the spec
+#: the client writes, which answers for them when the exact version is neither local nor downloadable.
+SPEC_ALIASES = ("https://openlineage.io/spec/1-0-2/OpenLineage.json",)
+#: Facets whose producer publishes no schema at all, checked against the spec's base facet definition:
+#: openlineage-dbt's ``dbt_model`` dataset facet names a dbt-model-dataset-facet.json that exists neither in
+#: its package nor in the OpenLineage repository.
+WITHOUT_PUBLISHED_SCHEMA = {"dbt-model-dataset-facet.json": "DatasetFacet"}
 _VERSIONED = re.compile(r"https://openlineage\.io/spec/((?:facets/)?)(\d+)-(\d+)-(\d+)/([^/#]+\.json)")
 
 __all__ = [
@@ -53,7 +66,12 @@ def _package_dirs() -> list[Path]:
 
     import airflow_lineage_plus
 
-    return [Path(airflow_lineage_plus.__file__).parent / "schemas", Path(provider.__file__).parent / "facets"]
+    dirs = [Path(airflow_lineage_plus.__file__).parent / "schemas", Path(provider.__file__).parent / "facets"]
+    try:  # openlineage-integration-common ships the schemas of dbt facets (dbt_node, dbt_run, dbt_version)
+        import openlineage.common.schema as common_schemas
+    except ImportError:
+        return dirs
+    return [*dirs, Path(common_schemas.__file__).parent]
 
 
 class SchemaStore:
@@ -110,7 +128,19 @@ class SchemaStore:
             )
             docs[uri] = substitute
             return substitute
+        if uri in SPEC_ALIASES:
+            return self.document(client_spec_uri())
         raise self.places.unavailable(uri, self._failed.get(uri, "it is not an OpenLineage spec URL"))
+
+    def published_elsewhere(self, uri: str) -> dict[str, Any] | None:
+        """A producer's own facet schema (not the spec's) by file name, when its ``_schemaURL`` names
+        another copy than its ``$id`` (openlineage-dbt: a github.com ``tree`` page; the schema in
+        openlineage-integration-common says raw.githubusercontent.com)."""
+        if uri.startswith(SPEC_URL_PREFIX) or uri in self._index():
+            return None
+        name = "/" + uri.rsplit("/", 1)[-1]
+        found = [doc for doc_id, doc in self._index().items() if doc_id.endswith(name)]
+        return found[0] if len(found) == 1 else None
 
     def _download(self, uri: str) -> dict[str, Any] | None:
         if not uri.startswith(SPEC_URL_PREFIX) or uri in self._failed:
@@ -143,7 +173,13 @@ class SchemaStore:
         return max(candidates, key=lambda c: c[0])[1] if candidates else None
 
     def _resource(self, uri: str) -> Resource[Any]:
-        return Resource.from_contents(self.document(uri))
+        """A schema as a resource; ``"$schema": "http://json-schema.org/schema#"`` (the legacy "latest
+        draft", in dbt-run-run-facet.json) is read as the draft every other schema here uses, 2020-12."""
+        doc = self.document(uri)
+        try:
+            return Resource.from_contents(doc)
+        except UnknownDialect:
+            return DRAFT202012.create_resource(doc)
 
     def validator(self, schema: dict[str, Any]) -> jsonschema.protocols.Validator:
         cls = jsonschema.validators.validator_for(schema)
@@ -182,11 +218,24 @@ def _envelope(event: dict[str, Any], store: SchemaStore) -> dict[str, Any]:
     return {"$ref": f"{spec['$id']}#/{defs}/{kind}"}
 
 
-def _facet_schema(schema_url: str, store: SchemaStore) -> dict[str, Any]:
-    """The sub-schema a facet's ``_schemaURL`` names."""
+def _facet_schema(schema_url: str, key: str, store: SchemaStore) -> dict[str, Any]:
+    """The sub-schema a facet's ``_schemaURL`` names.
+
+    A URL without a ``#/$defs/...`` fragment (openlineage-dbt's facets) names a document whose root
+    describes the facets map (``{"dbt_node": {"$ref": "#/$defs/DbtNodeJobFacet"}}``): the facet is checked
+    against the definition its key points to.
+    """
     base, _, fragment = schema_url.partition("#")
-    doc = store.document(base)
-    return {"$ref": f"{doc['$id']}#{fragment}"} if fragment else doc
+    unpublished = WITHOUT_PUBLISHED_SCHEMA.get(base.rsplit("/", 1)[-1])
+    if unpublished is not None and base not in store._index():
+        return {"$ref": f"{client_spec_uri()}#/$defs/{unpublished}"}
+    doc = store.published_elsewhere(base) or store.document(base)
+    if not fragment:
+        ref = ((doc.get("properties") or {}).get(key) or {}).get("$ref")
+        if not isinstance(ref, str) or not ref.startswith("#"):
+            return doc  # the document is the facet's own schema
+        fragment = ref[1:]
+    return {"$ref": f"{doc['$id']}#{fragment}"}
 
 
 def _facets(event: dict[str, Any]) -> Iterable[tuple[str, str, dict[str, Any]]]:
@@ -214,7 +263,7 @@ def validate_event(event: dict[str, Any], store: SchemaStore | None = None) -> N
         if not isinstance(facet, dict) or "_schemaURL" not in facet:
             raise AssertionError(f"{where}: facet {key!r} has no _schemaURL")
         try:
-            store.validator(_facet_schema(facet["_schemaURL"], store)).validate(facet)
+            store.validator(_facet_schema(facet["_schemaURL"], key, store)).validate(facet)
         except jsonschema.ValidationError as exc:
             raise AssertionError(f"{where}: facet {key!r} is invalid: {exc.message}") from exc
     record_check()

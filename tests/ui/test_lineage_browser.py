@@ -1,11 +1,12 @@
 """A person logs into Airflow, clicks "Lineage", finds the mart table and sees which upstream job failed.
 
 A real ``airflow api-server`` runs with the plugin (installed entry point) over the events of the sample
-pipeline run for real (``dags/ecommerce_orders.py``: a good day, an empty day, a day whose staging load
-fails; see ``ui_pipeline.record_sample_pipeline``). The Chromium found on ``PATH`` (Debian's, installed by
-``scripts/system-deps.sh``), headless, is driven by Playwright through Airflow's own login page and
-navigation. The screenshot goes to a temporary folder, or to ``$LINEAGE_PLUS_SCREENSHOT_DIR``:
-``bash scripts/update-screenshot.sh`` refreshes ``docs/images/lineage-view.png`` that way.
+pipeline run for real (``dags/ecommerce_orders.py``: a good day, an empty day, a day whose dbt model
+fails: the mart is built by a dbt model that a task runs; see ``ui_pipeline.record_sample_pipeline``). The
+Chromium found on ``PATH`` (Debian's, installed by ``scripts/system-deps.sh``), headless, is driven by
+Playwright through Airflow's own login page and navigation. The screenshot goes to a temporary folder, or
+to ``$LINEAGE_PLUS_SCREENSHOT_DIR``: ``bash scripts/update-screenshot.sh`` refreshes
+``docs/images/lineage-view.png`` that way.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from typing import Any
 
 import pytest
 from servers import free_port, stop, wait_until_serving
-from ui_pipeline import HOSTILE_ID, HOSTILE_NAME, SamplePipeline, record_sample_pipeline
+from ui_pipeline import HOSTILE_ID, HOSTILE_NAME, MART_MODEL, SamplePipeline, record_sample_pipeline
 
 pytestmark = [pytest.mark.airflow, pytest.mark.browser]
 
@@ -151,16 +152,20 @@ def test_user_finds_the_mart_table_sees_three_hops_and_the_failed_job(
     assert any(d == sample.job_ids["load_stg_orders"] for _, d in drawn_edges)
     assert any(o == sample.job_ids["ingest_orders_to_s3"] for o, _ in drawn_edges)
 
-    failed = frame.locator(f'#viewport g.node[data-node-id="{sample.job_ids["load_stg_orders"]}"]')
+    # the mart's writer is the dbt model, drawn in the task that ran dbt; it failed on the latest day
+    failed = frame.locator(f'#viewport g.node[data-node-id="{sample.job_ids["fct_daily_orders"]}"]')
     assert failed.get_attribute("data-state") == "FAILED"
     assert "failed-upstream" in (failed.get_attribute("class") or "")
     assert failed.locator("text.pill-text").text_content() == "FAILED"
-    not_run = frame.locator(f'#viewport g.node[data-node-id="{sample.job_ids["fct_daily_orders"]}"]')
-    assert not_run.get_attribute("data-state") == "UPSTREAM_FAILED", "on the failing day its upstream failed"
+    assert failed.get_attribute("data-owner") == sample.dbt_task_id
+    subtitle = failed.locator("text.subtitle").text_content() or ""
+    assert subtitle.startswith("in ") and subtitle.endswith("orders.fct_daily_orders")  # the end if cut
+    staged = frame.locator(f'#viewport g.node[data-node-id="{sample.job_ids["load_stg_orders"]}"]')
+    assert staged.get_attribute("data-state") == "COMPLETED"
 
     banner = frame.locator("#banner")
     assert banner.is_visible()
-    assert "ecommerce_orders.load_stg_orders" in banner.text_content()
+    assert MART_MODEL in banner.text_content()
 
     failed.click()
     details = frame.locator("#details")
@@ -169,12 +174,47 @@ def test_user_finds_the_mart_table_sees_three_hops_and_the_failed_job(
     link = details.get_by_role("link", name="Open the task instance in Airflow")
     href = link.get_attribute("href")
     assert href is not None and href.startswith("/dags/ecommerce_orders/runs/")
-    assert href.endswith("/tasks/load_stg_orders")
+    assert href.endswith("/tasks/fct_daily_orders")  # the task that ran dbt
 
     screenshot = Path(os.environ.get("LINEAGE_PLUS_SCREENSHOT_DIR") or tmp_path) / SCREENSHOT_NAME
     page.screenshot(path=str(screenshot))
     assert screenshot.stat().st_size > 10_000
     assert page.dialogs == []
+
+
+def test_the_runs_of_the_task_that_ran_dbt_collapse_into_it_and_expand_again(
+    logged_in_page: Any, airflow_ui: str, sample: SamplePipeline
+) -> None:
+    frame = open_lineage_from_navigation(logged_in_page)
+    search_and_open(frame, "fct_daily_orders", sample.mart_id)
+    model_id = sample.job_ids["fct_daily_orders"]
+    model = frame.locator(f'#viewport g.node[data-node-id="{model_id}"]')
+    model.locator("text.group-toggle").click()
+    task = frame.locator(f'#viewport g.node[data-node-id="{sample.dbt_task_id}"]')
+    task.wait_for(timeout=30_000)
+    # the model and the run of its tests (it reads the mart) are drawn as the task
+    assert task.get_attribute("data-group-size") == "2"
+    assert task.locator("text.kind-label").text_content() == "TASK"
+    assert model.count() == 0
+    edges = frame.locator("#viewport path.edge")
+    drawn = {
+        (edges.nth(i).get_attribute("data-origin"), edges.nth(i).get_attribute("data-destination"))
+        for i in range(edges.count())
+    }
+    assert (sample.dbt_task_id, sample.mart_id) in drawn
+    assert model_id not in {node for edge in drawn for node in edge}
+    task.locator("text.group-toggle").click()
+    model.wait_for(timeout=30_000)
+    assert task.count() == 0
+    # the task's own Lineage tab shows the dbt jobs it ran (the task reports no datasets itself)
+    runs = logged_in_page.request.get(f"{airflow_ui}/api/v2/dags/ecommerce_orders/dagRuns").json()["dag_runs"]
+    [good_day] = [r["dag_run_id"] for r in runs if str(r["logical_date"]).startswith("2024-06-01")]
+    logged_in_page.goto(
+        f"{airflow_ui}/dags/ecommerce_orders/runs/{good_day}/tasks/fct_daily_orders/plugin/lineage-task-instance"
+    )
+    tab = logged_in_page.frame_locator("iframe[title=Lineage]")
+    tab.locator(f'#viewport g.node.target[data-node-id="{sample.dbt_task_id}"]').wait_for(timeout=30_000)
+    tab.locator(f'#viewport g.node[data-node-id="{model_id}"]').wait_for(timeout=30_000)
 
 
 def test_hostile_dataset_name_is_shown_as_text_and_never_runs(logged_in_page: Any) -> None:
@@ -196,19 +236,24 @@ def test_task_instance_tab_shows_that_try_inputs_and_outputs(
     runs = page.request.get(f"{airflow_ui}/api/v2/dags/ecommerce_orders/dagRuns")
     assert runs.ok, runs.text()
     failed_run = next(run for run in runs.json()["dag_runs"] if run["state"] == "failed")
-    page.goto(
-        f"{airflow_ui}/dags/ecommerce_orders/runs/{failed_run['dag_run_id']}/tasks/load_stg_orders"
-        "/plugin/lineage-task-instance"
-    )
+    run_url = f"{airflow_ui}/dags/ecommerce_orders/runs/{failed_run['dag_run_id']}"
+    tab = run_url + "/tasks/%s/plugin/lineage-task-instance"
+    page.goto(tab % "load_stg_orders")  # on the failing day the staging load succeeded
+    frame = page.frame_locator("iframe[title=Lineage]")
+    details = frame.locator("#details")
+    details.get_by_text("This run").wait_for(timeout=30_000)
+    assert details.locator(".badge.state-COMPLETED").first.is_visible()
+    assert details.get_by_role("button", name="analytics.staging.stg_orders").is_visible()
+    assert details.get_by_text("Inputs (1)").is_visible()
+    target = f'#viewport g.node.target[data-node-id="{sample.job_ids["load_stg_orders"]}"]'
+    frame.locator(target).wait_for(timeout=30_000)
+
+    page.goto(tab % "fct_daily_orders")  # the task whose dbt model failed
     frame = page.frame_locator("iframe[title=Lineage]")
     details = frame.locator("#details")
     details.get_by_text("This run").wait_for(timeout=30_000)
     assert details.locator(".badge.state-FAILED").first.is_visible()
-    assert details.get_by_role("button", name="analytics.staging.stg_orders").is_visible()
-    assert details.get_by_text("Inputs (1)").is_visible()
     assert details.locator("summary", has_text="errorMessage").is_visible()
-    target = f'#viewport g.node.target[data-node-id="{sample.job_ids["load_stg_orders"]}"]'
-    frame.locator(target).wait_for(timeout=30_000)
 
 
 def test_anonymous_browser_gets_nothing(browser: Any, airflow_ui: str) -> None:

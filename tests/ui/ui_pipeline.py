@@ -60,12 +60,13 @@ class SamplePipeline:
 
     log: Path
     mart_id: str
-    job_ids: dict[str, str]  # stage task id -> job id
+    job_ids: dict[str, str]  # stage task id -> job id (fct_daily_orders: the dbt model the task runs)
     failed_run: DagRunResult
+    dbt_task_id: str  # the job of the task that runs dbt
 
 
 def record_sample_pipeline(basetemp: Path, demo_runs: Any) -> SamplePipeline:
-    """The samples' demo runs (CRM, a good day, a day without orders, a day whose staging load fails)."""
+    """The samples' demo runs (CRM, a good day, a day without orders, a day whose dbt model fails)."""
     runs = demo_runs.all()
     workdir = basetemp / "ui-sample-pipeline"
     workdir.mkdir(parents=True, exist_ok=True)
@@ -75,22 +76,27 @@ def record_sample_pipeline(basetemp: Path, demo_runs: Any) -> SamplePipeline:
         for run in runs:
             out.writelines(json.dumps(event) + "\n" for event in run.events)
         out.write(hostile_log.read_text())
+    # the mart is built by the dbt model that the task fct_daily_orders runs
     mart = next(
         output
-        for event in runs[1].task_events("fct_daily_orders")
+        for event in runs[1].events
+        if event["job"]["name"] == MART_MODEL
         for output in event.get("outputs", [])
         if output["name"].endswith("marts.fct_daily_orders")
     )
     namespace = runs[1].task_events("fct_daily_orders")[0]["job"]["namespace"]
+    job_ids = {stage: f"job:{namespace}:ecommerce_orders.{stage}" for stage in SAMPLE_STAGES}
     return SamplePipeline(
         log=log,
         mart_id=f"dataset:{mart['namespace']}:{mart['name']}",
-        job_ids={stage: f"job:{namespace}:ecommerce_orders.{stage}" for stage in SAMPLE_STAGES},
+        job_ids={**job_ids, "fct_daily_orders": f"job:{namespace}:{MART_MODEL}"},
         failed_run=runs[3],
+        dbt_task_id=job_ids["fct_daily_orders"],
     )
 
 
 SAMPLE_STAGES = ("ingest_orders_to_s3", "load_stg_orders", "fct_daily_orders")
+MART_MODEL = "analytics.marts.shop.fct_daily_orders.build.run"
 
 PERM_DAG_FILE = DAGS / "perm_dags.py"
 #: DAGs that never run: their lineage is only declared (``lineage-plus publish-static``)

@@ -1,6 +1,7 @@
 /* The lineage graph drawn in SVG (edges, then nodes) and the banner naming failed upstream jobs. */
 import { openNode, selectNode } from "./actions.js";
 import { $, append, clear, el, elideMiddle, fmtTime, nameLines, setStatus, shorten, stateClass, stateLabel, svg } from "./dom.js";
+import { groupChildren } from "./groups.js";
 import { layout, nodeHeight, nodeWidth } from "./layout.js";
 import { fit } from "./panzoom.js";
 import { state } from "./state.js";
@@ -17,8 +18,10 @@ export function renderBanner(graph) {
   var list = el("ul");
   failed.forEach(function (job) {
     var run = job.latestRun || {};
+    var ranBy = (job.ranBy || []).map(function (r) { return r.name + " (" + stateLabel(r.state) + ")"; });
     append(list, el("li", null,
       el("button", { type: "button", "class": "linkish", text: job.name, onclick: function () { selectNode(job.id); } }),
+      ranBy.length ? " \u2014 run by " + ranBy.join(", run by ") : "",
       run.startedAt ? " \u2014 started " + fmtTime(run.startedAt) : "",
       run.errorMessage ? " \u2014 " + shorten(run.errorMessage, 160) : ""));
   });
@@ -31,6 +34,7 @@ export function renderGraph(graph) {
   var viewport = $("viewport");
   clear(viewport);
   if (!graph.target) return;
+  graph = groupChildren(graph, state.collapsed);
   var L = layout(graph);
   var failedIds = {};
   (graph.failedUpstream || []).forEach(function (n) { failedIds[n.id] = true; });
@@ -100,6 +104,7 @@ function drawNode(node, at, flags) {
   var group = svg("g", {
     "class": classes.join(" "), transform: "translate(" + at.x + "," + at.y + ")",
     "data-node-id": node.id, "data-type": node.type, "data-state": run ? run.state : null,
+    "data-owner": node.owner ? node.owner.id : null, "data-group-size": node.group ? node.group.size : null,
     tabindex: 0, role: "button",
   });
   append(group, svg("title", { text: kind === "more"
@@ -170,9 +175,17 @@ function drawJob(group, node, kind, run) {
       d: "M10,0 H6 A6,6 0 0 0 0,6 V" + (h - 6) + " A6,6 0 0 0 6," + h + " H10 Z",
     }));
   }
-  append(group, svg("text", { "class": "kind-label", x: 18, y: 17, text: kind === "dag" ? "DAG" : "JOB" }));
+  append(group, svg("text", { "class": "kind-label", x: 18, y: 17, text: kind === "dag" ? "DAG" : node.group ? "TASK" : "JOB" }));
   append(group, nameText(node.name, 18, 36));
-  append(group, svg("text", { "class": "subtitle", x: 18, y: 65, text: elideMiddle(node.namespace, 34) }));
+  if (node.owner) {  // run by a task (dbt's runs): name the task; its runs collapse into it
+    append(group, svg("text", { "class": "subtitle", x: 18, y: 65, text: "in " + shorten(node.owner.name, 24) }));
+    append(group, groupToggle(node.owner.id, w, "collapse", "Draw the runs of " + node.owner.name + " as one node"));
+  } else if (node.group) {
+    append(group, svg("text", { "class": "subtitle", x: 18, y: 65, text: node.group.size + (node.group.size === 1 ? " run inside" : " runs inside") }));
+    append(group, groupToggle(node.id, w, "expand", "Draw the runs this task ran"));
+  } else {
+    append(group, svg("text", { "class": "subtitle", x: 18, y: 65, text: elideMiddle(node.namespace, 34) }));
+  }
   var pill = run && run.state ? stateLabel(run.state) : node.declared ? "declared" : null;
   if (pill) {
     var pillClass = run && run.state ? stateClass(run.state) : "declared";
@@ -180,6 +193,22 @@ function drawJob(group, node, kind, run) {
     append(group, svg("rect", { "class": "pill " + pillClass, x: w - pw - 8, y: 7, width: pw, height: 16, rx: 8 }));
     append(group, svg("text", { "class": "pill-text", x: w - pw / 2 - 8, y: 18.5, "text-anchor": "middle", text: pill.toUpperCase() }));
   }
+}
+
+// "collapse" / "expand" in a node's corner: the task's runs as one node, or drawn one by one.
+function groupToggle(ownerId, w, label, title) {
+  var toggle = svg("text", {
+    "class": "group-toggle", x: w - 10, y: 65, "text-anchor": "end", text: label, role: "button",
+    "data-toggle": ownerId,
+  });
+  append(toggle, svg("title", { text: title }));
+  toggle.addEventListener("click", function (event) {
+    event.stopPropagation();
+    state.collapsed[ownerId] = !state.collapsed[ownerId];
+    if (state.graph) renderGraph(state.graph);
+    if (state.selected) markSelected(state.selected);
+  });
+  return toggle;
 }
 
 // Click or Enter selects a job or dataset, double-click opens it; a placeholder explains itself.

@@ -21,6 +21,7 @@ export const state = {
   column: params.get("column"),  // column mode: the column of state.node traced
   selected: null,
   graph: null,
+  collapsed: {},  // task job id -> true: the runs it ran are drawn as one node (groups.js)
   maxDepth: MAX_DEPTH,
   view: { x: 0, y: 0, w: 1000, h: 600 },
   bounds: null,

@@ -1,15 +1,17 @@
 """Sample pipelines under test: a local S3 endpoint, an embedded warehouse and the four demo runs.
 
-The sample DAGs run for real (``airflow dags test`` through the harness in ``tests/conftest.py``) against
-moto's S3-compatible server and a DuckDB warehouse, reached through the same Airflow connection ids as in
+The sample DAGs run for real (``airflow dags test`` through the harness in ``harness.py``) against moto's
+S3-compatible server and a DuckDB warehouse, reached through the same Airflow connection ids as in
 production (``aws_default``, ``warehouse``). The four runs are recorded once per test process (the
-``demo_runs`` fixture in ``tests/conftest.py``) and shared by the samples, the CLI and the browser tests.
+``demo_runs`` fixture of ``tests/conftest.py``) and shared by the samples, the CLI and the browser tests
+(one xdist group: ``pytest_collection_modifyitems`` there).
 """
 
 from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -25,6 +27,15 @@ from demo.s3_endpoint import LocalS3
 BUCKET = "raw-data-lake"
 CRM_DAG = DAGS / "crm_contacts_ingestion.py"
 ORDERS_DAG = DAGS / "ecommerce_orders.py"
+
+
+def local_s3_session() -> Iterator[LocalS3]:
+    """moto's S3 server with the sample bucket, for as long as the generator is not closed."""
+    s3 = LocalS3()
+    s3.start()
+    s3.create_bucket(BUCKET)
+    yield s3
+    s3.stop()
 
 
 @dataclass
@@ -50,7 +61,7 @@ def make_world(root: Path, s3: LocalS3) -> SampleWorld:
     env = {
         "AIRFLOW_CONN_AWS_DEFAULT": s3.airflow_connection(),
         "AIRFLOW_CONN_WAREHOUSE": warehouse_connection(warehouse_file),
-        # the sample DAGs import lineage_samples; the package under test stays importable as before
+        # the DAGs folder first (lineage_samples), then what the tests run with (this checkout's package)
         "PYTHONPATH": os.pathsep.join(p for p in (str(DAGS), os.environ.get("PYTHONPATH", "")) if p),
     }
     if skip_facets_available():
@@ -73,9 +84,9 @@ class DemoRuns:
         return [event for result in self.all() for event in result.events]
 
 
-def record_demo_runs(root: Path, s3: LocalS3) -> DemoRuns:
-    """The demo's four runs: CRM contacts, a good day, a day without orders, a day whose load fails."""
-    world = make_world(root, s3)
+def record_demo_runs(local_s3: LocalS3, root: Path) -> DemoRuns:
+    """The demo's four runs: CRM contacts, a good day, a day without orders, a day whose dbt model fails."""
+    world = make_world(root, local_s3)
     return DemoRuns(
         crm=world.run("crm", CRM_DAG, "crm_contacts_ingestion", "2024-06-01", {}),
         orders_ok=world.run("orders-ok", ORDERS_DAG, "ecommerce_orders", "2024-06-01", {"order_count": 40}),
@@ -87,7 +98,7 @@ def record_demo_runs(root: Path, s3: LocalS3) -> DemoRuns:
             ORDERS_DAG,
             "ecommerce_orders",
             "2024-06-03",
-            {"order_count": 25, "fail_stage": "load_stg_orders"},
+            {"order_count": 25, "fail_stage": "fct_daily_orders"},
         ),
         world=world,
     )

@@ -1,0 +1,2 @@
+-- Skipped by dbt: its upstream model broken fails.
+select * from {{ ref('broken') }}
