@@ -1,6 +1,11 @@
 """``lineage-plus``: ask the lineage graph questions from a terminal.
 
-    lineage-plus [--events PATH | --marquez URL [--api-key KEY]] COMMAND [options]
+    lineage-plus [--events PATH [--index PATH | --no-index] | --marquez URL [--api-key KEY]] COMMAND [options]
+
+Every graph question takes ``--as-of TIME`` (the answer from what the events up to then said) and
+``--include-retired`` (also the edges a job no longer reports). An event log is read through its index
+(``lineage-plus index``); a log with no index yet gets its first answer from a quick scan, and the
+console command then builds the index in the background for the next one.
 
 Exit status: 0 with an answer; 2 for bad arguments or an unknown dataset or job; 1 when the source
 cannot be read. See docs/graph.md for the JSON contract. ``publish-static`` and ``diff`` (static
@@ -23,8 +28,11 @@ from airflow_lineage_plus.deliver import replay
 from airflow_lineage_plus.exceptions import NodeNotFound, SourceUnavailable, UsageError
 from airflow_lineage_plus.graph import LineageQueries
 from airflow_lineage_plus.graph import text_report as text
+from airflow_lineage_plus.graph.index import start_building
 from airflow_lineage_plus.graph.queries import node_dict
+from airflow_lineage_plus.graph.scan import QuickSource
 from airflow_lineage_plus.graph.source import LineageSource
+from airflow_lineage_plus.graph.wire import to_micros
 from airflow_lineage_plus.node_ids import dataset_id, job_id
 from airflow_lineage_plus.sources import open_configured_source
 
@@ -39,7 +47,9 @@ COMMANDS = (
     "report",
 )
 DATASET_ONLY = {"failed-upstream", "impact", "schema-diff", "columns"}
-WALKS = ("upstream", "downstream", "failed-upstream", "impact")
+#: what a quick scan of a log without an index answers (:mod:`airflow_lineage_plus.graph.scan`)
+QUICK = {"upstream", "downstream", "failed-upstream", "impact", "schema-diff"}
+WALKS = {"upstream", "downstream", "failed-upstream", "impact"}
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -49,33 +59,12 @@ def _parser() -> argparse.ArgumentParser:
     where.add_argument("--marquez", help="Marquez base URL, e.g. http://localhost:5000")
     parser.add_argument("--api-key", help="Marquez API key (sent as a Bearer token)")
     parser.add_argument("--timeout", type=float, default=None, help="Marquez request timeout in seconds")
+    index = parser.add_mutually_exclusive_group()
+    index.add_argument("--index", help="the event log's index (default: beside the log, <log>.lpindex)")
+    index.add_argument("--no-index", action="store_true", help="read the whole event log into memory")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for name in COMMANDS:
-        command = sub.add_parser(name)
-        command.add_argument("--format", choices=("text", "json"), default="text")
-        if name in ("lint-names", "report"):
-            continue
-        command.add_argument("--namespace", help="dataset namespace")
-        command.add_argument("--name", help="dataset name")
-        if name not in DATASET_ONLY:
-            command.add_argument("--job-namespace", help="job namespace")
-            command.add_argument("--job", help="job name")
-        if name != "schema-diff":
-            command.add_argument("--depth", type=int, default=10)
-        if name in WALKS:
-            command.add_argument(
-                "--include-declared",
-                action=argparse.BooleanOptionalAction,
-                default=True,
-                help="follow edges declared in DAG code of jobs that have not run yet (default: on)",
-            )
-        if name == "columns":
-            command.add_argument("--column", required=True)
-        if name == "schema-diff":
-            command.add_argument(
-                "--proposed",
-                help="proposed schema: a JSON file or inline JSON ([{name, type}] or {name: type})",
-            )
+        _question_arguments(sub.add_parser(name), name)
     fresh = sub.add_parser("freshness", help="datasets older than their SLO, and the job responsible")
     fresh.add_argument("--format", choices=("text", "json"), default="text")
     fresh.add_argument("--at", help="judge freshness at this ISO-8601 time instead of now")
@@ -86,6 +75,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     # -- replay (owned by airflow_lineage_plus.deliver.replay; docs/reliability.md) --
     replay.add_arguments(sub.add_parser("replay", help="re-send to Marquez the events it missed"))
+    sub.add_parser("index", help="build the event log's index, or bring it up to date")
     # -- static lineage (owned by airflow_lineage_plus.declared; docs/static-lineage.md) --
     declared.add_publish_arguments(
         sub.add_parser("publish-static", help="send the lineage DAG files declare, before they run")
@@ -94,6 +84,38 @@ def _parser() -> argparse.ArgumentParser:
         sub.add_parser("diff", help="what a change to DAG files does to lineage, and whom it affects")
     )
     return parser
+
+
+def _question_arguments(command: argparse.ArgumentParser, name: str) -> None:
+    """The options of a graph question ``name``."""
+    command.add_argument("--format", choices=("text", "json"), default="text")
+    if name in ("lint-names", "report"):
+        return
+    command.add_argument("--as-of", help="answer as of this time (ISO-8601, e.g. 2026-03-01T12:00:00Z)")
+    command.add_argument("--namespace", help="dataset namespace")
+    command.add_argument("--name", help="dataset name")
+    if name not in DATASET_ONLY:
+        command.add_argument("--job-namespace", help="job namespace")
+        command.add_argument("--job", help="job name")
+    if name != "schema-diff":
+        command.add_argument("--depth", type=int, default=10)
+    if name in WALKS:
+        command.add_argument(
+            "--include-retired", action="store_true", help="also edges the job no longer reports"
+        )
+        command.add_argument(
+            "--include-declared",
+            action=argparse.BooleanOptionalAction,
+            default=True,
+            help="follow edges declared in DAG code of jobs that have not run yet (default: on)",
+        )
+    if name == "columns":
+        command.add_argument("--column", required=True)
+    if name == "schema-diff":
+        command.add_argument(
+            "--proposed",
+            help="proposed schema: a JSON file or inline JSON ([{name, type}] or {name: type})",
+        )
 
 
 def _target(args: argparse.Namespace) -> str:
@@ -114,12 +136,15 @@ def _target(args: argparse.Namespace) -> str:
 
 
 def _open(args: argparse.Namespace) -> LineageSource:
+    index: bool | str = False if args.no_index else (args.index or True)
     try:
         return open_configured_source(
             events=args.events or None,
             marquez=args.marquez or None,
             api_key=args.api_key,
             timeout=args.timeout,
+            index=index,
+            quick=args.command in QUICK,
         )
     except ImportError as exc:
         raise UsageError("give --events PATH or --marquez URL (Airflow is not importable here)") from exc
@@ -149,33 +174,52 @@ def _report(queries: LineageQueries, args: argparse.Namespace) -> dict[str, Any]
     }
 
 
+def _as_of(args: argparse.Namespace) -> int | None:
+    value = getattr(args, "as_of", None)
+    if value is None:
+        return None
+    try:
+        return to_micros(value)
+    except ValueError as exc:
+        raise UsageError(f"--as-of {value!r} is not an ISO-8601 time (e.g. 2026-03-01T12:00:00Z)") from exc
+
+
 def run(argv: Sequence[str] | None = None) -> tuple[int, str, str]:
     """(exit status, stdout, stderr) of one invocation."""
+    code, out, err, _ = _run(argv)
+    return code, out, err
+
+
+def _run(argv: Sequence[str] | None) -> tuple[int, str, str, LineageSource | None]:
+    """(exit status, stdout, stderr, the source that answered) of one invocation."""
     parser = _parser()
     try:
         args = parser.parse_args(argv)
     except SystemExit as exc:
-        return int(exc.code or 0), "", ""
+        return int(exc.code or 0), "", "", None
     if args.command == "replay":  # reads the event log and writes to Marquez: not a graph query
-        return replay.command(args)
+        return (*replay.command(args), None)
+    if args.command == "index":
+        return (*_index(args), None)
     if args.command == "publish-static":  # parses DAGs and sends their declared lineage
-        return declared.publish_command(args)
+        return (*declared.publish_command(args), None)
     if args.command == "diff":  # compares two versions of DAGs, with impact over the current graph
-        return declared.diff_command(args, lambda: _open(args))
+        return (*declared.diff_command(args, lambda: _open(args)), None)
     try:
         target = None if args.command in ("lint-names", "report", "freshness") else _target(args)
+        as_of = _as_of(args)
         source = _open(args)
     except UsageError as exc:
-        return 2, "", f"lineage-plus: {exc}\n"
+        return 2, "", f"lineage-plus: {exc}\n", None
     except (SourceUnavailable, OSError) as exc:
-        return 1, "", f"lineage-plus: cannot read the lineage source: {exc}\n"
+        return 1, "", f"lineage-plus: cannot read the lineage source: {exc}\n", None
     queries = LineageQueries(source)
     try:
-        answer, rendered = _answer(queries, args, target)
+        answer, rendered = _answer(queries, args, target, as_of)
     except (NodeNotFound, UsageError, ValueError) as exc:
-        return 2, "", f"lineage-plus: {exc}\n"
+        return 2, "", f"lineage-plus: {exc}\n", source
     except SourceUnavailable as exc:
-        return 1, "", f"lineage-plus: cannot read the lineage source: {exc}\n"
+        return 1, "", f"lineage-plus: cannot read the lineage source: {exc}\n", source
     finally:
         source.close()
     err = ""
@@ -186,7 +230,7 @@ def run(argv: Sequence[str] | None = None) -> tuple[int, str, str]:
             + "\n"
         )
     out = json.dumps(answer, indent=2, ensure_ascii=False) if args.format == "json" else rendered
-    return 0, out + "\n", err
+    return 0, out + "\n", err, source
 
 
 def _at(value: str | None) -> datetime | None:
@@ -225,7 +269,9 @@ def _notify_breaches(source: LineageSource, at: datetime | None) -> dict[str, in
     return send_once(alerts, open_claims(), factory).counts()
 
 
-def _answer(queries: LineageQueries, args: argparse.Namespace, target: str | None) -> tuple[Any, str]:
+def _answer(
+    queries: LineageQueries, args: argparse.Namespace, target: str | None, as_of: int | None
+) -> tuple[Any, str]:
     command = args.command
     if command == "freshness":
         return _freshness(queries, args)
@@ -237,12 +283,12 @@ def _answer(queries: LineageQueries, args: argparse.Namespace, target: str | Non
         return answer, text.render_report(answer)
     assert target is not None
     if command == "schema-diff":
-        answer = queries.schema_diff(target, _proposed(args.proposed))
+        answer = queries.schema_diff(target, _proposed(args.proposed), as_of=as_of)
         return answer, text.render_schema_diff(answer)
     if args.depth < 0:
         raise UsageError("--depth must be 0 or more")
     if command == "columns":
-        answer = queries.columns(target, args.column, args.depth)
+        answer = queries.columns(target, args.column, args.depth, as_of=as_of)
         return answer, text.render_columns(answer)
     methods: dict[str, Callable[..., dict[str, Any]]] = {
         "upstream": queries.upstream,
@@ -251,14 +297,46 @@ def _answer(queries: LineageQueries, args: argparse.Namespace, target: str | Non
         "impact": queries.impact,
     }
     method = methods[command]
-    answer = method(target, args.depth, include_declared=args.include_declared)
+    answer = method(
+        target,
+        args.depth,
+        as_of=as_of,
+        include_retired=args.include_retired,
+        include_declared=args.include_declared,
+    )
     return answer, text.render_graph(f"{command} of", answer)
 
 
+def _index(args: argparse.Namespace) -> tuple[int, str, str]:
+    """``lineage-plus index``: build the index of the event log, or bring it up to date."""
+    if args.marquez or args.no_index:
+        return (
+            2,
+            "",
+            "lineage-plus: index needs an event log (--events, or the configured one) and an index\n",
+        )
+    try:
+        source = _open(args)
+        try:
+            events, offset = getattr(source, "events", 0), getattr(source, "offset", 0)
+            written = source.rewrite() if hasattr(source, "rewrite") else False
+            where = getattr(source, "index_path", None)
+        finally:
+            source.close()
+    except (SourceUnavailable, OSError, UsageError) as exc:
+        return 1, "", f"lineage-plus: cannot index the event log: {exc}\n"
+    state = "rewritten" if written else "up to date"
+    return 0, f"index {where}: {state}, {events} events, {offset} bytes of the log\n", ""
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    code, out, err = run(argv)
+    code, out, err, source = _run(argv)
     sys.stdout.write(out)
     sys.stderr.write(err)
+    if isinstance(source, QuickSource) and source.index_path is not None:
+        sys.stdout.flush()  # the answer first; then the index, for the next question, in the background
+        builder = start_building(source.path, source.index_path, quiet=True)
+        sys.stderr.write(f"lineage-plus: indexing {source.path} in the background (process {builder.pid})\n")
     return code
 
 

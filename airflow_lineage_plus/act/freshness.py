@@ -65,19 +65,22 @@ class Breach:
 
 
 def _targets(graph: LineageGraph) -> dict[str, int]:
-    """dataset id -> freshness target in minutes (the smallest of its writers')."""
+    """dataset id -> freshness target in minutes (the smallest of its writers': the jobs whose current
+    edges write it, not a dataset a job stopped writing)."""
     targets: dict[str, int] = {}
     for job in graph.jobs.values():
         if job.slo_minutes is None:
             continue
-        for dataset_id in graph.succ.get(job.id, ()):
+        for dataset_id, _ in graph.neighbours(job.id, upstream=False, declared_too=False):
             if dataset_id in graph.datasets:
                 targets[dataset_id] = min(job.slo_minutes, targets.get(dataset_id, job.slo_minutes))
     return targets
 
 
 def _writers(graph: LineageGraph, dataset_id: str) -> list[str]:
-    return sorted(j for j in graph.pred.get(dataset_id, ()) if j in graph.jobs)
+    """The jobs that write the dataset now (current edges)."""
+    found = graph.neighbours(dataset_id, upstream=True, declared_too=False)
+    return sorted(j for j, _ in found if j in graph.jobs)
 
 
 def _last_success(graph: LineageGraph, writers: list[str], at: int) -> int | None:

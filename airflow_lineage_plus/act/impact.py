@@ -57,13 +57,14 @@ def _owners(graph: LineageGraph, node_id: str) -> tuple[str, ...]:
 
 
 def outputs_of(source: LineageSource, job_id: str) -> list[str]:
-    """Ids of the datasets a job has written, as far as the lineage knows (none for an unknown job)."""
+    """Ids of the datasets a job writes (its current edges; none for an unknown job)."""
     with source.guard():
         try:
             graph = source.graph_for(job_id, 1)
         except NodeNotFound:
             return []
-        return sorted(n for n in graph.succ.get(job_id, ()) if n in graph.datasets)
+        found = graph.neighbours(job_id, upstream=False, declared_too=False)
+        return sorted(n for n, _ in found if n in graph.datasets)
 
 
 def downstream_impact(source: LineageSource, datasets: list[str], *, skip: str | None = None) -> Impact:

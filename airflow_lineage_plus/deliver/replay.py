@@ -32,7 +32,6 @@ import orjson
 
 from airflow_lineage_plus import conf
 from airflow_lineage_plus.exceptions import NodeNotFound, ReplayError, SourceUnavailable
-from airflow_lineage_plus.marquez_client import MarquezClient
 from airflow_lineage_plus.timestamps import parse_iso
 
 TERMINAL_EVENTS = frozenset({"COMPLETE", "FAIL", "ABORT"})
@@ -148,6 +147,8 @@ class Marquez:
     def __init__(self, url: str, api_key: str = "", timeout: float = 5.0) -> None:
         if not url:
             raise ReplayError("no Marquez URL: pass --marquez or set [lineage_plus] marquez_url")
+        from airflow_lineage_plus.marquez_client import MarquezClient  # httpx: only when replaying
+
         self.client = MarquezClient(url, api_key=api_key or None, timeout=timeout)
 
     def run_state(self, run_id: str) -> str | None:

@@ -31,14 +31,26 @@ def open_source(
     marquez: str | None = None,
     api_key: str | None = None,
     timeout: float = 5.0,
+    *,
+    index: bool | str | Path = False,
+    quick: bool = False,
 ) -> LineageSource:
-    """The event log at ``events``, or the Marquez server at ``marquez`` (exactly one of them)."""
+    """The event log at ``events``, or the Marquez server at ``marquez`` (exactly one of them).
+
+    ``index``: read the log through its index (:mod:`.index`): ``True`` for the one beside the log, or a
+    path; ``False`` reads the whole log into memory. ``quick``: without a valid index, answer from a scan
+    while it is built in the background (:mod:`.scan`)."""
     if (events is None) == (marquez is None):
         raise ValueError("give exactly one of events= (an event log path) or marquez= (a Marquez URL)")
     if events is not None:
-        from airflow_lineage_plus.graph.eventlog import EventLogSource
+        if index is False:
+            from airflow_lineage_plus.graph.eventlog import EventLogSource
 
-        return EventLogSource(events)
+            return EventLogSource(events)
+        from airflow_lineage_plus.graph.index import open_event_log
+
+        where = None if index is True else Path(index)
+        return open_event_log(Path(events), where, quick=quick)
     from airflow_lineage_plus.graph.marquez import MarquezSource
 
     assert marquez is not None

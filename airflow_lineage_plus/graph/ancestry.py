@@ -5,6 +5,11 @@ that ran dbt, which is a child of the DAG run (the root: it has no parent of its
 each run's parent run id (:attr:`RunRecord.parent_run_id`); this module follows them, so an answer can
 name, next to a failed dbt model, the Airflow task that ran it; a child run can be attributed to the task
 (and DAG) it ran in; and a task's view can show the jobs it ran.
+
+Downwards, :meth:`LineageGraph.child_jobs` names the jobs with a run under a run: a graph folded in
+memory (whole, in parts, or from a source such as Marquez) keeps them as it folds; a graph opened from an
+index reads them from the index's ``children`` table; a graph folded where a question looks (time travel)
+asks its catalog, then folds those jobs (up to its time).
 """
 
 from __future__ import annotations
@@ -24,13 +29,26 @@ def parent_chain(graph: LineageGraph, run: RunRecord) -> list[RunRecord]:
     seen = {run.run_id}
     parent_id = run.parent_run_id
     while parent_id is not None and parent_id not in seen and len(chain) < MAX_CHAIN:
-        parent = graph.runs.get(parent_id)
+        parent = parent_run(graph, run)
         if parent is None:
             break
         chain.append(parent)
         seen.add(parent_id)
-        parent_id = parent.parent_run_id
+        run, parent_id = parent, parent.parent_run_id
     return chain
+
+
+def parent_run(graph: LineageGraph, run: RunRecord) -> RunRecord | None:
+    """The run that ran ``run`` (its parent facet's run), when the graph has it: looked up in the runs the
+    graph holds, else among the runs of the parent job (a graph opened from an index, or folded where a
+    question looks, reads that job first)."""
+    if run.parent_run_id is None:
+        return None
+    found = graph.runs.get(run.parent_run_id)
+    if found is None and run.parent_job_id is not None:
+        job = graph.job_record(run.parent_job_id)
+        found = graph.run_of(job, run.parent_run_id) if job is not None else None
+    return found
 
 
 def ran_by(graph: LineageGraph, run: RunRecord) -> list[RunRecord]:
@@ -48,7 +66,7 @@ def ran_by_nodes(graph: LineageGraph, run: RunRecord | None) -> list[dict[str, A
         return []
     nodes = []
     for parent in ran_by(graph, run):
-        job = graph.jobs.get(parent.job_id)
+        job = graph.job_record(parent.job_id)
         if job is None:
             continue
         nodes.append(
@@ -63,10 +81,20 @@ def ran_by_nodes(graph: LineageGraph, run: RunRecord | None) -> list[dict[str, A
     return nodes
 
 
+def child_runs(graph: LineageGraph, run_id: str) -> list[RunRecord]:
+    """The runs whose parent run is ``run_id``, by job id."""
+    found: list[RunRecord] = []
+    for job_id in sorted(graph.child_jobs(run_id)):
+        job = graph.job_record(job_id)
+        if job is not None:
+            found.extend(r for r in graph.all_runs(job) if r.parent_run_id == run_id and r.run_id is not None)
+    return found
+
+
 def descendant_jobs(graph: LineageGraph, job_id: str, limit: int = 200) -> list[str]:
     """Ids of the jobs whose runs the job's latest run ran, children first (a task's ``dbt-run-<project>``,
     then dbt's model and test jobs), at most ``limit``."""
-    job = graph.jobs.get(job_id)
+    job = graph.job_record(job_id)
     latest = graph.latest_run(job) if job is not None else None
     found: list[str] = []
     frontier = [latest] if latest is not None and latest.run_id is not None else []
@@ -74,15 +102,11 @@ def descendant_jobs(graph: LineageGraph, job_id: str, limit: int = 200) -> list[
     while frontier and len(found) < limit:
         following: list[RunRecord] = []
         for run in frontier:
-            for child_id in sorted(graph.children.get(run.run_id or "", ())):
-                child = graph.jobs.get(child_id)
-                if child is None:
-                    continue
-                if child_id not in found and child_id != job_id:
-                    found.append(child_id)
-                for child_run in child.runs:
-                    if child_run.parent_run_id == run.run_id and child_run.run_id not in seen_runs:
-                        seen_runs.add(child_run.run_id)
-                        following.append(child_run)
+            for child_run in child_runs(graph, run.run_id or ""):
+                if child_run.job_id not in found and child_run.job_id != job_id:
+                    found.append(child_run.job_id)
+                if child_run.run_id not in seen_runs:
+                    seen_runs.add(child_run.run_id)
+                    following.append(child_run)
         frontier = following
     return found[:limit]

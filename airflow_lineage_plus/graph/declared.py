@@ -8,8 +8,8 @@ broken by content) apart from the edges its runs reported:
 * a job with no run: its declared edges are edges of the graph, in state :data:`DECLARED`;
 * once the job has a run, what its runs reported wins: its declaration adds no edge.
 
-Every edge a query returns carries a ``state``: :data:`CURRENT` (reported by a run) or :data:`DECLARED`.
-The states are an open set (a retired edge, one the job no longer reports, is a third).
+Every edge a query returns carries a ``state``: :data:`CURRENT` (reported by a run), :data:`DECLARED`, or,
+when retired edges are asked for, :data:`.retirement.RETIRED` (reported by a run, no longer by the job).
 
 Facts a declaration carries about datasets and the job (schema, column lineage, owners, the event shown
 in details) must never win over what a run reported, whatever the times: they are folded at their event

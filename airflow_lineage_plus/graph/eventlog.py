@@ -3,7 +3,8 @@
 Loaded once into a :class:`LineageGraph`; :meth:`EventLogSource.refresh` then reads only the bytes
 appended since (a truncated or replaced file is reloaded). Each event is remembered by its byte offset
 and length, so details are re-read from the file instead of being kept in memory
-(:mod:`.eventlog_details`).
+(:mod:`.eventlog_details`), and answers as of a time fold again just the events of the nodes asked about
+(:mod:`.focus`). The file is read by plain reads (:mod:`.logfile`), never memory-mapped.
 """
 
 from __future__ import annotations
@@ -12,30 +13,32 @@ import contextlib
 import gc
 import itertools
 import logging
-import mmap
 import multiprocessing
 import os
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import orjson
-
 from airflow_lineage_plus import node_ids as ids
 from airflow_lineage_plus.exceptions import NodeNotFound, SourceUnavailable
-from airflow_lineage_plus.graph import eventlog_details
+from airflow_lineage_plus.graph import eventlog_details, logfile
 from airflow_lineage_plus.graph import wire as w
 from airflow_lineage_plus.graph.answers import failed_jobs, rank_search
+from airflow_lineage_plus.graph.focus import Catalog, FocusedGraph, GraphCatalog
 from airflow_lineage_plus.graph.model import LineageGraph
 from airflow_lineage_plus.graph.records import Fields
 from airflow_lineage_plus.graph.source import LineageSource
 
 log = logging.getLogger(__name__)
 
-MAX_EVENT_BYTES = 64 * 1024 * 1024
-WINDOW_BYTES = 256 * 1024 * 1024  # a multiple of mmap.ALLOCATIONGRANULARITY
-_LENGTH_BITS = 32
+MAX_EVENT_BYTES = logfile.MAX_LINE  # 64 MiB: longer lines are skipped (and counted as too_large)
+CHUNK_BYTES = logfile.CHUNK_BYTES
+#: reads at least this big pause the cyclic GC while they fold (it would rescan the millions of objects
+#: being built, 3-5x slower); smaller ones (a refresh) leave it alone. Nothing is frozen: a long-lived
+#: process (the API server) must be able to collect what later refreshes leave behind.
+BULK_READ_BYTES = 64 * 1024 * 1024
 PARALLEL_MIN_BYTES = 64 * 1024 * 1024  # below this a second process costs more than it saves
 # A worker also exports its part (~10 % of folding it) before this process merges it, so it gets a
 # smaller part than this process: both then finish at about the same time.
@@ -54,12 +57,12 @@ class EventLogSource(LineageSource):
         *,
         max_event_bytes: int = MAX_EVENT_BYTES,
         missing_ok: bool = False,
-        window_bytes: int = WINDOW_BYTES,
+        chunk_bytes: int = CHUNK_BYTES,
         workers: int | None = None,
         parallel_min_bytes: int = PARALLEL_MIN_BYTES,
     ) -> None:
         """``missing_ok``: a log that does not exist yet is an empty graph (read once it appears).
-        ``window_bytes``: how much of the file is mapped at a time (rounded to the mmap granularity).
+        ``chunk_bytes``: how much of the file is read at a time (a longer line gets a bigger buffer).
         ``workers``: processes that fold a large read (at least ``parallel_min_bytes`` new bytes) in
         parallel, each a part of the file. Default: 2 when the machine has 2 CPUs or more and two of them
         are idle (:func:`idle_cpus`, see ``IDLE_CPU_NEEDED``), else 1; merging costs CPU, so on a busy
@@ -68,10 +71,9 @@ class EventLogSource(LineageSource):
         self.auto_workers = workers is None
         self.workers = max(1, workers if workers is not None else min(2, os.cpu_count() or 1))
         self.parallel_min_bytes = parallel_min_bytes
-        granularity = mmap.ALLOCATIONGRANULARITY
-        self.window_bytes = max(granularity, window_bytes - window_bytes % granularity)
+        self.chunk_bytes = chunk_bytes
         self.missing_ok = missing_ok
-        self.max_event_bytes = max_event_bytes
+        self.max_event_bytes = min(max_event_bytes, logfile.MAX_LINE)
         self.graph = LineageGraph()
         self.problems: dict[str, int] = {}
         self.events = 0
@@ -123,16 +125,14 @@ class EventLogSource(LineageSource):
         return self._read_from(self.offset)
 
     def _read_from(self, start: int) -> int:
-        # The graph is millions of small acyclic objects: the cyclic GC would rescan them over and over
-        # while they are built (3-5x slower). Pause it, then freeze what was built out of later scans.
-        enabled = gc.isenabled()
-        gc.disable()
-        try:
+        with _gc_paused(self._size() - start >= BULK_READ_BYTES):
             return self._read_parallel(start) if self._parallel_ok(start) else self._read_events(start)
-        finally:
-            if enabled:
-                gc.enable()
-            gc.freeze()
+
+    def _size(self) -> int:
+        try:
+            return os.stat(self.path).st_size
+        except OSError as exc:
+            raise SourceUnavailable(f"cannot read event log {self.path}: {exc}") from exc
 
     def _parallel_ok(self, start: int) -> bool:
         """Whether to fold from ``start`` in several processes: a big enough read, and ``fork`` is safe
@@ -229,38 +229,27 @@ class EventLogSource(LineageSource):
             sender.close()
 
     def _read_events(self, start: int, stop: int | None = None) -> int:
-        """Fold every complete line from ``start`` (to ``stop``, an offset just after a newline).
-
-        Lines are decoded in place from memory-mapped windows of the file (no copies); each window is
-        unmapped once read, so the mapped file does not count against the process's memory.
-        """
+        """Fold every complete line from ``start`` (to ``stop``, an offset just after a newline)."""
         count = 0
         position = start
         try:
             with open(self.path, "rb") as handle:
                 size = os.fstat(handle.fileno()).st_size if stop is None else stop
-                while position < size:
-                    base = position - position % mmap.ALLOCATIONGRANULARITY
-                    length = min(self.window_bytes, size - base)
-                    done, read = self._read_mapped(handle, base, length, position)
-                    count += done
-                    if read == position:  # no newline in the window after ``position``
-                        if base + length >= size:
-                            break  # a trailing line still being written: read it next time
-                        end = _find_newline(handle, base + length, size)
-                        if end < 0:
-                            break
-                        if end - position > self.max_event_bytes:
-                            self.problems["too_large"] = self.problems.get("too_large", 0) + 1
-                            read = end + 1
-                        else:  # a line longer than the window: map it whole
-                            done, read = self._read_mapped(handle, base, end + 1 - base, position)
-                            count += done
-                    position = read
+                logfile.check_size(self.path, size)
+                for base, view in logfile.chunks(
+                    handle,
+                    start,
+                    size,
+                    self.problems,
+                    chunk_bytes=self.chunk_bytes,
+                    max_line=self.max_event_bytes,
+                ):
+                    count += self._fold_lines(base, view)
+                    position = base + len(view)
         except (OSError, ValueError) as exc:
             raise SourceUnavailable(f"cannot read event log {self.path}: {exc}") from exc
         finally:
-            self.offset = position
+            self.offset = max(position, self.offset)
             self.events += count
             graph = self.graph
             if graph.salvaged:
@@ -268,78 +257,78 @@ class EventLogSource(LineageSource):
                 graph.salvaged = 0
         return count
 
-    def _read_window(self, mapped: mmap.mmap, base: int, local: int) -> tuple[int, int]:
-        """(events folded, file offset after the last complete line) of one mapped window."""
-        decode = w.decode
-        apply = self.graph.apply
-        problems = self.problems
+    def _fold_lines(self, base: int, view: memoryview) -> int:
+        """Fold the complete lines of one chunk (``view`` starts at file offset ``base``)."""
+        decode, apply, problems = w.decode, self.graph.apply, self.problems
         limit = self.max_event_bytes
-        find = mapped.find
-        view = memoryview(mapped)
+        find = view.obj.find  # type: ignore[attr-defined]
+        end_of_view = len(view)
         count = 0
-        event: w.Event | None = None
-        try:
-            while True:
-                end = find(b"\n", local)
-                if end < 0:
-                    break
-                length = end - local
-                if length > limit:
-                    problems["too_large"] = problems.get("too_large", 0) + 1
-                elif length > 2 or view[local:end].tobytes().strip():
-                    try:
-                        event, micros, salvaged = decode(view[local:end])
-                    except w.BadEventError as exc:
-                        problems[exc.kind] = problems.get(exc.kind, 0) + 1
-                    else:
-                        if salvaged:
-                            problems["salvaged"] = problems.get("salvaged", 0) + 1
-                        apply(event, micros, ((base + local) << _LENGTH_BITS) | length)
-                        count += 1
-                local = end + 1
-        finally:
-            event = None  # the last decoded event may still hold views into the map
-            with contextlib.suppress(BufferError):
-                view.release()
-        return count, base + local
-
-    def _read_mapped(self, handle: Any, base: int, length: int, position: int) -> tuple[int, int]:
-        mapped = mmap.mmap(handle.fileno(), length, offset=base, access=mmap.ACCESS_READ)
-        try:
-            return self._read_window(mapped, base, position - base)
-        finally:
-            with contextlib.suppress(BufferError):  # a decoded value still points into the map: GC unmaps it
-                mapped.close()
+        local = 0
+        while local < end_of_view:
+            end = find(b"\n", local, end_of_view)
+            length = end - local
+            if length > limit:
+                problems["too_large"] = problems.get("too_large", 0) + 1
+            elif length > 2 or view[local:end].tobytes().strip():
+                try:
+                    event, micros, salvaged = decode(view[local:end])
+                except w.BadEventError as exc:
+                    problems[exc.kind] = problems.get(exc.kind, 0) + 1
+                else:
+                    if salvaged:
+                        problems["salvaged"] = problems.get("salvaged", 0) + 1
+                    apply(event, micros, ((base + local) << logfile.LENGTH_BITS) | length)
+                    count += 1
+            local = end + 1
+        return count
 
     def _read_ref(self, ref: int) -> dict[str, Any] | None:
-        offset, size = ref >> _LENGTH_BITS, ref & ((1 << _LENGTH_BITS) - 1)
         try:
             with open(self.path, "rb") as handle:
-                handle.seek(offset)
-                data = orjson.loads(handle.read(size))
-        except (OSError, orjson.JSONDecodeError):
+                return logfile.read_ref(handle, ref)
+        except OSError:
             return None
-        return data if isinstance(data, dict) else None
 
     # -- LineageSource --------------------------------------------------------------------------
     def _require(self, node_id: str) -> None:
         if not self.graph.has_node(node_id):
             raise NodeNotFound(f"unknown node {node_id}")
 
-    def graph_for(self, node_id: str, depth: int) -> LineageGraph:
+    def catalog(self) -> Catalog:
+        """Where each node's events are (for :class:`.FocusedGraph`)."""
+        return GraphCatalog(self.graph)
+
+    def focused(self, as_of: int | None = None) -> FocusedGraph:
+        """A graph folded from just the events of the nodes a question touches (up to ``as_of``)."""
+        return FocusedGraph(self.catalog(), self.path, as_of)
+
+    def _view(self, as_of: int | None) -> LineageGraph:
+        """The graph now, or a graph as of ``as_of`` (folded on demand)."""
+        return self.graph if as_of is None else self.focused(as_of)
+
+    def graph_for(
+        self, node_id: str, depth: int, *, as_of: int | None = None, retired: bool = False
+    ) -> LineageGraph:
         self._require(node_id)
-        return self.graph
+        return self._view(as_of)
 
     def full_graph(self) -> LineageGraph:
         return self.graph
 
-    def column_graph(self, dataset_id: str, column: str, depth: int) -> LineageGraph:
+    def column_graph(
+        self, dataset_id: str, column: str, depth: int, *, as_of: int | None = None
+    ) -> LineageGraph:
         self._require(dataset_id)
-        return self.graph
+        return self._view(as_of)
 
-    def schema_versions(self, dataset_id: str) -> list[Fields]:
+    def schema_versions(self, dataset_id: str, *, as_of: int | None = None) -> list[Fields]:
         self._require(dataset_id)
-        return self.graph.datasets[dataset_id].schema_versions()
+        record = self._view(as_of).dataset_record(dataset_id)
+        return record.schema_versions() if record is not None else []
+
+    def time_range(self) -> tuple[int | None, int | None]:
+        return self.graph.first_time, self.graph.last_time
 
     def summary(self) -> tuple[int, int, LineageGraph, list[str]]:
         graph = self.graph
@@ -357,12 +346,33 @@ class EventLogSource(LineageSource):
                     found.append((kind, record.namespace, record.name))
         return rank_search(found, needle)[:limit]
 
-    def node_details(self, node_id: str) -> dict[str, Any]:
+    def node_details(self, node_id: str, *, as_of: int | None = None) -> dict[str, Any]:
         self._require(node_id)
-        return eventlog_details.node_details(self.graph, node_id, self._read_ref)
+        graph = self.focused(as_of)
+        if not graph.has_node(node_id):
+            raise NodeNotFound(f"{node_id} has no events up to that time")
+        return eventlog_details.node_details(graph, node_id, self._read_ref)
 
     def run_details(self, run_id: str) -> dict[str, Any]:
-        return eventlog_details.run_details(self.graph, run_id, self._read_ref)
+        run = self.graph.runs.get(run_id)
+        if run is None:
+            raise NodeNotFound(f"unknown run {run_id}")
+        graph = self.focused()
+        graph.ensure_jobs((run.job_id,))
+        return eventlog_details.run_details(graph, run_id, self._read_ref)
+
+
+@contextlib.contextmanager
+def _gc_paused(pause: bool) -> Iterator[None]:
+    """The cyclic GC paused while a big read builds millions of small acyclic objects; back on after."""
+    enabled = gc.isenabled()
+    if pause:
+        gc.disable()
+    try:
+        yield
+    finally:
+        if pause and enabled:
+            gc.enable()
 
 
 def idle_cpus(sample_seconds: float = 0.1) -> float:

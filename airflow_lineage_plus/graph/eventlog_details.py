@@ -25,13 +25,15 @@ ReadRef = Callable[[int], dict[str, Any] | None]
 
 def node_details(graph: LineageGraph, node_id: str, read_ref: ReadRef) -> dict[str, Any]:
     """Everything known about a node of ``graph`` (docs/graph.md); ``read_ref`` reads an event back."""
-    if node_id in graph.datasets:
+    if node_id.startswith("dataset:"):
         return dataset_details(graph, node_id, read_ref)
     return job_details(graph, node_id, read_ref)
 
 
 def dataset_details(graph: LineageGraph, node_id: str, read_ref: ReadRef) -> dict[str, Any]:
-    record = graph.datasets[node_id]
+    record = graph.dataset_record(node_id)
+    if record is None:
+        raise NodeNotFound(f"unknown node {node_id}")
     facets = _dataset_facets(read_ref, record.ref, record.namespace, record.name)
     versions = record.schema_versions()
     quality, quality_run = _quality(read_ref, record.write_ref, record.namespace, record.name)
@@ -58,7 +60,9 @@ def dataset_details(graph: LineageGraph, node_id: str, read_ref: ReadRef) -> dic
 
 
 def job_details(graph: LineageGraph, node_id: str, read_ref: ReadRef) -> dict[str, Any]:
-    job = graph.jobs[node_id]
+    job = graph.job_record(node_id)
+    if job is None:
+        raise NodeNotFound(f"unknown node {node_id}")
     event = read_ref(job.ref) if job.ref is not None else None
     job_facets = ((event or {}).get("job") or {}).get("facets") or {}
     runs = sorted(graph.all_runs(job), key=RunRecord.sort_key, reverse=True)
@@ -84,8 +88,9 @@ def job_details(graph: LineageGraph, node_id: str, read_ref: ReadRef) -> dict[st
 
 
 def _adjacent(graph: LineageGraph, node_id: str, *, upstream: bool) -> list[str]:
-    """Ids one edge up- or downstream, declared edges of jobs that have not run included."""
-    return sorted(other for other, _ in graph.neighbours(node_id, upstream=upstream))
+    """Ids one edge up- or downstream: retired edges, and declared edges of jobs that have not run,
+    included."""
+    return sorted(other for other, _ in graph.neighbours(node_id, upstream=upstream, retired=True))
 
 
 def run_details(graph: LineageGraph, run_id: str, read_ref: ReadRef) -> dict[str, Any]:

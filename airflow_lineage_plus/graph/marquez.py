@@ -3,6 +3,15 @@
 Marquez's ``/lineage`` graph is undirected (it walks both ways); direction is recovered from each
 node's ``inEdges``/``outEdges``, and the same queries then run on the same :class:`LineageGraph` model
 as for the event log. A job's latest run is recomputed here as the run that started last.
+
+Edges: Marquez draws a job's edges from its current *job version*, the inputs and outputs of its latest
+finished run (completed, failed or aborted). That is this package's rule for current edges
+(:mod:`.retirement`) whenever the job's latest run completed; otherwise the answer says ``"exact": false``.
+Retired edges and time travel come from the job versions (``/jobs/{job}/versions``, each with its
+inputs, outputs and creation time) and dataset versions; Marquez cannot say what a run's state was at an
+earlier time nor walk past a retired edge, so those answers are ``"exact": false`` too. A job Marquez
+knows no run of is known from a JobEvent: its edges are declared ones (:mod:`.declared`), and at an
+earlier time its newest job version by then is its declaration.
 """
 
 from __future__ import annotations
@@ -14,6 +23,7 @@ from urllib.parse import quote
 from airflow_lineage_plus import facet_keys as fk
 from airflow_lineage_plus import node_ids as ids
 from airflow_lineage_plus.exceptions import NodeNotFound
+from airflow_lineage_plus.graph import declared, retirement
 from airflow_lineage_plus.graph import wire as w
 from airflow_lineage_plus.graph.answers import column_input, failed_jobs, run_summary, task_instance_ids
 from airflow_lineage_plus.graph.model import LineageGraph
@@ -83,9 +93,23 @@ class MarquezSource(LineageSource):
         nodes = list(body.get("graph") or []) if isinstance(body, dict) else []
         return [node for node in nodes[:MAX_GRAPH_NODES] if isinstance(node, dict)]
 
-    def graph_for(self, node_id: str, depth: int) -> LineageGraph:
+    def graph_for(
+        self, node_id: str, depth: int, *, as_of: int | None = None, retired: bool = False
+    ) -> LineageGraph:
+        graph = self._current_graph(node_id, depth)
+        graph.exact = all(
+            (run := graph.latest_run(job)) is None or run.state == "COMPLETED" for job in graph.jobs.values()
+        ) and not self._producer_dropped(graph, node_id)
+        if as_of is not None or retired:
+            self._rewind(graph, as_of, retired)
+            graph.exact = False
+            if not graph.has_node(node_id):
+                raise NodeNotFound(f"{node_id} did not exist at that time")
+        return graph
+
+    def _current_graph(self, node_id: str, depth: int) -> MarquezGraph:
         nodes = self._lineage(node_id, max(depth, 1))
-        graph = LineageGraph()
+        graph = MarquezGraph()
         present = {node.get("id") for node in nodes}
         parents: set[tuple[str, str]] = set()
         for node in nodes:
@@ -128,9 +152,54 @@ class MarquezSource(LineageSource):
             return None
         return data if isinstance(data, dict) else None
 
-    def column_graph(self, dataset_id: str, column: str, depth: int) -> LineageGraph:
+    def _producer_dropped(self, graph: LineageGraph, node_id: str) -> bool:
+        """Whether the job that wrote the dataset's latest version is not among its producers now: its
+        latest finished run (a failure, an abort) reported other outputs, so Marquez no longer links it
+        while this package's rule still would."""
+        kind, namespace, name = ids.split_node_id(node_id)
+        if kind != ids.DATASET:
+            return False
+        body = self._get(self._dataset_path(namespace, name) + "/versions", {"limit": 1}, missing="dataset")
+        versions = (body or {}).get("versions") or []
+        job = ((versions[0].get("createdByRun") or {}).get("jobVersion") or {}) if versions else {}
+        if "namespace" not in job or "name" not in job:
+            return False
+        return ids.job_id(str(job["namespace"]), str(job["name"])) not in graph.pred.get(node_id, ())
+
+    def _rewind(self, graph: MarquezGraph, as_of: int | None, retired: bool) -> None:
+        """Each job's edges from its job version current at ``as_of`` (the latest one without it), with
+        the older versions' other edges as retired ones; runs started later and datasets' later schemas
+        left out. The versions are asked for in parallel (plain HTTP calls in the source's pool)."""
+        jobs = list(graph.jobs.values())
+        for job, all_versions in zip(jobs, self._pool.map(self._job_versions, jobs), strict=True):
+            versions = [v for v in all_versions if as_of is None or v[0] <= as_of]
+            if as_of is not None:
+                job.runs = [r for r in job.runs if (r.started_at or 0) <= as_of]
+            graph.replace_edges(job, versions, retired)
+        if as_of is not None:
+            datasets = list(graph.datasets.values())
+            found = self._pool.map(lambda record: self.schema_versions(record.id, as_of=as_of), datasets)
+            for record, schemas in zip(datasets, found, strict=True):
+                record.fields = tuple((n, t, None) for n, t in schemas[0]) if schemas else ()
+            graph.drop_unknown(as_of)
+        graph.version += 1
+
+    def _job_versions(self, job: JobRecord) -> list[tuple[int, set[str], set[str]]]:
+        """(created, input ids, output ids) of each version of the job, oldest first."""
+        found = []
+        path = self._job_path(job.namespace, job.name) + "/versions"
+        for version in self._pages(path, "versions", max_pages=MAX_VERSION_PAGES):
+            created = _micros(version.get("createdAt"))
+            if created is not None:
+                found.append((created, _ids(version.get("inputs")), _ids(version.get("outputs"))))
+        return sorted(found, key=lambda v: v[0])
+
+    def column_graph(
+        self, dataset_id: str, column: str, depth: int, *, as_of: int | None = None
+    ) -> LineageGraph:
         _, namespace, name = ids.split_node_id(dataset_id)
         graph = LineageGraph()
+        graph.exact = as_of is None
         _add_dataset(
             graph, self._get(self._dataset_path(namespace, name), missing=f"unknown node {dataset_id}")
         )
@@ -147,7 +216,7 @@ class MarquezSource(LineageSource):
             graph.set_columns(graph.datasets[record_id], fields, 0)
         return graph
 
-    def schema_versions(self, dataset_id: str) -> list[Fields]:
+    def schema_versions(self, dataset_id: str, *, as_of: int | None = None) -> list[Fields]:
         _, namespace, name = ids.split_node_id(dataset_id)
         versions = self._pages(
             self._dataset_path(namespace, name) + "/versions",
@@ -155,6 +224,8 @@ class MarquezSource(LineageSource):
             missing=f"unknown node {dataset_id}",
             max_pages=MAX_VERSION_PAGES,
         )
+        if as_of is not None:
+            versions = [v for v in versions if (_micros(v.get("createdAt")) or 0) <= as_of]
         versions.sort(key=lambda v: _micros(v.get("createdAt")) or 0, reverse=True)
         distinct: list[Fields] = []
         for version in versions:
@@ -193,9 +264,10 @@ class MarquezSource(LineageSource):
                 found.append((item["type"], item.get("namespace", ""), item.get("name", "")))
         return found[:limit]
 
-    def node_details(self, node_id: str) -> dict[str, Any]:
+    def node_details(self, node_id: str, *, as_of: int | None = None) -> dict[str, Any]:
         """The node's Marquez record, its neighbourhood and (dataset) column lineage or (job) recent runs,
-        asked at the same time; then (dataset) its schema versions."""
+        asked at the same time; then (dataset) its schema versions. Marquez's details are today's: with
+        ``as_of`` they say ``"exact": false``."""
         kind, namespace, name = ids.split_node_id(node_id)
         missing = f"unknown node {node_id}"
         if kind == ids.DATASET:
@@ -212,8 +284,12 @@ class MarquezSource(LineageSource):
         around = self.graph_for(node_id, 1)
         data, extra = (future.result() for future in futures)
         if kind == ids.DATASET:
-            return self._dataset_details(around, node_id, data, extra)
-        return self._job_details(around, node_id, data, extra)
+            details = self._dataset_details(around, node_id, data, extra)
+        else:
+            details = self._job_details(around, node_id, data, extra)
+        if as_of is not None:
+            details["exact"] = False
+        return details
 
     def _dataset_details(self, around: LineageGraph, node_id: str, data: Any, body: Any) -> dict[str, Any]:
         _, namespace, name = ids.split_node_id(node_id)
@@ -310,6 +386,73 @@ def _add_edges(graph: LineageGraph, nodes: list[dict[str, Any]], present: set[An
                 graph.add_edge(origin, destination)
     for job_id, edges in declarations.items():
         graph.declare(graph.jobs[job_id], frozenset(edges), 0)
+
+
+class MarquezGraph(LineageGraph):
+    """A graph built from Marquez's answers: its edges are current unless marked retired."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.retired_edges: set[tuple[str, str]] = set()
+
+    def edge_state(self, edge: tuple[str, str]) -> str:
+        return retirement.RETIRED if edge in self.retired_edges else declared.CURRENT
+
+    def replace_edges(
+        self, job: JobRecord, versions: list[tuple[int, set[str], set[str]]], retired: bool
+    ) -> None:
+        """The job's edges: those of the newest of ``versions``; with ``retired``, the older versions'
+        other edges too, marked retired. No version: no edges. A job with no run has no edge a run
+        reported: the newest version is its declaration (:mod:`.declared`), none without a version."""
+        for other in list(self.pred.get(job.id, ())):
+            self.pred[job.id].discard(other)
+            self.succ.get(other, set()).discard(job.id)
+        for other in list(self.succ.get(job.id, ())):
+            self.succ[job.id].discard(other)
+            self.pred.get(other, set()).discard(job.id)
+        current: set[tuple[str, str]] = set()
+        if versions:
+            _, inputs, outputs = versions[-1]
+            current = {(d, job.id) for d in inputs} | {(job.id, d) for d in outputs}
+        if not job.runs:
+            job.declared = None
+            if versions:
+                self._add_datasets(current)
+                self.declare(job, frozenset(current), 0)
+            return
+        older = {
+            edge
+            for _, inputs, outputs in versions[:-1]
+            for edge in {(d, job.id) for d in inputs} | {(job.id, d) for d in outputs}
+        } - current
+        shown = current | (older if retired else set())
+        self._add_datasets(shown)
+        for edge in shown:
+            self.add_edge(*edge)
+        self.retired_edges |= older if retired else set()
+
+    def _add_datasets(self, edges: set[tuple[str, str]]) -> None:
+        for edge in edges:
+            for node in edge:
+                if node.startswith("dataset:") and node not in self.datasets:
+                    _, namespace, name = ids.split_node_id(node)
+                    self.dataset(namespace, name)
+
+    def drop_unknown(self, as_of: int) -> None:
+        """Leave out jobs with no run, no edge and no declaration by ``as_of`` (they did not exist yet)."""
+        for job in list(self.jobs.values()):
+            if job.runs or job.declared is not None:
+                continue
+            if not self.pred.get(job.id) and not self.succ.get(job.id):
+                del self.jobs[job.id]
+
+
+def _ids(items: Any) -> set[str]:
+    return {
+        ids.dataset_id(str(item["namespace"]), str(item["name"]))
+        for item in items or ()
+        if isinstance(item, dict) and "namespace" in item and "name" in item
+    }
 
 
 def _column_nodes(graph: LineageGraph, body: Any) -> dict[str, dict[str, tuple[ColumnInput, ...]]]:

@@ -9,14 +9,14 @@ stream folds to the same graph as the ordered one. The records it holds are in :
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any
 
 import msgspec
 
 from airflow_lineage_plus import node_ids as ids
-from airflow_lineage_plus.graph import declared, state
+from airflow_lineage_plus.graph import declared, retirement, state
 from airflow_lineage_plus.graph import wire as w
 from airflow_lineage_plus.graph.records import (
     ColumnInput,
@@ -25,7 +25,9 @@ from airflow_lineage_plus.graph.records import (
     Fields,
     FullFields,
     JobRecord,
+    ListEntry,
     Transform,
+    cached_facet,
 )
 from airflow_lineage_plus.graph.runs import (
     _RUN_STATE,
@@ -52,14 +54,13 @@ __all__ = [
     "Transform",
 ]
 
-_T = TypeVar("_T")
-
 
 @dataclass
 class _DagRunSkips:
     key: tuple[int, tuple[str, ...], tuple[str, ...]]
     job_ids: tuple[str, ...]  # every job the DAG run did not run
     upstream_failed: tuple[str, ...] = ()  # those of them whose upstream failed
+    dag_job: str = ""  # the job whose run the DAG run is
 
 
 class LineageGraph:
@@ -70,15 +71,24 @@ class LineageGraph:
         self.datasets: dict[str, DatasetRecord] = {}
         self.succ: dict[str, set[str]] = {}  # edges runs reported
         self.pred: dict[str, set[str]] = {}
-        # edges of the jobs' latest declarations (:mod:`.declared`), shown while the job has no run
+        # edges declared ever (:mod:`.declared`); those of a job's latest declaration are shown while it
+        # has no run
         self.declared_succ: dict[str, set[str]] = {}
         self.declared_pred: dict[str, set[str]] = {}
         self.runs: dict[str, RunRecord] = {}
-        self.children: dict[str, set[str]] = {}  # parent run id -> job ids with a run under it
+        self.children: dict[str, set[str]] = {}  # parent run id -> ids of jobs with a run under it
         self.dag_run_skips: dict[str, _DagRunSkips] = {}  # DAG run id -> jobs the scheduler skipped
         self.skipped_by: dict[str, set[str]] = {}  # job id -> DAG run ids that skipped it
-        # (dataset id, field) -> {(dataset id, column)} that read it
+        # (dataset id, field) -> {(dataset id, column)} that read it; ``column_readers_ever`` keeps the
+        # readers of older column lineage too (where to look for them at an earlier time)
         self.column_readers: dict[tuple[str, str], set[tuple[str, str]]] = {}
+        self.column_readers_ever: dict[tuple[str, str], set[tuple[str, str]]] = {}
+        self.edge_first: dict[tuple[str, str], int] = {}  # edge -> earliest time an event reported it
+        self.keep_refs = False  # whether runs remember their events' refs (for details)
+        #: False when the graph could only approximate what was asked (a source that cannot time-travel)
+        self.exact = True
+        self.first_time: int | None = None  # the earliest and the latest event time folded
+        self.last_time: int | None = None
         self.version = 0
         self.salvaged = 0  # inputs/outputs lists that had to be trimmed
         # equal schema / column-lineage tuples shared by every dataset that has them (less memory, and
@@ -112,18 +122,16 @@ class LineageGraph:
         into.add(origin)
 
     def declare(self, job: JobRecord, edges: frozenset[tuple[str, str]], micros: int, tie: str = "") -> None:
-        """Record a declaration of ``job`` (its edges, at declared time ``micros``) if it is the latest."""
-        key = (micros, tie or declared.tie(edges))
-        if job.declared is not None and key <= job.declared[0]:
-            return
-        old = job.declared[1] if job.declared is not None else frozenset()
-        for origin, destination in old - edges:
-            self.declared_succ[origin].discard(destination)
-            self.declared_pred[destination].discard(origin)
-        for origin, destination in edges - old:
+        """Record a declaration of ``job`` (its edges, at declared time ``micros``): it is the job's
+        declaration if it is the latest. Its edges join ``declared_succ``/``declared_pred`` either way:
+        they hold every edge ever declared (where an earlier time may find one), and the job's latest
+        declaration says which are declared now (:meth:`declared_neighbours`)."""
+        for origin, destination in edges:
             self.declared_succ.setdefault(origin, set()).add(destination)
             self.declared_pred.setdefault(destination, set()).add(origin)
-        job.declared = (key, edges)
+        key = (micros, tie or declared.tie(edges))
+        if job.declared is None or key > job.declared[0]:
+            job.declared = (key, edges)
 
     def add_run(self, job: JobRecord, run: RunRecord) -> None:
         job.runs.append(run)
@@ -157,10 +165,14 @@ class LineageGraph:
         self, record: DatasetRecord, columns: dict[str, tuple[ColumnInput, ...]], micros: int, tie: str = ""
     ) -> None:
         key = (micros, tie or repr(sorted(columns.items())))
-        if record.columns_key is not None and key <= record.columns_key:
-            return
         if record.columns_key is not None and key[1] == record.columns_key[1]:
-            record.columns_key = key  # same lineage seen later: nothing to re-index
+            record.columns_key = max(key, record.columns_key)  # the same lineage: nothing to re-index
+            return
+        ever = self.column_readers_ever
+        for column, inputs in columns.items():  # every lineage ever seen, winning or not
+            for namespace, name, field, _ in inputs:
+                ever.setdefault((ids.dataset_id(namespace, name), field), set()).add((record.id, column))
+        if record.columns_key is not None and key < record.columns_key:
             return
         for column, inputs in record.columns.items():
             for namespace, name, field, _ in inputs:
@@ -169,11 +181,10 @@ class LineageGraph:
                     readers.discard((record.id, column))
         record.columns_key = key
         record.columns = columns
+        index = self.column_readers
         for column, inputs in columns.items():
             for namespace, name, field, _ in inputs:
-                self.column_readers.setdefault((ids.dataset_id(namespace, name), field), set()).add(
-                    (record.id, column)
-                )
+                index.setdefault((ids.dataset_id(namespace, name), field), set()).add((record.id, column))
 
     @staticmethod
     def set_owners(record: JobRecord | DatasetRecord, owners: tuple[str, ...], micros: int) -> None:
@@ -194,10 +205,14 @@ class LineageGraph:
         """Fold one decoded event (``ref`` locates its bytes for details). The hot loop of a load:
         written for speed (locals, positional calls, in-place byte comparisons)."""
         self.version += 1
+        if self.last_time is None or micros > self.last_time:
+            self.last_time = micros
+        if self.first_time is None or micros < self.first_time:
+            self.first_time = micros
         event_job = event.job
         if event_job is None:
             if event.dataset is not None:
-                self._apply_dataset(event.dataset, micros, ref, False)
+                self._apply_dataset(event.dataset, micros, ref, False).dataset_refs.append(ref)
             return
         event_run = event.run
         if event_run is None:  # a JobEvent: lineage declared in code, below every run's (:mod:`.declared`)
@@ -206,6 +221,7 @@ class LineageGraph:
         job = self.jobs.get(job_id)
         if job is None:
             job = self.jobs[job_id] = JobRecord(event_job.namespace, event_job.name)
+        job.refs.append(ref)
         if micros >= job.ref_time:
             job.ref, job.ref_time = ref, micros
         job_facets = event_job.facets
@@ -214,78 +230,104 @@ class LineageGraph:
             if hit is not None and hit[0] == job_facets.ownership:
                 owners = hit[1]
             else:
-                owners = _cached(job.raw_cache, "ownership", job_facets.ownership, _parse_owners)
+                owners = cached_facet(job.raw_cache, "ownership", job_facets.ownership, w.decode_owner_names)
             if owners is not None:
                 self.set_owners(job, owners, micros)
         if job_facets is not None and len(job_facets.sloTier):
-            minutes = _cached(job.raw_cache, "sloTier", job_facets.sloTier, w.decode_freshness_minutes)
+            minutes = cached_facet(job.raw_cache, "sloTier", job_facets.sloTier, w.decode_freshness_minutes)
             if minutes is not None:
                 self.set_slo(job, minutes, micros)
-        event_type = event.eventType
         if event_run is None:
             if len(event.inputs) or len(event.outputs):
                 self._apply_declaration(job, event, micros, ref)
             if event.dataset is not None:
-                self._apply_dataset(event.dataset, micros, ref, False)
+                self._apply_dataset(event.dataset, micros, ref, False).dataset_refs.append(ref)
             return
-        terminal = event_type in _TERMINAL
-        if len(event.inputs) > 2:
-            self._apply_list(job, event.inputs, micros, ref, False, terminal)
-        if len(event.outputs) > 2:
-            self._apply_list(job, event.outputs, micros, ref, True, terminal)
-        if event.dataset is not None:
-            self._apply_dataset(event.dataset, micros, ref, False)
-        facets = event_run.facets
         run = self.runs.get(event_run.runId)
         if run is None:
-            run = RunRecord(event_run.runId, job_id)
-            run.observe(event_type, micros, facets)
+            run = RunRecord(event_run.runId, job.id)
             self.add_run(job, run)
-        else:
-            had_parent = run.parent_run_id
-            run.observe(event_type, micros, facets)
-            if had_parent is None and run.parent_run_id is not None:
-                self.children.setdefault(run.parent_run_id, set()).add(run.job_id)
-        run.refs.append(ref)
+        terminal = event.eventType in _TERMINAL
+        if len(event.inputs) > 2:
+            self._apply_list(job, run, event.inputs, micros, ref, False, terminal)
+        if len(event.outputs) > 2:
+            self._apply_list(job, run, event.outputs, micros, ref, True, terminal)
+        if event.dataset is not None:
+            self._apply_dataset(event.dataset, micros, ref, False).dataset_refs.append(ref)
+        facets = event_run.facets
+        if (parent := run.observe(event.eventType, micros, facets)) is not None:  # the run's parent, new
+            self.children.setdefault(parent, set()).add(job.id)
+        if self.keep_refs:
+            run.refs = [*run.refs, ref]
         if facets is not None and facets.airflowState is not None and facets.airflowState.tasksState:
-            self.apply_tasks_state(job, event_run.runId, facets.airflowState.tasksState, micros)
+            self.apply_tasks_state(job, run.run_id or "", facets.airflowState.tasksState, micros)
 
     def _apply_list(
-        self, job: JobRecord, raw: object, micros: int, ref: int, output: bool, terminal: bool
+        self,
+        job: JobRecord,
+        run: RunRecord | None,
+        raw: object,
+        micros: int,
+        ref: int,
+        output: bool,
+        terminal: bool,
     ) -> None:
-        """Fold an inputs/outputs list. A list already seen for this job with no facets is skipped."""
+        """Fold an inputs/outputs list. A list already seen for this job with no facets is not decoded
+        again: its edges are known (only an earlier time than seen before is noted)."""
         skip_known = not (output and terminal)
         data = None
         if skip_known:
-            if raw == (job.last_outputs if output else job.last_inputs):
-                return  # the job's last bare list again (compared in place, without a copy)
+            last = job.last_outputs if output else job.last_inputs
+            if last is not None and raw == last[0]:  # the job's last bare list again (compared in place)
+                self._seen_list(job, run, last[1], micros)
+                return
             data = bytes(raw)  # type: ignore[call-overload]
-            if data in job.blob_cache:
-                self._remember_bare(job, data, output)
-                return  # the same bare list as before: every edge is already there, no facet to age
+            entry = job.lists.get((output, data))
+            if entry is not None:  # a bare list seen before: every edge is there, no facet to age
+                self._remember_bare(job, data, entry, output)
+                self._seen_list(job, run, entry, micros)
+                return
         items, salvaged = w.decode_datasets(raw)  # type: ignore[arg-type]
         if salvaged:
             self.salvaged += 1
         job_id = job.id
         linked = job.targets if output else job.sources
         bare = True
+        edges = []
         for item in items:
             bare = bare and not len(item.facets)
             record = self._apply_dataset(item, micros, ref, output and terminal)
+            edge = (job_id, record.id) if output else (record.id, job_id)
+            edges.append(edge)
             if record.id not in linked:
                 linked.add(record.id)
-                if output:
-                    self.add_edge(job_id, record.id)
-                else:
-                    self.add_edge(record.id, job_id)
+                self.add_edge(*edge)
+        entry = [job.shared_io(frozenset(edges)), micros]
+        self._seen_list(job, run, entry, micros, new=True)
         if bare:
             if data is None:
                 data = bytes(raw)  # type: ignore[call-overload]
-            cache = job.blob_cache
-            if len(cache) >= 8:
+            cache = job.lists
+            if len(cache) >= 16:
                 cache.clear()
-            cache[data] = None
-            self._remember_bare(job, data, output)
+            cache[(output, data)] = entry
+            self._remember_bare(job, data, entry, output)
+
+    def _seen_list(
+        self, job: JobRecord, run: RunRecord | None, entry: ListEntry, micros: int, new: bool = False
+    ) -> None:
+        """A list with the edges ``entry[0]`` was reported at ``micros``: the run reported them, and each
+        was first seen no later than that."""
+        edges: frozenset[tuple[str, str]] = entry[0]
+        if new or micros < entry[1]:
+            entry[1] = min(entry[1], micros)
+            first = self.edge_first
+            for edge in edges:
+                seen = first.get(edge)
+                if seen is None or micros < seen:
+                    first[edge] = micros
+        if run is not None and edges is not run.io and not edges <= run.io:
+            run.io = job.shared_io(run.io | edges)
 
     def _apply_declaration(self, job: JobRecord, event: w.Event, micros: int, ref: int) -> None:
         """Fold a JobEvent's inputs and outputs as the job's declaration (its datasets' facts included)."""
@@ -302,11 +344,11 @@ class LineageGraph:
         self.declare(job, frozenset(edges), micros)
 
     @staticmethod
-    def _remember_bare(job: JobRecord, data: bytes, output: bool) -> None:
+    def _remember_bare(job: JobRecord, data: bytes, entry: ListEntry, output: bool) -> None:
         if output:
-            job.last_outputs = msgspec.Raw(data)
+            job.last_outputs = (msgspec.Raw(data), entry)
         else:
-            job.last_inputs = msgspec.Raw(data)
+            job.last_inputs = (msgspec.Raw(data), entry)
 
     def _apply_dataset(self, item: w.Dataset, micros: int, ref: int, written: bool) -> DatasetRecord:
         key = "dataset:" + item.namespace + ":" + item.name
@@ -345,11 +387,13 @@ class LineageGraph:
         else:
             cache = record.raw_cache
             facts = (
-                _cached(cache, "schema", facets.schema, self._parse_schema) if len(facets.schema) else None,
-                _cached(cache, "ownership", facets.ownership, _parse_owners)
+                cached_facet(cache, "schema", facets.schema, self._parse_schema)
+                if len(facets.schema)
+                else None,
+                cached_facet(cache, "ownership", facets.ownership, w.decode_owner_names)
                 if len(facets.ownership)
                 else None,
-                _cached(cache, "columnLineage", facets.columnLineage, self._parse_columns)
+                cached_facet(cache, "columnLineage", facets.columnLineage, self._parse_columns)
                 if len(facets.columnLineage)
                 else None,
                 False,
@@ -365,7 +409,7 @@ class LineageGraph:
         job_ids = {task: ids.job_id(dag.namespace, f"{dag.name}.{task}") for task in not_run}
         skipped = tuple(sorted(job_ids.values()))
         failed = tuple(sorted(job_ids[t] for t, s in not_run.items() if s == AIRFLOW_UPSTREAM_FAILED))
-        self.set_dag_run_skips(dag_run_id, (micros, skipped, failed), skipped, failed)
+        self.set_dag_run_skips(dag_run_id, (micros, skipped, failed), skipped, failed, dag.id)
 
     def set_dag_run_skips(
         self,
@@ -373,6 +417,7 @@ class LineageGraph:
         key: tuple[int, tuple[str, ...], tuple[str, ...]],
         skipped: tuple[str, ...],
         upstream_failed: tuple[str, ...] = (),
+        dag_job: str = "",
     ) -> None:
         """``skipped``: every job the DAG run did not run; ``upstream_failed``: those of them whose
         upstream failed."""
@@ -382,7 +427,7 @@ class LineageGraph:
         if current is not None:
             for job_id in current.job_ids:
                 self.skipped_by.get(job_id, set()).discard(dag_run_id)
-        self.dag_run_skips[dag_run_id] = _DagRunSkips(key, skipped, upstream_failed)
+        self.dag_run_skips[dag_run_id] = _DagRunSkips(key, skipped, upstream_failed, dag_job)
         for job_id in skipped:
             self.skipped_by.setdefault(job_id, set()).add(dag_run_id)
 
@@ -405,16 +450,20 @@ class LineageGraph:
         if lineage is None or lineage.fields is None:
             return None
         share = self.shared.setdefault
-        columns = {column: share(inputs, inputs) for column, inputs in _columns(lineage).items()}
+        columns = {column: share(inputs, inputs) for column, inputs in w.column_inputs(lineage).items()}
         return columns, hashlib.blake2b(raw, digest_size=16).hexdigest()
 
-    # -- reading --------------------------------------------------------------------------------
+    # -- reading (what the queries ask; lazily built graphs override these) ----------------------
     def all_runs(self, job: JobRecord) -> Iterator[RunRecord]:
         """The job's runs, plus a SKIPPED (or UPSTREAM_FAILED) run for each DAG run whose tasksState says
         it did not run, when it has no run of its own there."""
         yield from job.runs
-        for dag_run_id in self.skipped_by.get(job.id, ()):
-            if job.id in self.children.get(dag_run_id, ()):
+        skipped_in = self.skipped_by.get(job.id)
+        if not skipped_in:
+            return
+        ran_in = {run.parent_run_id for run in job.runs}
+        for dag_run_id in sorted(skipped_in):
+            if dag_run_id in ran_in:
                 continue
             dag_run = self.runs.get(dag_run_id)
             synthetic = RunRecord(None, job.id)
@@ -423,7 +472,8 @@ class LineageGraph:
                 synthetic.dag_id, synthetic.parent_job_id = dag_run.dag_id, dag_run.job_id
             synthetic.terminal = (synthetic.end or 0, 1)
             synthetic.skipped = True
-            synthetic.upstream_failed = job.id in self.dag_run_skips[dag_run_id].upstream_failed
+            skips = self.dag_run_skips.get(dag_run_id)
+            synthetic.upstream_failed = skips is not None and job.id in skips.upstream_failed
             synthetic.skip_reason = (
                 UPSTREAM_FAILED_REASON if synthetic.upstream_failed else SCHEDULER_SKIP_REASON
             )
@@ -439,28 +489,95 @@ class LineageGraph:
         job.latest_cache = (self.version, latest)
         return latest
 
+    def current_io(self, job: JobRecord) -> frozenset[tuple[str, str]] | None:
+        """The job's current edges (:func:`.retirement.current_edges`); None when all its edges are."""
+        cached = job.current_cache
+        if cached is not None and cached[0] == self.version:
+            return cached[1]
+        current = retirement.current_edges(self.all_runs(job))
+        job.current_cache = (self.version, current)
+        return current
+
+    def completed_key(self, job: JobRecord) -> tuple[int, str] | None:
+        """Sort key of the job's latest completed run (None without one)."""
+        return max((run.sort_key() for run in self.all_runs(job) if run.state == "COMPLETED"), default=None)
+
     def has_node(self, node_id: str) -> bool:
         return node_id in self.jobs or node_id in self.datasets
 
-    def neighbours(self, node_id: str, *, upstream: bool, declared_too: bool = True) -> list[tuple[str, str]]:
+    def job_record(self, node_id: str) -> JobRecord | None:
+        return self.jobs.get(node_id)
+
+    def dataset_record(self, node_id: str) -> DatasetRecord | None:
+        return self.datasets.get(node_id)
+
+    def neighbours(
+        self, node_id: str, *, upstream: bool, retired: bool = False, declared_too: bool = True
+    ) -> list[tuple[str, str]]:
         """(neighbour, edge state) of ``node_id`` one edge up- or downstream: the edges runs reported,
-        and (``declared_too``) the declared edges of jobs that have not run (:mod:`.declared`)."""
-        found = [
-            (other, declared.CURRENT) for other in (self.pred if upstream else self.succ).get(node_id, ())
-        ]
-        extra = (
-            (self.declared_pred if upstream else self.declared_succ).get(node_id) if declared_too else None
-        )
-        if extra:
-            for other in extra:
-                job = self.jobs.get(node_id if node_id.startswith("job:") else other)
-                if job is not None and not job.runs and (other, declared.CURRENT) not in found:
-                    found.append((other, declared.DECLARED))
+        current or (only when ``retired``) retired (:mod:`.retirement`), and (``declared_too``) the
+        declared edges of jobs that have not run (:mod:`.declared`)."""
+        found = []
+        for other in (self.pred if upstream else self.succ).get(node_id, ()):
+            state = self.edge_state((other, node_id) if upstream else (node_id, other))
+            if retired or state != retirement.RETIRED:
+                found.append((other, state))
+        if declared_too:
+            found.extend(self.declared_neighbours(node_id, upstream=upstream, known={o for o, _ in found}))
         return found
+
+    def declared_neighbours(self, node_id: str, *, upstream: bool, known: set[str]) -> list[tuple[str, str]]:
+        """(neighbour, DECLARED) one declared edge away, of jobs whose latest declaration has that edge
+        and that have not run; neighbours in ``known`` left out."""
+        found = []
+        for other in (self.declared_pred if upstream else self.declared_succ).get(node_id, ()):
+            if other in known:
+                continue
+            edge = (other, node_id) if upstream else (node_id, other)
+            job = self.job_record(edge[0] if edge[0].startswith("job:") else edge[1])
+            if job is None or job.declared is None or edge not in job.declared[1]:
+                continue
+            if not self.has_run(job):
+                found.append((other, declared.DECLARED))
+        return found
+
+    def edge_state(self, edge: tuple[str, str]) -> str:
+        """CURRENT or RETIRED, for an edge a run reported (:mod:`.retirement`)."""
+        job = self.jobs.get(edge[0]) or self.jobs.get(edge[1])
+        current = self.current_io(job) if job is not None else None
+        return retirement.RETIRED if current is not None and edge not in current else declared.CURRENT
+
+    def has_run(self, job: JobRecord) -> bool:
+        """Whether a run of the job was reported (a job the scheduler only skipped has none)."""
+        return bool(job.runs)
+
+    def child_jobs(self, run_id: str) -> set[str]:
+        """Ids of the jobs with a run whose parent run is ``run_id`` (:mod:`.ancestry`)."""
+        return self.children.get(run_id, set())
+
+    def run_of(self, job: JobRecord, run_id: str) -> RunRecord | None:
+        """The job's run with this id (an index reads the job's runs for it)."""
+        return self.runs.get(run_id)
+
+    def jobs_of_run(self, run_id: str) -> list[str]:
+        """Ids of the jobs that may hold the run (an index knows runs it has not read)."""
+        run = self.runs.get(run_id)
+        return [run.job_id] if run is not None else []
+
+    def indexed_dags(self, job: JobRecord) -> frozenset[str | None]:
+        """The DAGs of the job's runs an index recorded without the runs (:mod:`.indexed`); none here."""
+        return frozenset()
 
     def declared_only(self, job: JobRecord) -> bool:
         """Whether the job is known only from its declaration: it has not run yet."""
-        return job.declared is not None and not job.runs
+        return job.declared is not None and not self.has_run(job)
+
+    def column_inputs(self, dataset_id: str, column: str) -> tuple[ColumnInput, ...]:
+        record = self.dataset_record(dataset_id)
+        return record.columns.get(column, ()) if record is not None else ()
+
+    def column_readers_of(self, dataset_id: str, column: str) -> set[tuple[str, str]]:
+        return self.column_readers.get((dataset_id, column), set())
 
     # -- folding a log in parts (:mod:`.state`) -------------------------------------------------
     def export_state(self) -> bytes:
@@ -473,42 +590,3 @@ class LineageGraph:
         in the log; the result is the graph one fold over both parts in log order gives
         (:func:`.state.absorb`)."""
         state.absorb(self, exported)
-
-
-def _cached(
-    cache: dict[str, tuple[msgspec.Raw, Any]], facet: str, raw: Any, decode: Callable[[bytes], _T]
-) -> _T:
-    """The decoded facet, decoding only when its bytes differ from the last ones seen for this record
-    (compared in place; copied only when they differ)."""
-    hit = cache.get(facet)
-    if hit is not None and hit[0] == raw:
-        return hit[1]  # type: ignore[no-any-return]
-    data = bytes(raw)
-    value = decode(data)
-    cache[facet] = (msgspec.Raw(data), value)
-    return value
-
-
-def _parse_owners(raw: bytes) -> tuple[str, ...] | None:
-    ownership = w.decode_ownership(raw)
-    return None if ownership is None else _owner_names(ownership)
-
-
-def _owner_names(ownership: w.Ownership) -> tuple[str, ...]:
-    return tuple(sorted({owner.name for owner in ownership.owners or ()}))
-
-
-def _columns(lineage: w.ColumnLineage) -> dict[str, tuple[ColumnInput, ...]]:
-    columns: dict[str, tuple[ColumnInput, ...]] = {}
-    for column, spec in (lineage.fields or {}).items():
-        inputs: list[ColumnInput] = []
-        for field in spec.inputFields or ():
-            if field.transformations:
-                transforms = tuple((t.type, t.subtype, t.description) for t in field.transformations)
-            elif spec.transformationType is not None:
-                transforms = ((None, spec.transformationType, spec.transformationDescription),)
-            else:
-                transforms = ()
-            inputs.append((field.namespace, field.name, field.field, transforms))
-        columns[column] = tuple(sorted(inputs))
-    return columns

@@ -11,9 +11,12 @@ import attrs
 
 from airflow_lineage_plus import node_ids as ids
 from airflow_lineage_plus.exceptions import NodeNotFound
+from airflow_lineage_plus.graph import wire as w
 from airflow_lineage_plus.graph.ancestry import descendant_jobs, ran_by_nodes
+from airflow_lineage_plus.graph.columns import column_walk
 from airflow_lineage_plus.graph.model import LineageGraph
 from airflow_lineage_plus.graph.names import lint_names
+from airflow_lineage_plus.graph.records import DatasetRecord, JobRecord
 from airflow_lineage_plus.graph.runs import FAILED_STATES
 from airflow_lineage_plus.graph.schema_diff import diff_fields, parse_proposed
 from airflow_lineage_plus.graph.source import LineageSource
@@ -23,6 +26,7 @@ from airflow_lineage_plus.graph.visibility import (
     restricted_edge,
     restricted_node,
     visible_details,
+    visible_ran_by,
     visible_run_details,
 )
 
@@ -30,7 +34,8 @@ _R = TypeVar("_R")
 _P = ParamSpec("_P")
 Node = dict[str, Any]
 Edge = dict[str, str]
-#: (origin, destination) -> the edge's state (:mod:`.declared`)
+#: (origin, destination) -> the edge's state: CURRENT, DECLARED (:mod:`.declared`) or RETIRED
+#: (:mod:`.retirement`)
 Edges = dict[tuple[str, str], str]
 HIGH_ABOVE, MEDIUM_ABOVE = 5, 1
 #: every walk stops after this many nodes (the rest is counted in ``truncated``): a query has a bounded cost
@@ -40,7 +45,7 @@ MAX_SEARCH_SCAN = 2_000
 
 
 def node_dict(graph: LineageGraph, node_id: str, depth: int) -> Node:
-    job = graph.jobs.get(node_id)
+    job = graph.job_record(node_id) if node_id.startswith("job:") else None
     if job is not None:
         latest = graph.latest_run(job)
         node: Node = {
@@ -57,7 +62,9 @@ def node_dict(graph: LineageGraph, node_id: str, depth: int) -> Node:
         if graph.declared_only(job):
             node["declared"] = True  # known from its declaration in DAG code only: no run yet
         return node
-    dataset = graph.datasets[node_id]
+    dataset = graph.dataset_record(node_id)
+    if dataset is None:
+        raise NodeNotFound(f"unknown node {node_id}")
     return {
         "id": node_id,
         "type": ids.DATASET,
@@ -90,11 +97,13 @@ def walk(
     *,
     upstream: bool,
     declared: bool = True,
+    retired: bool = False,
     visible: Callable[[str], bool] | None = None,
     cap: int | None = None,
 ) -> Walk:
     """Breadth-first walk, nearest first, through visible nodes only, stopping at ``cap`` nodes (default
-    :data:`MAX_WALK_NODES`); declared edges of jobs that have not run are followed too when ``declared``."""
+    :data:`MAX_WALK_NODES`); declared edges of jobs that have not run are followed too when ``declared``,
+    retired edges when ``retired``."""
     cap = MAX_WALK_NODES if cap is None else cap
     seen = {start: 0}
     edges: Edges = {}
@@ -107,7 +116,7 @@ def walk(
         level = seen[node]
         if level >= depth:
             continue
-        for other, edge_state in neighbours(node, upstream=upstream, declared_too=declared):
+        for other, edge_state in neighbours(node, upstream=upstream, retired=retired, declared_too=declared):
             if visible is not None and not visible(other):
                 restricted[node] = level + 1
                 continue
@@ -180,6 +189,33 @@ def _shape(graph: LineageGraph, start: str, walks: list[tuple[Walk, bool]], limi
     return answer
 
 
+def _stamp(
+    answer: dict[str, Any], graph: LineageGraph, as_of: int | None, visibility: Visibility | None = None
+) -> dict[str, Any]:
+    """``exact`` (whether the source could answer exactly what was asked) and ``asOf`` when given; the
+    nodes' ``ranBy`` without the runs of jobs the reader may not see."""
+    for node in (answer["target"], *answer.get("nodes", ())):
+        if visibility is not None and "ranBy" in node:
+            node["ranBy"] = visible_ran_by(node["ranBy"], visibility)
+            if not node["ranBy"]:
+                del node["ranBy"]
+    answer["exact"] = graph.exact
+    if as_of is not None:
+        answer["asOf"] = w.format_micros(as_of)
+    return answer
+
+
+@attrs.frozen
+class Way:
+    """How a question walks: ``as_of`` (epoch microseconds: from what the events up to then said),
+    ``retired`` (also edges jobs no longer report, :mod:`.retirement`), ``declared`` (also edges declared
+    in DAG code by jobs that have not run, :mod:`.declared`)."""
+
+    as_of: int | None = None
+    retired: bool = False
+    declared: bool = True
+
+
 def _guarded(
     method: Callable[Concatenate[LineageQueries, _P], _R],
 ) -> Callable[Concatenate[LineageQueries, _P], _R]:
@@ -197,6 +233,11 @@ class LineageQueries:
 
     ``may_read_dag`` limits every answer to what one reader may see (:mod:`.visibility`); ``None`` shows
     everything. :meth:`scoped` gives a reader's view of the same source.
+
+    ``as_of`` (epoch microseconds) answers from what the events up to that time said; ``include_retired``
+    also follows edges the job no longer reports (:mod:`.retirement`), in state ``"retired"``;
+    ``include_declared`` (the default) follows the declared edges of jobs that have not run
+    (:mod:`.declared`), in state ``"declared"``. Every graph answer says whether it is ``exact``.
     """
 
     def __init__(self, source: LineageSource, may_read_dag: DagPredicate | None = None) -> None:
@@ -218,19 +259,21 @@ class LineageQueries:
             found = self._visibility[key] = Visibility(graph, self.may_read_dag)
         return found
 
-    def _graph(self, node_id: str, depth: int) -> tuple[LineageGraph, Visibility | None]:
+    def _graph(self, node_id: str, depth: int, way: Way = Way()) -> tuple[LineageGraph, Visibility | None]:
         """The graph around a node the reader may see; NodeNotFound for one they may not."""
         ids.node_type(node_id)
-        graph = self.source.graph_for(node_id, depth)
+        graph = self.source.graph_for(node_id, depth, as_of=way.as_of, retired=way.retired)
         visibility = self.visibility(graph)
         if not graph.has_node(node_id) or (visibility is not None and not visibility.node(node_id)):
             raise NodeNotFound(f"unknown node {node_id}")
         return graph, visibility
 
-    def _dataset_graph(self, dataset_id: str, depth: int) -> tuple[LineageGraph, Visibility | None]:
+    def _dataset_graph(
+        self, dataset_id: str, depth: int, way: Way = Way()
+    ) -> tuple[LineageGraph, Visibility | None]:
         if ids.node_type(dataset_id) != ids.DATASET:
             raise NodeNotFound(f"{dataset_id} is not a dataset")
-        return self._graph(dataset_id, depth)
+        return self._graph(dataset_id, depth, way)
 
     def _walk(
         self,
@@ -239,59 +282,85 @@ class LineageQueries:
         start: str,
         depth: int,
         upstream: bool,
-        declared: bool = True,
+        way: Way,
     ) -> Walk:
         return walk(
             graph,
             start,
             depth,
             upstream=upstream,
-            declared=declared,
+            declared=way.declared,
+            retired=way.retired,
             visible=visibility.node if visibility is not None else None,
         )
 
+    def _around(self, node_id: str, depth: int, limit: int | None, way: Way, ups: tuple[bool, ...]) -> Node:
+        graph, visibility = self._graph(node_id, depth, way)
+        walks = [(self._walk(graph, visibility, node_id, depth, up, way), up) for up in ups]
+        return _stamp(_shape(graph, node_id, walks, limit), graph, way.as_of, visibility)
+
     @_guarded
     def upstream(
-        self, node_id: str, depth: int = 10, limit: int | None = None, *, include_declared: bool = True
+        self,
+        node_id: str,
+        depth: int = 10,
+        limit: int | None = None,
+        *,
+        as_of: int | None = None,
+        include_retired: bool = False,
+        include_declared: bool = True,
     ) -> dict[str, Any]:
-        graph, visibility = self._graph(node_id, depth)
-        walked = self._walk(graph, visibility, node_id, depth, True, include_declared)
-        return _shape(graph, node_id, [(walked, True)], limit)
+        return self._around(node_id, depth, limit, Way(as_of, include_retired, include_declared), (True,))
 
     @_guarded
     def downstream(
-        self, node_id: str, depth: int = 10, limit: int | None = None, *, include_declared: bool = True
+        self,
+        node_id: str,
+        depth: int = 10,
+        limit: int | None = None,
+        *,
+        as_of: int | None = None,
+        include_retired: bool = False,
+        include_declared: bool = True,
     ) -> dict[str, Any]:
-        graph, visibility = self._graph(node_id, depth)
-        walked = self._walk(graph, visibility, node_id, depth, False, include_declared)
-        return _shape(graph, node_id, [(walked, False)], limit)
+        return self._around(node_id, depth, limit, Way(as_of, include_retired, include_declared), (False,))
 
     @_guarded
     def lineage(
-        self, node_id: str, depth: int = 5, limit: int | None = None, *, include_declared: bool = True
+        self,
+        node_id: str,
+        depth: int = 5,
+        limit: int | None = None,
+        *,
+        as_of: int | None = None,
+        include_retired: bool = False,
+        include_declared: bool = True,
     ) -> dict[str, Any]:
         """Both directions (for a graph view); past ``limit`` nodes the farthest are cut and counted."""
-        graph, visibility = self._graph(node_id, depth)
-        walks = [
-            (self._walk(graph, visibility, node_id, depth, up, include_declared), up) for up in (True, False)
-        ]
-        return _shape(graph, node_id, walks, limit)
+        way = Way(as_of, include_retired, include_declared)
+        return self._around(node_id, depth, limit, way, (True, False))
 
     @_guarded
     def failed_upstream(
-        self, dataset_id: str, depth: int = 10, *, include_declared: bool = True
+        self,
+        dataset_id: str,
+        depth: int = 10,
+        *,
+        as_of: int | None = None,
+        include_retired: bool = False,
+        include_declared: bool = True,
     ) -> dict[str, Any]:
         """Upstream jobs whose latest run FAILED or ABORTED, and the edges from them to the target."""
-        graph, visibility = self._dataset_graph(dataset_id, depth)
-        walked = self._walk(graph, visibility, dataset_id, depth, True, include_declared)
+        way = Way(as_of, include_retired, include_declared)
+        graph, visibility = self._dataset_graph(dataset_id, depth, way)
+        walked = self._walk(graph, visibility, dataset_id, depth, True, way)
         seen, edges = walked.seen, walked.edges
-        failed = {
-            n
-            for n in seen
-            if n in graph.jobs
-            and (run := graph.latest_run(graph.jobs[n])) is not None
-            and run.state in FAILED_STATES
-        }
+        failed = set()
+        for node in seen:
+            job = graph.job_record(node) if node.startswith("job:") else None
+            run = graph.latest_run(job) if job is not None else None
+            if run is not None and run.state in FAILED_STATES:
+                failed.add(node)
         forward: dict[str, list[str]] = {}
         for origin, destination in edges:
             forward.setdefault(origin, []).append(destination)
@@ -303,68 +372,86 @@ class LineageQueries:
                     on_path.add(nxt)
                     queue.append(nxt)
         path_edges = {(o, d): s for (o, d), s in edges.items() if o in on_path and d in on_path}
-        return {
+        answer = {
             "target": node_dict(graph, dataset_id, 0),
             "nodes": _nodes(graph, {n: seen[n] for n in failed}, dataset_id),
             "edges": _edge_list(path_edges),
         }
+        return _stamp(answer, graph, as_of, visibility)
 
     @_guarded
-    def impact(self, dataset_id: str, depth: int = 10, *, include_declared: bool = True) -> dict[str, Any]:
+    def impact(
+        self,
+        dataset_id: str,
+        depth: int = 10,
+        *,
+        as_of: int | None = None,
+        include_retired: bool = False,
+        include_declared: bool = True,
+    ) -> dict[str, Any]:
         """Downstream jobs and datasets, their owners, and HIGH (>5 jobs) / MEDIUM (>1) / LOW (visible
         jobs only; hidden ones are ``RESTRICTED`` placeholders)."""
-        graph, visibility = self._dataset_graph(dataset_id, depth)
-        walked = self._walk(graph, visibility, dataset_id, depth, False, include_declared)
-        answer = _shape(graph, dataset_id, [(walked, False)], None)
+        way = Way(as_of, include_retired, include_declared)
+        graph, visibility = self._dataset_graph(dataset_id, depth, way)
+        walked = self._walk(graph, visibility, dataset_id, depth, False, way)
+        answer = _stamp(_shape(graph, dataset_id, [(walked, False)], None), graph, as_of, visibility)
         nodes = answer["nodes"]
         jobs = [n for n in nodes if n["type"] == ids.JOB]
         owners: set[str] = set()
         for node in nodes:
-            record = graph.jobs.get(node["id"]) or graph.datasets.get(node["id"])
+            record: JobRecord | DatasetRecord | None = (
+                graph.job_record(node["id"]) if node["type"] == ids.JOB else graph.dataset_record(node["id"])
+            )
             owners.update(record.owners if record is not None else ())
         level = "HIGH" if len(jobs) > HIGH_ABOVE else "MEDIUM" if len(jobs) > MEDIUM_ABOVE else "LOW"
         return {**answer, "level": level, "owners": sorted(owners)}
 
     @_guarded
-    def schema_diff(self, dataset_id: str, proposed: Any = None) -> dict[str, Any]:
+    def schema_diff(
+        self, dataset_id: str, proposed: Any = None, *, as_of: int | None = None
+    ) -> dict[str, Any]:
         """Changes between the last two schema versions, or from the current one to ``proposed``."""
-        graph, _ = self._dataset_graph(dataset_id, 1)
-        versions = self.source.schema_versions(dataset_id)
+        graph, _ = self._dataset_graph(dataset_id, 1, Way(as_of))
+        versions = self.source.schema_versions(dataset_id, as_of=as_of)
         if proposed is not None:
             current = versions[0] if versions else ()
             changes = diff_fields(current, parse_proposed(proposed))
         else:
             changes = diff_fields(versions[1], versions[0]) if len(versions) > 1 else []
-        return {"target": node_dict(graph, dataset_id, 0), "changes": changes}
+        versions_json = [[{"name": n, "type": t} for n, t in v] for v in versions[:2]]
+        answer = {"target": node_dict(graph, dataset_id, 0), "changes": changes, "versions": versions_json}
+        return _stamp(answer, graph, as_of)
 
     @_guarded
-    def columns(self, dataset_id: str, column: str, depth: int = 10) -> dict[str, Any]:
-        """Upstream columns feeding ``column`` and downstream columns it feeds, with transformations
-        (columns of datasets the reader may not see are left out)."""
+    def columns(
+        self, dataset_id: str, column: str, depth: int = 10, *, as_of: int | None = None
+    ) -> dict[str, Any]:
+        """Upstream columns feeding ``column`` and downstream columns it feeds, with transformations, and
+        the column hops crossed (columns of datasets the reader may not see are left out)."""
         if ids.node_type(dataset_id) != ids.DATASET:
             raise NodeNotFound(f"{dataset_id} is not a dataset")
-        graph = self.source.column_graph(dataset_id, column, depth)
+        graph = self.source.column_graph(dataset_id, column, depth, as_of=as_of)
         visibility = self.visibility(graph)
-        record = graph.datasets.get(dataset_id)
+        record = graph.dataset_record(dataset_id)
         if record is None or (visibility is not None and not visibility.dataset(dataset_id)):
             raise NodeNotFound(f"unknown node {dataset_id}")
         known = {name for name, _, _ in record.fields} | set(record.columns)
-        if column not in known and (dataset_id, column) not in graph.column_readers:
+        if column not in known and not graph.column_readers_of(dataset_id, column):
             raise NodeNotFound(f"{dataset_id} has no column {column!r}")
-        answer: dict[str, Any] = {
+        shown = visibility.dataset if visibility is not None else None
+        upstream, up_hops = column_walk(graph, dataset_id, column, depth, upstream=True, visible=shown)
+        downstream, down_hops = column_walk(graph, dataset_id, column, depth, upstream=False, visible=shown)
+        answer = {
             "target": node_dict(graph, dataset_id, 0),
             "column": column,
-            "upstream": _column_walk(graph, dataset_id, column, depth, upstream=True),
-            "downstream": _column_walk(graph, dataset_id, column, depth, upstream=False),
+            "upstream": upstream,
+            "downstream": downstream,
+            "paths": [
+                {"from": {"dataset": a[0], "column": a[1]}, "to": {"dataset": b[0], "column": b[1]}}
+                for a, b in sorted(up_hops | down_hops)
+            ],
         }
-        if visibility is not None:
-            for direction in ("upstream", "downstream"):
-                answer[direction] = [
-                    row
-                    for row in answer[direction]
-                    if visibility.dataset(ids.dataset_id(row["namespace"], row["name"]))
-                ]
-        return answer
+        return _stamp(answer, graph, as_of)
 
     @_guarded
     def lint_names(self) -> dict[str, Any]:
@@ -402,23 +489,24 @@ class LineageQueries:
         return True
 
     @_guarded
-    def descendants(self, job_id: str, limit: int = 200) -> list[str]:
-        """Ids of the jobs the job's latest run ran (dbt's runs under the task that ran dbt), children
-        first; empty for a job that ran none, or a dataset."""
+    def descendants(self, job_id: str, limit: int = 200, *, as_of: int | None = None) -> list[str]:
+        """Ids of the jobs the job's latest run (as of ``as_of``) ran (dbt's runs under the task that ran
+        dbt), children first; empty for a job that ran none, or a dataset."""
         if ids.node_type(job_id) != ids.JOB:
             return []
-        graph, visibility = self._graph(job_id, 1)
+        graph, visibility = self._graph(job_id, 1, Way(as_of))
         found = descendant_jobs(graph, job_id, limit)
         return found if visibility is None else [child for child in found if visibility.job(child)]
 
     @_guarded
-    def node_details(self, node_id: str) -> dict[str, Any]:
+    def node_details(self, node_id: str, *, as_of: int | None = None) -> dict[str, Any]:
         ids.node_type(node_id)
         if self.may_read_dag is None:
-            return self.source.node_details(node_id)
-        _, visibility = self._graph(node_id, 2 if ids.node_type(node_id) == ids.DATASET else 1)
+            return self.source.node_details(node_id, as_of=as_of)
+        depth = 2 if ids.node_type(node_id) == ids.DATASET else 1
+        _, visibility = self._graph(node_id, depth, Way(as_of, retired=True))
         assert visibility is not None
-        return visible_details(self.source.node_details(node_id), visibility)
+        return visible_details(self.source.node_details(node_id, as_of=as_of), visibility)
 
     @_guarded
     def run_details(self, run_id: str) -> dict[str, Any]:
@@ -433,62 +521,12 @@ class LineageQueries:
         assert visibility is not None
         return visible_run_details(details, visibility)
 
+    @_guarded
+    def time_range(self) -> dict[str, Any]:
+        """``{"from", "to"}``: the earliest and the latest event time the source knows (null: unknown)."""
+        first, last = self.source.time_range()
+        return {"from": w.format_micros(first), "to": w.format_micros(last)}
+
     def may_read(self, dag_id: str) -> bool:
         """Whether this reader may read the DAG ``dag_id`` (always, unscoped)."""
         return self.may_read_dag is None or bool(self.may_read_dag(dag_id))
-
-
-def _column_walk(
-    graph: LineageGraph, dataset_id: str, column: str, depth: int, *, upstream: bool
-) -> list[dict]:
-    start = (dataset_id, column)
-    best: dict[tuple[str, str], tuple[int, set[tuple[Any, ...]], str, str]] = {}
-    queue = deque([(start, 0)])
-    done = {start}
-    while queue:
-        (ds, col), level = queue.popleft()
-        if level >= depth:
-            continue
-        for namespace, name, field, transforms in _column_neighbours(graph, ds, col, upstream=upstream):
-            key = (ids.dataset_id(namespace, name), field)
-            if key == start:
-                continue
-            entry = best.get(key)
-            if entry is None:
-                if len(best) >= MAX_WALK_NODES:
-                    continue  # a bounded answer: the nearest columns are kept
-                best[key] = (level + 1, set(transforms), namespace, name)
-            elif entry[0] == level + 1:
-                entry[1].update(transforms)
-            if key not in done:
-                done.add(key)
-                queue.append((key, level + 1))
-    rows = [
-        {
-            "namespace": namespace,
-            "name": name,
-            "column": key[1],
-            "depth": level,
-            "transformations": [
-                {"type": t, "subtype": s, "description": d} for t, s, d in sorted(transforms, key=repr)
-            ],
-        }
-        for key, (level, transforms, namespace, name) in best.items()
-    ]
-    rows.sort(key=lambda r: (r["depth"], r["namespace"], r["name"], r["column"]))
-    return rows
-
-
-def _column_neighbours(graph: LineageGraph, ds: str, col: str, *, upstream: bool) -> list[tuple[Any, ...]]:
-    if upstream:
-        record = graph.datasets.get(ds)
-        return list(record.columns.get(col, ())) if record is not None else []
-    out = []
-    for reader_id, reader_col in graph.column_readers.get((ds, col), ()):
-        reader = graph.datasets[reader_id]
-        transforms: list[Any] = []
-        for namespace, name, field, t in reader.columns.get(reader_col, ()):
-            if ids.dataset_id(namespace, name) == ds and field == col:
-                transforms.extend(t)
-        out.append((reader.namespace, reader.name, reader_col, tuple(transforms)))
-    return out

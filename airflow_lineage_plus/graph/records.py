@@ -7,13 +7,17 @@ broken by content.
 
 from __future__ import annotations
 
-from typing import Any
+from array import array
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 import msgspec
 
 from airflow_lineage_plus import node_ids as ids
 from airflow_lineage_plus.graph.declared import NEVER, is_declared_time
 from airflow_lineage_plus.graph.runs import RunRecord
+
+_T = TypeVar("_T")
 
 Fields = tuple[tuple[str, str | None], ...]
 FullFields = tuple[tuple[str, str | None, str | None], ...]  # with descriptions
@@ -57,14 +61,21 @@ _DATASET_STATE = (
 )
 
 
+#: an inputs or outputs list of a job already folded: [its edges, the earliest time it was seen]
+ListEntry = list[Any]
+Edge = tuple[str, str]
+
+
 class JobRecord:
     __slots__ = (
-        "blob_cache",
+        "current_cache",
         "declared",
         "id",
+        "io_sets",
         "last_inputs",
         "last_outputs",
         "latest_cache",
+        "lists",
         "name",
         "namespace",
         "owners",
@@ -72,10 +83,12 @@ class JobRecord:
         "raw_cache",
         "ref",
         "ref_time",
+        "refs",
         "runs",
         "slo_key",
         "slo_minutes",
         "sources",
+        "summary",
         "targets",
     )
 
@@ -89,23 +102,37 @@ class JobRecord:
         self.ref: int | None = None  # latest event of this job (for facets shown in details)
         self.ref_time = NEVER  # (a declaration's event is shown only until a run's: :mod:`.declared`)
         self.latest_cache: tuple[int, RunRecord | None] | None = None
+        self.current_cache: tuple[int, frozenset[Edge] | None] | None = None
         self.raw_cache: dict[str, tuple[msgspec.Raw, Any]] = {}
-        self.blob_cache: dict[bytes, None] = {}  # bare inputs/outputs lists already folded
-        self.last_inputs: msgspec.Raw | None = None  # the last of them, per direction
-        self.last_outputs: msgspec.Raw | None = None
+        #: bare inputs/outputs lists already folded, per direction (False: inputs, True: outputs)
+        self.lists: dict[tuple[bool, bytes], ListEntry] = {}
+        self.last_inputs: tuple[msgspec.Raw, ListEntry] | None = None  # the last of them, per direction
+        self.last_outputs: tuple[msgspec.Raw, ListEntry] | None = None
+        self.io_sets: dict[frozenset[Edge], frozenset[Edge]] = {}  # equal edge sets of runs, shared
         self.sources: set[str] = set()  # input dataset ids already linked
         self.targets: set[str] = set()  # output dataset ids already linked
+        self.refs = array("Q")  # every event of the job (offset << 32 | length), in log order
+        #: what an index knows of runs not in ``runs`` (:class:`.index.JobSummary`), None otherwise
+        self.summary: Any = None
         #: the latest declaration (JobEvent): ((declared time, tie), its edges); see :mod:`.declared`
         self.declared: tuple[tuple[int, str], frozenset[tuple[str, str]]] | None = None
         # freshness target of its outputs (``lineagePlus_sloTier.freshnessMinutes``), latest by event time
         self.slo_minutes: int | None = None
         self.slo_key: tuple[int, int] | None = None
 
+    def shared_io(self, edges: frozenset[Edge]) -> frozenset[Edge]:
+        """``edges``, as the one object every run of this job reporting them holds."""
+        known = self.io_sets.get(edges)
+        if known is None:
+            known = self.io_sets[edges] = edges
+        return known
+
 
 class DatasetRecord:
     __slots__ = (
         "columns",
         "columns_key",
+        "dataset_refs",
         "facets_raw",
         "facts",
         "fields",
@@ -141,6 +168,8 @@ class DatasetRecord:
         self.raw_cache: dict[str, tuple[msgspec.Raw, Any]] = {}  # facet -> (last raw bytes, decoded)
         self.facets_raw: msgspec.Raw | None = None  # the last facets seen, and what was kept of them
         self.facts: DatasetFacts = (None, None, None, False)
+        #: events naming it as their ``dataset`` (dataset events): they belong to no job's ``refs``
+        self.dataset_refs: list[int] = []
 
     @classmethod
     def restore(cls, state: tuple[Any, ...]) -> DatasetRecord:
@@ -187,3 +216,17 @@ class DatasetRecord:
         seen = sorted(self.schemas.items(), key=lambda kv: (kv[1], kv[0]), reverse=True)
         reported = [schema for schema, micros in seen if not is_declared_time(micros)]
         return reported or [schema for schema, _ in seen]
+
+
+def cached_facet(
+    cache: dict[str, tuple[msgspec.Raw, Any]], facet: str, raw: Any, decode: Callable[[bytes], _T]
+) -> _T:
+    """The decoded facet, decoding only when its bytes differ from the last ones seen for this record
+    (compared in place; copied only when they differ)."""
+    hit = cache.get(facet)
+    if hit is not None and hit[0] == raw:
+        return hit[1]  # type: ignore[no-any-return]
+    data = bytes(raw)
+    value = decode(data)
+    cache[facet] = (msgspec.Raw(data), value)
+    return value

@@ -17,6 +17,8 @@ FAILED_STATES = frozenset({"FAILED", "ABORTED"})
 #: the states of a run that did no work: skipped, or never run because an upstream task failed
 NOT_RUN_STATES = frozenset({"SKIPPED", "UPSTREAM_FAILED"})
 SCHEDULER_SKIP_REASON = "skipped by the scheduler (DAG run airflowState.tasksState)"
+NO_EDGES: frozenset[tuple[str, str]] = frozenset()
+NO_REFS: tuple[int, ...] = ()
 UPSTREAM_FAILED_REASON = "upstream failed (DAG run airflowState.tasksState)"
 #: the Airflow task-instance state the skip facet and ``tasksState`` use for "an upstream task failed"
 AIRFLOW_UPSTREAM_FAILED = "upstream_failed"
@@ -33,6 +35,7 @@ class RunRecord:
         "exec_mode",
         "exec_mode_time",
         "first_seen",
+        "io",
         "job_id",
         "parent_job_id",
         "parent_run_id",
@@ -59,7 +62,11 @@ class RunRecord:
         self.exec_mode: str | None = None
         self.exec_mode_time = -1
         self.parent_run_id: str | None = None
-        self.refs: list[int] = []
+        # kept only by graphs that show details (``LineageGraph.keep_refs``); others share one empty tuple
+        self.refs: list[int] | tuple[int, ...] = NO_REFS
+        #: the edges (origin, destination) its events reported, shared between runs of a job that reported
+        #: the same ones (see :meth:`LineageGraph.current_io`)
+        self.io: frozenset[tuple[str, str]] = NO_EDGES
         self.upstream_failed = False  # with skipped: the run never ran because an upstream task failed
         self.parent_job_id: str | None = None  # the parent facet's job, as a job node id
         self.dag_id: str | None = None  # the Airflow DAG the run belongs to, from the provider's facets
@@ -89,7 +96,9 @@ class RunRecord:
             "errorMessage": self.error,
         }
 
-    def observe(self, event_type: str | None, micros: int, facets: w.RunFacets | None) -> None:
+    def observe(self, event_type: str | None, micros: int, facets: w.RunFacets | None) -> str | None:
+        """Fold one event of the run; the parent run's id when the event gave the run its parent (the graph
+        notes the parent's child), else None."""
         if self.first_seen is None or micros < self.first_seen:
             self.first_seen = micros
         if event_type == "START" and (self.start is None or micros < self.start):
@@ -110,7 +119,7 @@ class RunRecord:
                 if skip.reason is not None and (self.skip_reason is None or skip.reason < self.skip_reason):
                     self.skip_reason = skip.reason
         if facets is None:
-            return
+            return None
         dag_id = _dag_id(facets)
         if dag_id is not None and (self.dag_id is None or dag_id < self.dag_id):
             self.dag_id = dag_id  # the least of them if events disagree: the same in any order
@@ -130,6 +139,8 @@ class RunRecord:
             parent_job = facets.parent.job
             if parent_job is not None:
                 self.parent_job_id = sys.intern(f"job:{parent_job.namespace}:{parent_job.name}")
+            return self.parent_run_id
+        return None
 
     @classmethod
     def restore(cls, state: tuple[Any, ...]) -> RunRecord:
@@ -150,6 +161,7 @@ class RunRecord:
             run.exec_mode_time,
             run.parent_run_id,
             run.refs,
+            run.io,
             run.upstream_failed,
             run.parent_job_id,
             run.dag_id,
@@ -187,7 +199,10 @@ class RunRecord:
             self.parent_run_id, self.parent_job_id = later.parent_run_id, later.parent_job_id
         if later.dag_id is not None and (self.dag_id is None or later.dag_id < self.dag_id):
             self.dag_id = later.dag_id
-        self.refs.extend(later.refs)
+        if later.refs:
+            self.refs = [*self.refs, *later.refs]
+        if not later.io <= self.io:
+            self.io = self.io | later.io
 
 
 #: the fields of each record that a graph exported from a worker process carries (caches are left out)
@@ -206,6 +221,7 @@ _RUN_STATE = (
     "exec_mode_time",
     "parent_run_id",
     "refs",
+    "io",
     "upstream_failed",
     "parent_job_id",
     "dag_id",

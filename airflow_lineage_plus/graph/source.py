@@ -22,15 +22,21 @@ class LineageSource(abc.ABC):
         return contextlib.nullcontext()
 
     @abc.abstractmethod
-    def graph_for(self, node_id: str, depth: int) -> LineageGraph:
-        """A graph holding every node within ``depth`` edges of ``node_id`` both ways; NodeNotFound."""
+    def graph_for(
+        self, node_id: str, depth: int, *, as_of: int | None = None, retired: bool = False
+    ) -> LineageGraph:
+        """A graph holding every node within ``depth`` edges of ``node_id`` both ways (as of ``as_of``,
+        epoch microseconds, when given; with the retired edges too when ``retired``; ``graph.exact`` False
+        where the source can only approximate that); NodeNotFound."""
 
     @abc.abstractmethod
-    def column_graph(self, dataset_id: str, column: str, depth: int) -> LineageGraph:
+    def column_graph(
+        self, dataset_id: str, column: str, depth: int, *, as_of: int | None = None
+    ) -> LineageGraph:
         """A graph whose datasets carry the column lineage within ``depth`` column hops."""
 
     @abc.abstractmethod
-    def schema_versions(self, dataset_id: str) -> list[Fields]:
+    def schema_versions(self, dataset_id: str, *, as_of: int | None = None) -> list[Fields]:
         """Distinct schemas of the dataset, newest first."""
 
     @abc.abstractmethod
@@ -42,7 +48,7 @@ class LineageSource(abc.ABC):
         """(type, namespace, name) of nodes whose name contains ``text`` (case-insensitive)."""
 
     @abc.abstractmethod
-    def node_details(self, node_id: str) -> dict[str, Any]:
+    def node_details(self, node_id: str, *, as_of: int | None = None) -> dict[str, Any]:
         """Everything known about one node (see docs/graph.md)."""
 
     @abc.abstractmethod
@@ -52,6 +58,10 @@ class LineageSource(abc.ABC):
     @abc.abstractmethod
     def summary(self) -> tuple[int, int, LineageGraph, list[str]]:
         """(dataset count, job count, a graph holding the failed jobs, ids of jobs whose latest run failed)"""
+
+    def time_range(self) -> tuple[int | None, int | None]:
+        """The earliest and the latest event time known (epoch microseconds; None when unknown)."""
+        return None, None
 
     def full_graph(self) -> LineageGraph:
         """The whole graph, for questions about every job (freshness); a source that only fetches

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import marshal
 import operator
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from airflow_lineage_plus import node_ids as ids
 from airflow_lineage_plus.graph.records import _DATASET_STATE, _JOB_STATE, DatasetRecord
@@ -26,19 +26,31 @@ def export_state(graph: LineageGraph) -> bytes:
     this is several times faster than pickling the slotted records."""
     return marshal.dumps(
         (
-            list(map(operator.attrgetter(*_JOB_STATE), graph.jobs.values())),
+            [
+                (*state, job.refs.tobytes())
+                for state, job in zip(_job_states(graph), graph.jobs.values(), strict=True)
+            ],
             list(map(operator.attrgetter(*_RUN_STATE), graph.runs.values())),
             list(map(operator.attrgetter(*_DATASET_STATE), graph.datasets.values())),
             graph.succ,  # pred, and each job's sources and targets, are its mirror image
             {
-                dag_run: (skips.key, skips.job_ids, skips.upstream_failed)
-                for dag_run, skips in graph.dag_run_skips.items()
+                dag_run: (s.key, s.job_ids, s.upstream_failed, s.dag_job)
+                for dag_run, s in graph.dag_run_skips.items()
             },
             graph.version,
             graph.salvaged,
+            graph.edge_first,
+            graph.column_readers_ever,
+            {key: d.dataset_refs for key, d in graph.datasets.items() if d.dataset_refs},
+            (graph.first_time, graph.last_time),
             {job.id: job.declared for job in graph.jobs.values() if job.declared is not None},
+            graph.declared_succ,  # every edge ever declared; declared_pred is its mirror image
         )
     )
+
+
+def _job_states(graph: LineageGraph) -> list[tuple[object, ...]]:
+    return list(map(operator.attrgetter(*_JOB_STATE), graph.jobs.values()))
 
 
 def absorb(graph: LineageGraph, exported: bytes) -> None:
@@ -46,8 +58,14 @@ def absorb(graph: LineageGraph, exported: bytes) -> None:
     ``graph``'s in the log. The result is the graph one fold over both parts in log order gives: every
     fact is "latest by event time, ties broken by content" (or, for event references, by log order), and
     both parts are folded with the same rules (``tests/graph/test_split_load.py`` checks this)."""
-    jobs, runs, datasets, succ, skips, version, salvaged, declarations = marshal.loads(exported)
-    for namespace, name, owners, owners_key, ref, ref_time, slo_minutes, slo_key in jobs:
+    parts = marshal.loads(exported)
+    jobs, runs, datasets, succ, skips, version, salvaged = parts[:7]
+    first, readers_ever, dataset_refs, times, declarations, declared_succ = parts[7:]
+    for moment in times:
+        if moment is not None:
+            graph.first_time = moment if graph.first_time is None else min(graph.first_time, moment)
+            graph.last_time = moment if graph.last_time is None else max(graph.last_time, moment)
+    for namespace, name, owners, owners_key, ref, ref_time, slo_minutes, slo_key, refs in jobs:
         job = graph.job(namespace, name)
         if slo_key is not None:
             graph.set_slo(job, slo_minutes, slo_key[0])
@@ -55,20 +73,8 @@ def absorb(graph: LineageGraph, exported: bytes) -> None:
             job.owners_key, job.owners = owners_key, owners
         if ref is not None and ref_time >= job.ref_time:
             job.ref, job.ref_time = ref, ref_time
-    runs_by_id, children, restore = graph.runs, graph.children, RunRecord.restore
-    for values in runs:
-        later = restore(values)
-        run = runs_by_id.get(values[0])
-        if run is None:  # add_run, inlined: most runs are in one part only
-            graph.jobs[later.job_id].runs.append(later)
-            runs_by_id[values[0]] = later
-            if later.parent_run_id is not None:
-                children.setdefault(later.parent_run_id, set()).add(later.job_id)
-            continue
-        had_parent = run.parent_run_id
-        run.absorb(later)
-        if had_parent is None and run.parent_run_id is not None:
-            graph.children.setdefault(run.parent_run_id, set()).add(run.job_id)
+        job.refs.frombytes(refs)
+    _absorb_runs(graph, runs)
     for values in datasets:
         key = ids.dataset_id(values[0], values[1])
         record = graph.datasets.get(key)
@@ -88,9 +94,48 @@ def absorb(graph: LineageGraph, exported: bytes) -> None:
                 origin_job.targets.add(destination)
             else:
                 jobs_by_id[destination].sources.add(origin)
-    for job_id, ((micros, tie), edges) in declarations.items():
-        graph.declare(graph.jobs[job_id], frozenset(edges), micros, tie)
-    for dag_run_id, (key, job_ids, upstream_failed) in skips.items():
-        graph.set_dag_run_skips(dag_run_id, key, job_ids, upstream_failed)
+    _absorb_declared(graph, declarations, declared_succ)
+    for dag_run_id, (key, job_ids, upstream_failed, dag_job) in skips.items():
+        graph.set_dag_run_skips(dag_run_id, key, job_ids, upstream_failed, dag_job)
+    edge_first = graph.edge_first
+    for edge, seen in first.items():
+        mine = edge_first.get(edge)
+        if mine is None or seen < mine:
+            edge_first[edge] = seen
+    for source, later_readers in readers_ever.items():
+        graph.column_readers_ever.setdefault(source, set()).update(later_readers)
+    for key, refs in dataset_refs.items():
+        graph.datasets[key].dataset_refs.extend(refs)
     graph.version += version
     graph.salvaged += salvaged
+
+
+def _absorb_runs(graph: LineageGraph, runs: list[tuple[object, ...]]) -> None:
+    runs_by_id, children, restore, jobs = graph.runs, graph.children, RunRecord.restore, graph.jobs
+    for values in runs:
+        later = restore(values)
+        job = jobs[later.job_id]
+        later.io = job.shared_io(later.io)
+        run = runs_by_id.get(later.run_id)  # type: ignore[arg-type]
+        if run is None:  # add_run, inlined: most runs are in one part only
+            job.runs.append(later)
+            runs_by_id[later.run_id] = later  # type: ignore[index]
+            if later.parent_run_id is not None:
+                children.setdefault(later.parent_run_id, set()).add(later.job_id)
+            continue
+        had_parent = run.parent_run_id is not None
+        run.absorb(later)
+        run.io = jobs[run.job_id].shared_io(run.io)
+        if not had_parent and run.parent_run_id is not None:
+            children.setdefault(run.parent_run_id, set()).add(run.job_id)
+
+
+def _absorb_declared(
+    graph: LineageGraph, declarations: dict[str, Any], declared_succ: dict[str, set[str]]
+) -> None:
+    for job_id, ((micros, tie), edges) in declarations.items():
+        graph.declare(graph.jobs[job_id], frozenset(edges), micros, tie)
+    for origin, destinations in declared_succ.items():
+        for destination in destinations:
+            graph.declared_succ.setdefault(origin, set()).add(destination)
+            graph.declared_pred.setdefault(destination, set()).add(origin)

@@ -29,13 +29,25 @@ def _node_line(node: dict[str, Any]) -> str:
     return f"{label}  ({len(fields)} fields)" if fields else label
 
 
+def _when(answer: dict[str, Any]) -> list[str]:
+    """Lines saying when the answer is as of, and whether the source could answer exactly."""
+    lines = [f"  as of {answer['asOf']}"] if answer.get("asOf") else []
+    if answer.get("exact") is False:
+        lines.append("  (approximate: the source cannot say exactly what was asked; see docs/graph.md)")
+    return lines
+
+
 def render_graph(title: str, answer: dict[str, Any]) -> str:
-    lines = [f"{title} {_node_line(answer['target'])}"]
+    lines = [f"{title} {_node_line(answer['target'])}", *_when(answer)]
     if not answer["nodes"]:
         lines.append("  (nothing found)")
     for depth, nodes in groupby(answer["nodes"], key=lambda n: n["depth"]):
         lines.append(f"  depth {depth}")
         lines.extend(f"    {_node_line(n)}" for n in nodes)
+    retired = [e for e in answer.get("edges", ()) if e.get("state") == "retired"]
+    if retired:
+        lines.append("  retired edges (no longer reported by the job's latest completed run):")
+        lines.extend(f"    {e['origin']} -> {e['destination']}" for e in retired)
     declared = sum(1 for edge in answer.get("edges", ()) if edge.get("state") == "declared")
     if declared:
         lines.append(f"  {declared} of {len(answer['edges'])} edges are declared in DAG code (no run yet)")
@@ -46,7 +58,7 @@ def render_graph(title: str, answer: dict[str, Any]) -> str:
 
 
 def render_schema_diff(answer: dict[str, Any]) -> str:
-    lines = [f"schema changes of {_node_line(answer['target'])}"]
+    lines = [f"schema changes of {_node_line(answer['target'])}", *_when(answer)]
     if not answer["changes"]:
         lines.append("  (no changes)")
     for change in answer["changes"]:
@@ -57,7 +69,7 @@ def render_schema_diff(answer: dict[str, Any]) -> str:
 
 
 def render_columns(answer: dict[str, Any]) -> str:
-    lines = [f"column {answer['column']} of {_node_line(answer['target'])}"]
+    lines = [f"column {answer['column']} of {_node_line(answer['target'])}", *_when(answer)]
     for direction in ("upstream", "downstream"):
         lines.append(f"  {direction}:")
         if not answer[direction]:

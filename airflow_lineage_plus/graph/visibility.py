@@ -15,7 +15,9 @@ job, run and dataset of a graph whether it is shown.
 3. else the DAGs of its parent job (the ``parent`` facet's job, when that job is in the graph);
 4. else ``None``: the run belongs to no DAG (or the chain to it is not in the graph).
 
-A job belongs to the DAGs of all its runs; a job with no run belongs to ``None``.
+A job belongs to the DAGs of all its runs; a job with no run belongs to ``None``. A graph opened from an
+index holds, for a job whose runs it did not read, the DAGs they belonged to when the index was written
+(:meth:`LineageGraph.indexed_dags`); the runs appended since add theirs.
 
 **What is visible**:
 
@@ -23,7 +25,8 @@ A job belongs to the DAGs of all its runs; a job with no run belongs to ``None``
   under two DAGs, say one dbt model built by both, is shown only to readers of both);
 * a run, when its job is visible;
 * a dataset, when a visible job reads or writes it, or when no job does at all (as Airflow's own asset
-  event list shows events that have no source DAG).
+  event list shows events that have no source DAG); retired edges count (a table a hidden job used to
+  write is not "touched by no job").
 
 Walks do not pass through hidden jobs: each visible node that has hidden neighbours gets one nameless
 ``RESTRICTED`` node per direction (:func:`restricted_node`), so a cut edge shows that *something* the
@@ -38,6 +41,7 @@ from typing import Any
 from airflow_lineage_plus import facet_keys as fk
 from airflow_lineage_plus import node_ids as ids
 from airflow_lineage_plus.graph.model import LineageGraph
+from airflow_lineage_plus.graph.records import JobRecord
 from airflow_lineage_plus.graph.runs import RunRecord
 
 #: may_read_dag(dag_id) -> bool; ``None`` stands for lineage that belongs to no DAG
@@ -79,16 +83,24 @@ class Visibility:
         known = self._job_dags.get(job_id)
         if known is not None:
             return known
-        job = self.graph.jobs.get(job_id)
+        job = self.graph.job_record(job_id)
         if job is None or depth > MAX_CHAIN:
             return _NO_DAG
         self._job_dags[job_id] = _NO_DAG  # a job that is its own ancestor belongs to no DAG
-        dags: set[str | None] = set()
-        for run in job.runs:
-            dags |= self._dags_of_run(run, depth)
-        found = frozenset(dags) if dags else _NO_DAG
+        found = self._runs_dags(job, depth) or _NO_DAG
         self._job_dags[job_id] = found
         return found
+
+    def _runs_dags(self, job: JobRecord, depth: int) -> frozenset[str | None]:
+        dags: set[str | None] = set(self.graph.indexed_dags(job))  # what an index knows of older runs
+        for run in job.runs:
+            dags |= self._dags_of_run(run, depth)
+        return frozenset(dags)
+
+    def runs_dags(self, job_id: str) -> frozenset[str | None]:
+        """The DAGs of the job's runs (empty for a job without runs): what an index records of a job."""
+        job = self.graph.job_record(job_id)
+        return self._runs_dags(job, 0) if job is not None else frozenset()
 
     def _dags_of_run(self, run: RunRecord, depth: int) -> frozenset[str | None]:
         for _ in range(MAX_CHAIN):
@@ -100,7 +112,7 @@ class Visibility:
             run = parent
         else:
             return _NO_DAG
-        if run.parent_job_id is not None and run.parent_job_id in self.graph.jobs:
+        if run.parent_job_id is not None and self.graph.job_record(run.parent_job_id) is not None:
             return self._dags_of_job(run.parent_job_id, depth + 1)
         return _NO_DAG
 
@@ -115,13 +127,15 @@ class Visibility:
         hold (a column-lineage input outside a partial graph) only to readers of lineage of no DAG."""
         known = self._datasets.get(dataset_id)
         if known is None:
-            if dataset_id not in self.graph.datasets:
+            if self.graph.dataset_record(dataset_id) is None:
                 known = self.may_read_dag(None)
-            else:
+            else:  # every job that ever touched it: a retired edge of a hidden job keeps it hidden too
                 jobs = [
                     job
                     for upstream in (True, False)
-                    for job, _ in self.graph.neighbours(dataset_id, upstream=upstream, declared_too=True)
+                    for job, _ in self.graph.neighbours(
+                        dataset_id, upstream=upstream, retired=True, declared_too=True
+                    )
                 ]
                 known = not jobs or any(self.job(job) for job in jobs)
             self._datasets[dataset_id] = known
@@ -129,18 +143,20 @@ class Visibility:
 
     def node(self, node_id: str) -> bool:
         """Whether a job or dataset of the graph is visible (a node not in the graph: False)."""
-        if node_id in self.graph.jobs:
-            return self.job(node_id)
-        if node_id in self.graph.datasets:
-            return self.dataset(node_id)
+        if node_id.startswith("job:"):
+            return self.graph.job_record(node_id) is not None and self.job(node_id)
+        if node_id.startswith("dataset:"):
+            return self.graph.dataset_record(node_id) is not None and self.dataset(node_id)
         return False
 
     def run(self, run: RunRecord | None) -> bool:
         return run is not None and self.job(run.job_id)
 
     def run_id(self, run_id: str | None) -> bool:
-        """Whether the run with this id is in the graph and visible."""
-        return run_id is not None and self.run(self.graph.runs.get(run_id))
+        """Whether the run with this id is in the graph and visible: every job that may hold it is (a graph
+        opened from an index knows its runs by their jobs, :meth:`LineageGraph.jobs_of_run`)."""
+        jobs = self.graph.jobs_of_run(run_id) if run_id is not None else []
+        return bool(jobs) and all(self.job(job_id) for job_id in jobs)
 
 
 def restricted_id(of: str, *, upstream: bool) -> str:
@@ -201,9 +217,17 @@ def visible_details(details: dict[str, Any], visibility: Visibility) -> dict[str
     return shown
 
 
+def visible_ran_by(ran_by: list[dict[str, Any]], visibility: Visibility) -> list[dict[str, Any]]:
+    """A ``ranBy`` list (:mod:`.ancestry`) without the runs of jobs the reader may not see (a job shared by
+    two DAGs that ran a job of the reader's DAG)."""
+    return [parent for parent in ran_by if visibility.job(str(parent.get("id")))]
+
+
 def visible_run_details(details: dict[str, Any], visibility: Visibility) -> dict[str, Any]:
-    """A visible run's details without a ``parent`` facet (or its ``root``) naming a job the reader may not
-    see: a child of a job shared by two DAGs, a DAG run started by another system."""
+    """A visible run's details without a ``parent`` facet (or its ``root``), or a ``ranBy`` entry, naming a
+    job the reader may not see: a child of a job shared by two DAGs, a DAG run started by another system."""
+    if details.get("ranBy"):
+        details = {**details, "ranBy": visible_ran_by(details["ranBy"], visibility)}
     parent = (details.get("facets") or {}).get(fk.PARENT)
     if not isinstance(parent, dict):
         return details
@@ -225,4 +249,5 @@ def _job_shown(visibility: Visibility, job: Any) -> bool:
     if not isinstance(job, dict):
         return True
     job_id = ids.job_id(str(job.get("namespace")), str(job.get("name")))
-    return visibility.job(job_id) if job_id in visibility.graph.jobs else visibility.may_read_dag(None)
+    known = visibility.graph.job_record(job_id) is not None
+    return visibility.job(job_id) if known else visibility.may_read_dag(None)

@@ -198,6 +198,12 @@ def decode_ownership(raw: bytes) -> Ownership | None:
         return None
 
 
+def decode_owner_names(raw: bytes) -> tuple[str, ...] | None:
+    """The owner names of an ``ownership`` facet, sorted and distinct (None when malformed)."""
+    ownership = decode_ownership(raw)
+    return None if ownership is None else tuple(sorted({owner.name for owner in ownership.owners or ()}))
+
+
 def decode_freshness_minutes(raw: bytes) -> int | None:
     """``freshnessMinutes`` of a ``lineagePlus_sloTier`` job facet (None when absent or malformed)."""
     try:
@@ -309,3 +315,23 @@ def _as(value: Any, kind: type[msgspec.Struct]) -> Any:
         return msgspec.json.decode(msgspec.json.encode(value), type=kind)
     except (msgspec.DecodeError, TypeError):
         return None
+
+
+def column_inputs(
+    lineage: ColumnLineage,
+) -> dict[str, tuple[tuple[str, str, str, tuple[tuple[str | None, str | None, str | None], ...]], ...]]:
+    """{column: ((namespace, name, field, transformations), ...)} of a ``columnLineage`` facet, inputs
+    sorted; a field without its own transformations takes the column's (older facets)."""
+    columns = {}
+    for column, spec in (lineage.fields or {}).items():
+        inputs = []
+        for field in spec.inputFields or ():
+            if field.transformations:
+                transforms = tuple((t.type, t.subtype, t.description) for t in field.transformations)
+            elif spec.transformationType is not None:
+                transforms = ((None, spec.transformationType, spec.transformationDescription),)
+            else:
+                transforms = ()
+            inputs.append((field.namespace, field.name, field.field, transforms))
+        columns[column] = tuple(sorted(inputs))
+    return columns

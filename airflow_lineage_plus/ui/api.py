@@ -9,6 +9,7 @@ filesystem or renders HTML, so a hostile dataset name stays data.
 
 from __future__ import annotations
 
+import json
 from typing import Annotated, Any
 
 from fastapi import APIRouter, HTTPException, Query, status
@@ -19,6 +20,7 @@ from airflow_lineage_plus.ui.access import Lineage
 
 MAX_DEPTH = 12
 MAX_ID_LENGTH = 2048
+MAX_PROPOSED_LENGTH = 64 * 1024
 
 NodeId = Annotated[
     str, Query(min_length=1, max_length=MAX_ID_LENGTH, description="dataset:NS:NAME or job:NS:NAME")
@@ -27,6 +29,10 @@ Depth = Annotated[int, Query(ge=1, le=MAX_DEPTH)]
 #: Whether to follow edges declared in DAG code by jobs that have not run yet (drawn dotted).
 Declared = Annotated[bool, Query(description="include declared edges of jobs that have not run")]
 AirflowId = Annotated[str, Query(min_length=1, max_length=512)]
+#: answer as of this time (ISO-8601), from what the events up to then said
+AsOf = Annotated[str | None, Query(alias="asOf", max_length=64)]
+#: also the edges jobs no longer report (state ``retired``, drawn dashed)
+IncludeRetired = Annotated[bool, Query(alias="includeRetired")]
 
 router = APIRouter(prefix="/api")
 
@@ -71,6 +77,25 @@ def _merge_graphs(target: dict[str, Any], graphs: list[dict[str, Any]]) -> dict[
     return merged
 
 
+def _as_of(value: str | None) -> int | None:
+    """The ``asOf`` parameter in epoch microseconds; 422 when it is not an ISO-8601 time."""
+    if value is None or not value.strip():
+        return None
+    from airflow_lineage_plus.graph.wire import to_micros
+
+    try:
+        return to_micros(value.strip())
+    except ValueError:
+        raise HTTPException(
+            status.HTTP_422_UNPROCESSABLE_ENTITY, "asOf is an ISO-8601 time, e.g. 2026-03-01T12:00:00Z"
+        ) from None
+
+
+def _way(as_of: str | None, include_retired: bool, declared: bool) -> dict[str, Any]:
+    """The keyword arguments of a graph question: when, and which edges besides current ones."""
+    return {"as_of": _as_of(as_of), "include_retired": include_retired, "include_declared": declared}
+
+
 @router.get("/config")
 async def view_config() -> dict[str, Any]:
     """What the page needs to know about this installation (no lineage data)."""
@@ -96,25 +121,30 @@ async def lineage_graph(
     depth: Depth = 6,
     direction: Annotated[str, Query(pattern="^(both|upstream|downstream)$")] = "both",
     declared: Declared = True,
+    as_of: AsOf = None,
+    include_retired: IncludeRetired = False,
 ) -> dict[str, Any]:
     """The graph around ``node``; for a dataset also the upstream jobs whose latest run failed. Each edge
-    has a ``state``: ``current`` (reported by a run) or ``declared`` (in DAG code; the job has not run)."""
+    has a ``state``: ``current`` (reported by a run), ``declared`` (in DAG code; the job has not run) or,
+    with ``includeRetired``, ``retired`` (no longer reported by the job). ``asOf``: as of that time."""
     _checked_node_id(node)
     limit = conf.ui_max_nodes()
+    way = _way(as_of, include_retired, declared)
 
     def query(queries: Any) -> dict[str, Any]:
         if direction == "upstream":
-            graph: dict[str, Any] = queries.upstream(node, depth, limit=limit, include_declared=declared)
+            graph: dict[str, Any] = queries.upstream(node, depth, limit=limit, **way)
         elif direction == "downstream":
-            graph = queries.downstream(node, depth, limit=limit, include_declared=declared)
+            graph = queries.downstream(node, depth, limit=limit, **way)
         else:
-            graph = queries.lineage(node, depth, limit=limit, include_declared=declared)
-            children = queries.descendants(node)  # a task that ran dbt: the lineage of dbt's jobs too
+            graph = queries.lineage(node, depth, limit=limit, **way)
+            # a task that ran dbt: the lineage of dbt's jobs too
+            children = queries.descendants(node, as_of=way["as_of"])
             if children:
-                around = [queries.lineage(c, depth, limit=limit, include_declared=declared) for c in children]
+                around = [queries.lineage(c, depth, limit=limit, **way) for c in children]
                 graph = _merge_graphs(graph["target"], [graph, *around])
         if graph["target"]["type"] == "DATASET":
-            failed = queries.failed_upstream(node, depth, include_declared=declared)
+            failed = queries.failed_upstream(node, depth, **way)
             graph["failedUpstream"] = failed.get("nodes", []) if isinstance(failed, dict) else list(failed)
         return graph
 
@@ -122,16 +152,18 @@ async def lineage_graph(
 
 
 @router.get("/node")
-async def node_details(lineage: Lineage, node: NodeId) -> dict[str, Any]:
-    """Everything known about one dataset or job (schema, quality, runs, SQL, owners...).
+async def node_details(lineage: Lineage, node: NodeId, as_of: AsOf = None) -> dict[str, Any]:
+    """Everything known about one dataset or job (schema, quality, runs, SQL, owners...), as of ``asOf``
+    when given.
 
     A job's recent runs also carry the Airflow ids of their task instance (``airflow``: dag_id, run_id,
     task_id, try_number, map_index) so the page can link each run to Airflow.
     """
     _checked_node_id(node)
+    when = _as_of(as_of)
 
     def query(queries: Any) -> dict[str, Any]:
-        details: dict[str, Any] = queries.node_details(node)
+        details: dict[str, Any] = queries.node_details(node, as_of=when)
         if details.get("type") == "JOB":
             for run in details.get("runs") or []:
                 if run.get("airflow") is None and run.get("runId"):  # not said, or a run a task ran (dbt's)
@@ -184,21 +216,27 @@ def _task_jobs(queries: Any, dag_id: str, task_id: str | None) -> list[dict[str,
 
 @router.get("/dag")
 async def dag_lineage(
-    lineage: Lineage, dag_id: AirflowId, depth: Depth = 2, declared: Declared = True
+    lineage: Lineage,
+    dag_id: AirflowId,
+    depth: Depth = 2,
+    declared: Declared = True,
+    as_of: AsOf = None,
+    include_retired: IncludeRetired = False,
 ) -> dict[str, Any]:
     """The lineage of all tasks of one DAG, merged into one graph centred on the DAG (a DAG that has not
-    run yet shows the lineage its tasks declare, published with ``lineage-plus publish-static``)."""
+    run yet shows the lineage its tasks declare, published with ``lineage-plus publish-static``); as of
+    ``asOf``, with retired edges when ``includeRetired``."""
     limit = conf.ui_max_nodes()
+    way = _way(as_of, include_retired, declared)
 
     def query(queries: Any) -> dict[str, Any]:
         jobs = _task_jobs(queries, dag_id, None)[:MAX_DAG_JOBS]
         if not jobs:
             raise HTTPException(status.HTTP_404_NOT_FOUND, "No lineage recorded for this DAG")
         # and the jobs the tasks ran (dbt's), which carry the lineage of tasks that report none themselves
-        ran = [child for job in jobs for child in queries.descendants(job["id"])]
+        ran = [child for job in jobs for child in queries.descendants(job["id"], as_of=way["as_of"])]
         graphs = [
-            queries.lineage(job_id, depth, limit=limit, include_declared=declared)
-            for job_id in [j["id"] for j in jobs] + ran
+            queries.lineage(job_id, depth, limit=limit, **way) for job_id in [j["id"] for j in jobs] + ran
         ]
         target = {"id": f"dag:{dag_id}", "type": "DAG", "name": dag_id, "namespace": "", "depth": 0}
         merged = _merge_graphs(target, graphs)
@@ -260,3 +298,76 @@ async def task_instance(
         return {"job": job, "tries": summaries, "run": chosen}
 
     return await lineage.ask(query)
+
+
+# -- impact, schema changes, column paths, the time range (the view's panels and its time slider) ---------
+
+
+@router.get("/impact")
+async def impact(
+    lineage: Lineage,
+    node: NodeId,
+    depth: Depth = 10,
+    as_of: AsOf = None,
+    include_retired: IncludeRetired = False,
+    declared: Declared = True,
+) -> dict[str, Any]:
+    """Everything downstream of a dataset the reader may see: the level (HIGH, MEDIUM, LOW), the jobs and
+    the owners."""
+    _checked_node_id(node)
+    way = _way(as_of, include_retired, declared)
+    result: dict[str, Any] = await lineage.ask(lambda queries: queries.impact(node, depth, **way))
+    return result
+
+
+@router.get("/schema-diff")
+async def schema_diff(
+    lineage: Lineage,
+    node: NodeId,
+    proposed: Annotated[str | None, Query(max_length=MAX_PROPOSED_LENGTH)] = None,
+    as_of: AsOf = None,
+) -> dict[str, Any]:
+    """The last two schema versions of a dataset and what changed between them; with ``proposed`` (JSON:
+    ``[{"name", "type"}]``, ``{"fields": [...]}`` or ``{"col": "TYPE"}``), what it would change."""
+    _checked_node_id(node)
+    when = _as_of(as_of)
+    schema = None
+    if proposed is not None and proposed.strip():
+        try:
+            schema = json.loads(proposed)
+        except ValueError:
+            raise HTTPException(status.HTTP_422_UNPROCESSABLE_ENTITY, "proposed is not JSON") from None
+
+    def query(queries: Any) -> dict[str, Any]:
+        try:
+            answer: dict[str, Any] = queries.schema_diff(node, schema, as_of=when)
+        except ValueError as error:  # a proposed schema of another shape: say which
+            raise HTTPException(status.HTTP_422_UNPROCESSABLE_ENTITY, str(error)) from None
+        return answer
+
+    return await lineage.ask(query)
+
+
+@router.get("/columns")
+async def columns(
+    lineage: Lineage,
+    node: NodeId,
+    column: Annotated[str, Query(min_length=1, max_length=512)],
+    depth: Depth = 10,
+    as_of: AsOf = None,
+) -> dict[str, Any]:
+    """The columns a column comes from (upstream) and feeds (downstream), hop by hop (columns of datasets
+    the reader may not see left out)."""
+    _checked_node_id(node)
+    when = _as_of(as_of)
+    result: dict[str, Any] = await lineage.ask(
+        lambda queries: queries.columns(node, column, depth, as_of=when)
+    )
+    return result
+
+
+@router.get("/time-range")
+async def time_range(lineage: Lineage) -> dict[str, Any]:
+    """The first and the last event time the source knows (the time slider's ends; null when unknown)."""
+    result: dict[str, Any] = await lineage.ask(lambda queries: queries.time_range())
+    return result

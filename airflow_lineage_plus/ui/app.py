@@ -40,6 +40,10 @@ STATIC_FILES = {
     "state.js": "text/javascript; charset=utf-8",
     "task-instance.js": "text/javascript; charset=utf-8",
     "widgets.js": "text/javascript; charset=utf-8",
+    "timeline.js": "text/javascript; charset=utf-8",
+    "columns.js": "text/javascript; charset=utf-8",
+    "impact.js": "text/javascript; charset=utf-8",
+    "schema.js": "text/javascript; charset=utf-8",
     "lineage.css": "text/css; charset=utf-8",
     "lineage.svg": "image/svg+xml",
 }

@@ -165,12 +165,12 @@ def test_a_log_that_does_not_exist_yet_is_read_once_it_appears_when_missing_is_o
     assert source.refresh() == 0 and source.graph.jobs == {}
 
 
-@pytest.mark.parametrize("window", [1, 4096, 3 * 4096])
-def test_small_map_windows_read_lines_across_and_longer_than_a_window(tmp_path: Path, window: int) -> None:
+@pytest.mark.parametrize("chunk", [4096, 5000, 3 * 4096])
+def test_small_read_chunks_read_lines_across_and_longer_than_a_chunk(tmp_path: Path, chunk: int) -> None:
     wide = ds("wide", fields=[(f"column_{i}", "VARCHAR") for i in range(400)])  # one line > 8 KiB
     events = orders_pipeline() + run_pair("wide.job", "w", 30, 31, outputs=[wide])
     path = write_log(tmp_path / "e.jsonl", events)
-    source = EventLogSource(path, window_bytes=window)
+    source = EventLogSource(path, chunk_bytes=chunk)
     assert source.problems == {} and source.events == len(events)
     assert source.offset == path.stat().st_size
     assert len(source.graph.datasets[dataset_node("wide")].fields) == 400

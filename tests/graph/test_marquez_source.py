@@ -115,7 +115,16 @@ def test_marquez_source_gives_the_same_answers_as_the_event_log(
     _post_all(fake_marquez, _in_time_order(events))  # a live stream: events arrive in the order they happen
     from_log = _ask(LineageQueries(open_source(events=write_log(tmp_path / "e.jsonl", events))))
     from_marquez = _ask(LineageQueries(open_source(marquez=fake_marquez.url, api_key=API_KEY)))
+    exact_log = {key: answer.pop("exact", None) for key, answer in from_log.items()}
+    exact_marquez = {key: answer.pop("exact", None) for key, answer in from_marquez.items()}
     assert from_marquez == from_log
+    assert set(exact_log.values()) == {True, None}  # lint-names has no graph
+    # Marquez's current edges are the latest finished run's: exact where that run completed; the failed
+    # build_fct is in every neighbourhood but the column trace (Marquez's column lineage is exact)
+    assert {key for key, exact in exact_marquez.items() if exact is False} == set(exact_log) - {
+        "columns",
+        "lint",
+    }
     assert [n["latestRun"]["state"] for n in from_log["failed"]["nodes"]] == ["FAILED"]
     report = next(n for n in from_log["up2"]["nodes"] if n["id"] == job_node("orders.report"))
     # skipped by the scheduler in the last DAG run: known only from the DAG run's tasksState
@@ -342,7 +351,10 @@ def test_a_one_dag_reader_gets_the_same_answers_from_marquez_as_from_the_event_l
         with pytest.raises(NodeNotFound):
             queries.node_details(job_node("beta.score"))
     for node in (dataset_node("scores"), job_node("alpha.publish")):
-        assert from_marquez.lineage(node, 6) == from_log.lineage(node, 6)
+        marquez_answer, log_answer = from_marquez.lineage(node, 6), from_log.lineage(node, 6)
+        assert log_answer.pop("exact") is True  # Marquez says whether it could answer exactly: beta failed
+        assert marquez_answer.pop("exact") is False
+        assert marquez_answer == log_answer
     assert [n["id"] for n in from_marquez.search("scor")] == [dataset_node("scores")]
     assert from_marquez.search("beta") == []
 
@@ -391,35 +403,36 @@ def test_a_start_arriving_after_the_failure_hides_the_failed_job_in_marquez_not_
     assert (log_job["latestRun"]["state"], marquez_job["latestRun"]["state"]) == ("FAILED", "RUNNING")
 
 
-def test_a_job_whose_last_run_stopped_reading_a_dataset_loses_that_edge_in_marquez_only(
+def test_an_input_a_completed_run_dropped_retires_in_both_one_a_failed_run_dropped_only_in_marquez(
     fake_marquez: FakeMarquez, tmp_path: Path
 ) -> None:
-    events = [
-        *run_pair(
-            "orders.build_fct",
-            "fct-1",
-            0,
-            1,
-            inputs=[ds("stg_orders"), ds("fx_rates")],
-            outputs=[ds("fct_daily_orders")],
-            full_start=True,
-        ),
-        *run_pair(
-            "orders.build_fct",
-            "fct-2",
-            2,
-            3,
-            inputs=[ds("stg_orders")],
-            outputs=[ds("fct_daily_orders")],
-            full_start=True,
-        ),
-    ]
+    def two_runs(job: str, output: str, last: str) -> list[dict[str, Any]]:
+        first = [ds("stg_orders"), ds("fx_rates")]
+        return [
+            *run_pair(job, f"{job}-1", 0, 1, inputs=first, outputs=[ds(output)], full_start=True),
+            *run_pair(
+                job, f"{job}-2", 2, 3, last, inputs=[ds("stg_orders")], outputs=[ds(output)], full_start=True
+            ),
+        ]
+
+    events = two_runs("orders.build_fct", "fct_daily_orders", "COMPLETE")
+    events += two_runs("orders.build_alt", "fct_alt", "FAIL")
     from_log, from_marquez = _both(fake_marquez, events, tmp_path)
-    target = dataset_node("fct_daily_orders")
-    upstream_log = {n["id"] for n in from_log.upstream(target, 2)["nodes"]}
-    upstream_marquez = {n["id"] for n in from_marquez.upstream(target, 2)["nodes"]}
-    assert upstream_log - upstream_marquez == {dataset_node("fx_rates")}
-    assert upstream_marquez == {job_node("orders.build_fct"), dataset_node("stg_orders")}
+    fx_rates = dataset_node("fx_rates")
+
+    def upstream(queries: LineageQueries, target: str, retired: bool = False) -> dict[str, str]:
+        answer = queries.upstream(dataset_node(target), 2, include_retired=retired)
+        return {e["origin"]: e["state"] for e in answer["edges"]}
+
+    # the latest completed run no longer reads fx_rates: retired in both, shown only when asked for
+    assert fx_rates not in upstream(from_log, "fct_daily_orders")
+    assert fx_rates not in upstream(from_marquez, "fct_daily_orders")
+    assert upstream(from_log, "fct_daily_orders", True)[fx_rates] == "retired"
+    assert upstream(from_marquez, "fct_daily_orders", True)[fx_rates] == "retired"
+    # a failed run is no evidence the job stopped reading it: current in the log, gone in Marquez
+    assert upstream(from_log, "fct_alt")[fx_rates] == "current"
+    assert fx_rates not in upstream(from_marquez, "fct_alt")
+    assert from_marquez.upstream(dataset_node("fct_alt"), 2)["exact"] is False
 
 
 def test_a_skip_record_without_outputs_removes_the_jobs_output_edge_in_marquez_only(

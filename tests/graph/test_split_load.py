@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from graph_builders import dataset_node, ds, event, facet, job_event, job_node, run_id, varied_events
+from graph_builders import dataset_node, job_node, run_id, tie_events, varied_events
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -26,63 +26,7 @@ sys.path.insert(0, str(REPO / "benchmarks"))
 
 from generate_events import generate  # noqa: E402
 
-
-def _tricky_events() -> list[dict[str, Any]]:
-    """Facts that only tie-breaking rules decide: equal event times with different content, a DAG run
-    whose tasksState changes, parent facets, a run whose events carry different skip reasons."""
-    parent = {"namespace": "pipeline", "name": "orders"}
-    dag_run = {"parent": facet(run={"runId": run_id("dag-1")}, job=parent)}
-    tie_a = ds("tie_ds", fields=[("a", "INT")], owners=["team:a"])
-    tie_b = ds("tie_ds", fields=[("a", "BIGINT")], owners=["team:b"])
-    skip = {"lineagePlus_skipState": facet(skipped=True, reason="r-b")}
-    skip_other = {"lineagePlus_skipState": facet(skipped=True, reason="r-a")}
-    upstream_failed = {
-        "lineagePlus_skipState": facet(skipped=True, reason="TRIGGER_RULE", state="upstream_failed")
-    }
-    airflow = {"airflow": facet(dag={"dag_id": "orders"}), **dag_run}
-    declared_v1 = [ds("stg_orders"), ds("fx_rates")]
-    return [
-        # declarations: two of one job (the later drops an input), one of a job that also ran
-        job_event("orders.planned", 20, inputs=declared_v1, outputs=[ds("plan", fields=[("a", "INT")])]),
-        job_event(
-            "orders.planned", 21, inputs=[ds("stg_orders")], outputs=[ds("plan", fields=[("b", "INT")])]
-        ),
-        job_event("orders.tie_job", 60, outputs=[ds("tie_ds", fields=[("a", "VARCHAR")], owners=["team:c"])]),
-        event("START", "orders", "dag-1", 0),
-        event("START", "orders.load_orders", "load-1", 0.5, run_facets=dag_run),
-        event("COMPLETE", "orders.tie_job", "tie-1", 40, outputs=[tie_a]),
-        event("COMPLETE", "orders.tie_job", "tie-2", 40, outputs=[tie_b]),
-        event("COMPLETE", "orders.skippy", "skip-1", 41, run_facets=skip),
-        event("COMPLETE", "orders.skippy", "skip-1", 41, run_facets=skip_other),
-        event("COMPLETE", "orders.skippy", "skip-1", 41),
-        event("ABORT", "orders.after", "after-1", 43, run_facets=upstream_failed),
-        event("ABORT", "orders.after", "after-1", 43, run_facets=skip),
-        event("START", "orders.after", "after-1", 42.5, run_facets=airflow),
-        event("FAIL", "orders.erring", "err-1", 42, run_facets={"errorMessage": facet(message="b")}),
-        event("FAIL", "orders.erring", "err-1", 42, run_facets={"errorMessage": facet(message="a")}),
-        event(
-            "RUNNING",
-            "orders",
-            "dag-1",
-            50,
-            run_facets={"airflowState": facet(dagRunState="running", tasksState={"report": "skipped"})},
-        ),
-        event(
-            "COMPLETE",
-            "orders",
-            "dag-1",
-            51,
-            run_facets={
-                "airflowState": facet(
-                    dagRunState="success",
-                    tasksState={"report": "success", "x": "skipped", "y": "upstream_failed"},
-                )
-            },
-        ),
-    ]
-
-
-LINES = [json.dumps(e).encode() for e in varied_events() + _tricky_events()]
+LINES = [json.dumps(e).encode() for e in varied_events() + tie_events()]
 
 
 def _fold(lines: list[bytes], indices: range) -> LineageGraph:
@@ -109,6 +53,8 @@ def _fingerprint(graph: LineageGraph) -> dict[str, Any]:
                 sorted(j.sources),
                 sorted(j.targets),
                 [r.run_id for r in j.runs],
+                list(j.refs),
+                (j.slo_minutes, j.slo_key),
             )
             for key, j in graph.jobs.items()
         },
@@ -123,12 +69,15 @@ def _fingerprint(graph: LineageGraph) -> dict[str, Any]:
                 d.columns,
                 d.columns_key,
                 (d.ref, d.ref_time, d.write_ref, d.write_time),
+                d.dataset_refs,
             )
             for key, d in graph.datasets.items()
         },
         "succ": sets(graph.succ),
         "pred": sets(graph.pred),
         "children": sets(graph.children),
+        "edge_first": graph.edge_first,
+        "column_readers_ever": sets(graph.column_readers_ever),
         "skips": {key: (s.key, s.job_ids, s.upstream_failed) for key, s in graph.dag_run_skips.items()},
         "skipped_by": sets(graph.skipped_by),
         "column_readers": sets(graph.column_readers),
@@ -136,6 +85,7 @@ def _fingerprint(graph: LineageGraph) -> dict[str, Any]:
         "declared_succ": sets(graph.declared_succ),
         "declared_pred": sets(graph.declared_pred),
         "version": graph.version,
+        "times": (graph.first_time, graph.last_time),
     }
 
 
@@ -156,6 +106,12 @@ def test_the_tricky_events_exercise_the_tie_rules() -> None:
     # a declaration never wins over a run's facts, even a later one
     assert graph.datasets[dataset_node("tie_ds")].owners == ("team:b",)
     assert graph.declared_succ[dataset_node("stg_orders")] == {job_node("orders.planned")}
+    # the earlier declaration's input is remembered (an earlier time may show it) but not declared now
+    assert graph.declared_succ[dataset_node("fx_rates")] == {job_node("orders.planned")}
+    assert graph.neighbours(dataset_node("fx_rates"), upstream=False) == []
+    assert graph.neighbours(job_node("orders.planned"), upstream=True) == [
+        (dataset_node("stg_orders"), "declared")
+    ]
     assert graph.datasets[dataset_node("plan")].fields == (("b", "INT", None),)
 
 

@@ -12,17 +12,23 @@ from typing import Any
 
 import pytest
 from graph_builders import (
+    airflow_facets,
+    at,
     dataset_node,
     ds,
     job_event,
     job_node,
+    parent_facet,
     permissions_world,
     run_id,
     run_pair,
+    with_run_facets,
     write_log,
 )
 
 from airflow_lineage_plus.graph import LineageQueries, NodeNotFound, open_source
+from airflow_lineage_plus.graph import wire as w
+from airflow_lineage_plus.graph.index import IndexedEventLog
 from airflow_lineage_plus.graph.queries import walk
 from airflow_lineage_plus.graph.visibility import Visibility
 
@@ -200,3 +206,79 @@ def test_a_declared_job_and_the_tables_only_it_declares_are_shown_only_to_reader
         "restricted:downstream:" + dataset_node("scores"),
     }
     assert "planned" not in json.dumps([downstream, alpha.search("planned", 20)])
+
+
+def _beta_retired_world() -> list[dict[str, Any]]:
+    """The permissions world, and two earlier completed runs of beta's task: the first wrote a table the
+    second no longer wrote, so that table's only edge is retired; the second wrote ``scores`` with column
+    lineage from beta's private table, and alpha's report column comes from it."""
+    facets = {**airflow_facets("beta", task_id="score"), "parent": parent_facet("beta", "beta-run")}
+    scores = ds("scores", fields=[("v", "TEXT")], columns={"v": [("beta_private", "secret_col", "IDENTITY")]})
+    earlier = run_pair("beta.score", "beta-old", 0.1, 0.2, outputs=[ds("beta_retired_out")])
+    earlier += run_pair("beta.score", "beta-new", 0.5, 0.6, outputs=[scores])
+    report = ds("alpha_report", fields=[("v", "TEXT")], columns={"v": [("scores", "v", "IDENTITY")]})
+    publish = run_pair("alpha.publish", "alpha-publish-2", 2.5, 2.6, inputs=[ds("scores")], outputs=[report])
+    alpha = {**airflow_facets("alpha", task_id="publish"), "parent": parent_facet("alpha", "alpha-run")}
+    return [*permissions_world(), *with_run_facets(earlier, facets), *with_run_facets(publish, alpha)]
+
+
+def _every_answer(reader: LineageQueries, nodes: list[str], runs: list[str], **when: Any) -> list[Any]:
+    """Every question of every node (and run) one reader may ask, ``when`` (as_of) given to all."""
+    as_of = when.get("as_of")
+    answers: list[Any] = [reader.search(text, 50) for text in ("", "a", "beta", "score", "out", "spark")]
+    for node_id in nodes:
+        for ask in (
+            lambda n: reader.node_details(n, as_of=as_of),
+            lambda n: reader.schema_diff(n, as_of=as_of),
+            lambda n: reader.columns(n, "v", 8, as_of=as_of),
+            *(
+                lambda n, q=q: getattr(reader, q)(n, 8, as_of=as_of, include_retired=True)
+                for q in ("lineage", "upstream", "downstream", "failed_upstream", "impact")
+            ),
+        ):
+            with contextlib.suppress(NodeNotFound):
+                answers.append(ask(node_id))
+    for run in runs:
+        with contextlib.suppress(NodeNotFound):
+            answers.append(reader.run_details(run))
+    return answers
+
+
+def test_no_answer_names_another_dag_whatever_the_reader_the_time_or_the_retired_edges(
+    tmp_path: Path,
+) -> None:
+    """Every question, through the whole log in memory and through its index, now and as of the last
+    event time, retired edges included: nothing of beta (a retired edge of a beta job keeps its table
+    hidden too), and the same answers either way."""
+    log = write_log(tmp_path / "events.jsonl", _beta_retired_world())
+    in_memory = open_source(events=log)
+    graph = in_memory.graph
+    nodes, runs = sorted([*graph.jobs, *graph.datasets]), sorted(graph.runs)
+    last = max(w.to_micros(e["eventTime"]) for e in _beta_retired_world())
+    answers = {}
+    for name, source in (("memory", in_memory), ("index", IndexedEventLog(log, build="here"))):
+        reader = LineageQueries(source).scoped(lambda dag_id: dag_id == "alpha")
+        for when in (None, last):
+            answers[(name, when)] = _every_answer(reader, nodes, runs, as_of=when)
+    for key, found in answers.items():
+        text = json.dumps(found)
+        assert [secret for secret in SECRETS if secret in text] == [], key
+        assert "alpha.publish" in text and "dbt-run-alpha" in text and "lonely_ds" in text, key
+    assert answers[("index", None)] == answers[("memory", None)]
+    assert answers[("index", last)] == answers[("memory", last)]
+    trace = (
+        LineageQueries(in_memory)
+        .scoped(lambda dag_id: dag_id == "alpha")
+        .columns(dataset_node("alpha_report"), "v", 8)
+    )
+    assert [(row["name"], row["column"]) for row in trace["upstream"]] == [("scores", "v")]
+    assert len(trace["paths"]) == 1  # scores.v -> alpha_report.v; nothing past the hidden table
+    everyone = LineageQueries(in_memory)
+    full = everyone.columns(dataset_node("alpha_report"), "v", 8)["upstream"]
+    assert [(row["name"], row["column"]) for row in full] == [("scores", "v"), ("beta_private", "secret_col")]
+    downstream = everyone.downstream(
+        job_node("beta.score"), 1, include_retired=True, as_of=w.to_micros(at(9))
+    )
+    assert {(e["destination"], e["state"]) for e in downstream["edges"]} >= {
+        (dataset_node("beta_retired_out"), "retired")
+    }

@@ -15,11 +15,15 @@ events **in the order they arrived**, the way Marquez 0.51 does (``OpenLineageDa
   current inputs (outputs). So a job whose new run stops reading a dataset loses that edge, and a skip
   record (an ABORT with no outputs) removes the job's output edges. A job event (static lineage, no run)
   is a new job version whose edges are the event's inputs and outputs.
+* **Job versions** (``/jobs/{job}/versions``): one per distinct inputs and outputs a job had as its current
+  version (a finished run's, a job event's), created when first made; its id is the job's
+  ``currentVersion`` and the ``jobVersion`` of the runs that made it.
 * **Dataset versions**: each *write* (an output) makes a version per run and schema: a run's START and
   COMPLETE with the same schema are one version, every new run writing is a new version even with the
   same schema, and an output without a schema facet is a version without fields. A *read* makes a
   version only for a dataset that has none. Versions are listed newest first by creation time (the time
-  of the event that made them); a dataset's ``fields`` are those of its newest version with fields.
+  of the event that made them); a dataset's ``fields`` are those of its newest version with fields. A
+  version a run wrote names it (``createdByRun``, with the run's job version).
 
 Knobs: ``api_key`` (Bearer check), ``delay`` (seconds before answering), ``fail_status``,
 ``ignore_offset`` (every page answered as the first). :class:`SilentMarquez` is a Marquez that accepts
@@ -97,6 +101,7 @@ def _job(state: dict[str, Any], event: dict[str, Any], moment: datetime) -> dict
             "created": moment,
             "runs": [],
             "latest": None,
+            "versions": {},
         },
     )
     job["updated"] = moment
@@ -153,6 +158,7 @@ def _fold(state: dict[str, Any], event: dict[str, Any]) -> None:
         # a job event (static lineage): a new job version whose inputs and outputs are the event's
         job["inputs"] = {_dataset(state, item, moment)["key"] for item in inputs}
         job["outputs"] = {_dataset(state, item, moment)["key"] for item in outputs}
+        _job_version(job, job["inputs"], job["outputs"], moment)
         return
     job["latest"] = run
     run["facets"].append((moment, (event.get("run") or {}).get("facets") or {}))
@@ -162,8 +168,25 @@ def _fold(state: dict[str, Any], event: dict[str, Any]) -> None:
         # a new job version: the run's inputs and outputs become the job's current ones (the edges)
         job["inputs"] = set(run["inputs"]) or job["inputs"]
         job["outputs"] = set(run["outputs"]) or job["outputs"]
+        _job_version(job, job["inputs"], job["outputs"], moment)
     else:
         run["state"], run["started"] = "RUNNING", moment
+
+
+def _version_id(key: tuple[str, str], inputs: set[Any], outputs: set[Any]) -> str:
+    return _uuid(key, sorted(inputs), sorted(outputs))
+
+
+def _job_version(job: dict[str, Any], inputs: set[Any], outputs: set[Any], moment: datetime) -> None:
+    """The job version of these inputs and outputs (the same pair again is the same version)."""
+    version_id = _version_id(job["key"], inputs, outputs)
+    if version_id not in job["versions"]:
+        job["versions"][version_id] = {
+            "id": version_id,
+            "created": moment,
+            "inputs": sorted(inputs),
+            "outputs": sorted(outputs),
+        }
 
 
 def _by_time(stamped: list[tuple[datetime, dict[str, Any]]]) -> dict[str, Any]:
@@ -250,7 +273,7 @@ class MarquezState:
             "latestRun": self.run_json(job["latest"]) if job["latest"] is not None else None,
             "latestRuns": [self.run_json(r) for r in _runs_newest_first(job)[:10]],
             "facets": job["facets"],
-            "currentVersion": _uuid(job["key"], sorted(job["inputs"]), sorted(job["outputs"])),
+            "currentVersion": _version_id(job["key"], job["inputs"], job["outputs"]),
         }
 
     @staticmethod
@@ -284,8 +307,38 @@ class MarquezState:
         }
 
     @staticmethod
-    def version_json(record: dict[str, Any], version: dict[str, Any]) -> dict[str, Any]:
+    def job_version_json(job: dict[str, Any], version: dict[str, Any]) -> dict[str, Any]:
+        namespace, name = job["key"]
+        return {
+            "id": {"namespace": namespace, "name": name, "version": version["id"]},
+            "type": "BATCH",
+            "name": name,
+            "version": version["id"],
+            "createdAt": _iso(version["created"]),
+            "namespace": namespace,
+            "inputs": [{"namespace": ns, "name": n} for ns, n in version["inputs"]],
+            "outputs": [{"namespace": ns, "name": n} for ns, n in version["outputs"]],
+            "location": (job["facets"].get("sourceCodeLocation") or {}).get("url"),
+            "context": {},
+            "description": (job["facets"].get("documentation") or {}).get("description"),
+            "facets": {},
+        }
+
+    def version_json(
+        self, record: dict[str, Any], version: dict[str, Any], runs: dict[str, Any]
+    ) -> dict[str, Any]:
         namespace, name = record["key"]
+        run = runs.get(version["run"]) if version["run"] else None
+        created_by = None
+        if run is not None:  # the run that wrote this version, with its job version (as Marquez says)
+            created_by = {
+                **self.run_json(run),
+                "jobVersion": {
+                    "namespace": run["job"][0],
+                    "name": run["job"][1],
+                    "version": _version_id(run["job"], run["inputs"], run["outputs"]),
+                },
+            }
         return {
             "id": {"namespace": namespace, "name": name, "version": version["id"]},
             "type": "DB_TABLE",
@@ -300,7 +353,7 @@ class MarquezState:
             ],
             "tags": [],
             "description": None,
-            "createdByRun": None,
+            "createdByRun": created_by,
         }
 
     def lineage(self, node_id: str, depth: int) -> dict[str, Any] | None:
@@ -546,13 +599,18 @@ class FakeMarquez:
             if record is None or rest[1:] not in ([], ["versions"]):
                 return None
             if rest[1:] == ["versions"]:
-                versions = [state.version_json(record, v) for v in _newest_versions(record)]
+                versions = [state.version_json(record, v, built["runs"]) for v in _newest_versions(record)]
                 return {"versions": versions[offset : offset + limit]}
             return state.dataset_json(record)
         if kind == "jobs":
             job = built["jobs"].get((namespace, rest[0]))
-            if job is None or rest[1:] not in ([], ["runs"]):
+            if job is None or rest[1:] not in ([], ["runs"], ["versions"]):
                 return None
+            if rest[1:] == ["versions"]:
+                versions = sorted(job["versions"].values(), key=lambda v: v["created"], reverse=True)
+                return {
+                    "versions": [state.job_version_json(job, v) for v in versions][offset : offset + limit]
+                }
             if rest[1:] == ["runs"]:
                 return {"runs": [state.run_json(r) for r in _runs_newest_first(job)[offset : offset + limit]]}
             return state.job_json(job)
@@ -615,7 +673,7 @@ def _run_details(state: MarquezState, built: dict[str, Any], run: dict[str, Any]
     body["jobVersion"] = {
         "namespace": job["key"][0],
         "name": job["key"][1],
-        "version": _uuid(job["key"], sorted(run["inputs"]), sorted(run["outputs"])),
+        "version": _version_id(job["key"], run["inputs"], run["outputs"]),
     }
     body["inputDatasetVersions"] = versions(run["inputs"], written=False)
     body["outputDatasetVersions"] = versions(run["outputs"], written=True)

@@ -311,6 +311,99 @@ def varied_events() -> list[dict[str, Any]]:
     return events
 
 
+def retirement_events() -> list[dict[str, Any]]:
+    """Jobs whose inputs change over time, so some edges retire:
+
+    * ``etl.load`` read ``src_a`` (run 1), then ``src_b`` (run 2, completed: ``src_a`` is retired), then a
+      run still going reads ``src_b`` and ``src_c`` (``src_c`` is current: reported after the latest
+      completed run);
+    * ``etl.report`` read ``loaded`` (completed), then ``loaded`` and ``extra`` in a run that failed
+      (``extra`` is current: newer than the latest completed run).
+    """
+    src_a, src_b, src_c = ds("src_a"), ds("src_b"), ds("src_c")
+    loaded = ds("loaded", fields=[("id", "INT"), ("v", "TEXT")], owners=["team:etl"])
+    report = ds(
+        "report_table",
+        fields=[("id", "INT"), ("v", "TEXT")],
+        columns={"v": [("loaded", "v", "IDENTITY")]},
+    )
+    events: list[dict[str, Any]] = []
+    events += run_pair("etl.load", "etl-load-1", 50, 51, inputs=[src_a], outputs=[loaded])
+    events += run_pair(
+        "etl.report", "etl-report-1", 52, 53, inputs=[loaded], outputs=[report], owners=["team:bi"]
+    )
+    events += run_pair("etl.load", "etl-load-2", 60, 61, inputs=[src_b], outputs=[loaded])
+    events.append(event("START", "etl.load", "etl-load-3", 70, inputs=[src_b, src_c], outputs=[loaded]))
+    events += run_pair(
+        "etl.report",
+        "etl-report-2",
+        72,
+        73,
+        "FAIL",
+        inputs=[loaded, ds("extra")],
+        outputs=[report],
+        error="x",
+    )
+    return events
+
+
+def tie_events() -> list[dict[str, Any]]:
+    """Facts that only tie-breaking rules decide: equal event times with different content, a DAG run
+    whose tasksState changes, parent facets, a run whose events carry different skip reasons (one of them
+    upstream failed, with the DAG its provider facet names); and
+    declarations (JobEvents): two of one job that never runs (the later drops an input), one of a job
+    that also ran (its runs' facts win)."""
+    parent = {"namespace": "pipeline", "name": "orders"}
+    dag_run = {"parent": facet(run={"runId": run_id("dag-1")}, job=parent)}
+    tie_a = ds("tie_ds", fields=[("a", "INT")], owners=["team:a"])
+    tie_b = ds("tie_ds", fields=[("a", "BIGINT")], owners=["team:b"])
+    skip = {"lineagePlus_skipState": facet(skipped=True, reason="r-b")}
+    skip_other = {"lineagePlus_skipState": facet(skipped=True, reason="r-a")}
+    upstream_failed = {
+        "lineagePlus_skipState": facet(skipped=True, reason="TRIGGER_RULE", state="upstream_failed")
+    }
+    airflow = {"airflow": facet(dag={"dag_id": "orders"}), **dag_run}
+    declared_v1 = [ds("stg_orders"), ds("fx_rates")]
+    return [
+        job_event("orders.planned", 20, inputs=declared_v1, outputs=[ds("plan", fields=[("a", "INT")])]),
+        job_event(
+            "orders.planned", 21, inputs=[ds("stg_orders")], outputs=[ds("plan", fields=[("b", "INT")])]
+        ),
+        job_event("orders.tie_job", 60, outputs=[ds("tie_ds", fields=[("a", "VARCHAR")], owners=["team:c"])]),
+        event("START", "orders", "dag-1", 0),
+        event("START", "orders.load_orders", "load-1", 0.5, run_facets=dag_run),
+        event("COMPLETE", "orders.tie_job", "tie-1", 40, outputs=[tie_a]),
+        event("COMPLETE", "orders.tie_job", "tie-2", 40, outputs=[tie_b]),
+        event("COMPLETE", "orders.skippy", "skip-1", 41, run_facets=skip),
+        event("COMPLETE", "orders.skippy", "skip-1", 41, run_facets=skip_other),
+        event("COMPLETE", "orders.skippy", "skip-1", 41),
+        event("ABORT", "orders.after", "after-1", 43, run_facets=upstream_failed),
+        event("ABORT", "orders.after", "after-1", 43, run_facets=skip),
+        event("START", "orders.after", "after-1", 42.5, run_facets=airflow),
+        event("FAIL", "orders.erring", "err-1", 42, run_facets={"errorMessage": facet(message="b")}),
+        event("FAIL", "orders.erring", "err-1", 42, run_facets={"errorMessage": facet(message="a")}),
+        event(
+            "RUNNING",
+            "orders",
+            "dag-1",
+            50,
+            run_facets={"airflowState": facet(dagRunState="running", tasksState={"report": "skipped"})},
+        ),
+        event(
+            "COMPLETE",
+            "orders",
+            "dag-1",
+            51,
+            run_facets={
+                "airflowState": facet(
+                    dagRunState="success",
+                    tasksState={"report": "success", "x": "skipped", "y": "upstream_failed"},
+                )
+            },
+        ),
+    ]
+
+
 def _task(dag: str, task: str, run: str, start: float, *state: str, **kwargs: Any) -> list[dict[str, Any]]:
     events = run_pair(f"{dag}.{task}", run, start, start + 1, *state, **kwargs)
     return with_run_facets(

@@ -47,6 +47,7 @@ ROUTES = [
     (r"/api/v1/namespaces/[^/]+/jobs", "JobList"),
     (r"/api/v1/namespaces/[^/]+/jobs/[^/]+", "Job"),
     (r"/api/v1/namespaces/[^/]+/jobs/[^/]+/runs", "RunList"),
+    (r"/api/v1/namespaces/[^/]+/jobs/[^/]+/versions", "JobVersionList"),
     (r"/api/v1/jobs/runs/[^/]+", "Run"),
     (r"/api/v1/search", "SearchResultList"),
 ]

@@ -28,6 +28,8 @@ class RouteValues:
     airflow_runs: dict[str, list[str]]  # DAG id -> Airflow run ids
     static_files: list[str]
     beta_run_ids: list[str]  # the OpenLineage run ids of the hidden DAG's runs and their children's
+    columns: dict[str, list[str]]  # dataset node -> the columns its schema and column-lineage facets name
+    as_of: str  # the latest event time: asked "as of" it, a route shows everything, through the time path
 
     @classmethod
     def from_log(cls, log: Path, dags: list[str], hidden_dag: str) -> RouteValues:
@@ -38,11 +40,15 @@ class RouteValues:
         tasks: dict[str, set[str]] = {dag: set() for dag in dags}
         airflow_runs: dict[str, set[str]] = {dag: set() for dag in dags}
         hidden_runs: set[str] = set()
+        columns: dict[str, set[str]] = {}
         for event in events:
             job = event["job"]
             nodes.add(f"job:{job['namespace']}:{job['name']}")
             for item in [*event.get("inputs", []), *event.get("outputs", [])]:
                 nodes.add(f"dataset:{item['namespace']}:{item['name']}")
+                columns.setdefault(f"dataset:{item['namespace']}:{item['name']}", set()).update(
+                    _columns(item)
+                )
             dag, task = _dag_and_task(job["name"], dags)
             if dag and task:
                 tasks[dag].add(task)
@@ -62,6 +68,8 @@ class RouteValues:
             airflow_runs={dag: sorted(found) for dag, found in airflow_runs.items()},
             static_files=sorted(STATIC_FILES),
             beta_run_ids=sorted(hidden_runs),
+            columns={node: sorted(found) for node, found in columns.items() if found},
+            as_of=max(event["eventTime"] for event in events),
         )
 
     def requests(self, route: Any) -> Iterator[tuple[str, dict[str, Any]]]:
@@ -81,6 +89,10 @@ class RouteValues:
             "limit",
             "name",
             "declared",  # left at its default, true: declared edges too, the most a route can show
+            "as_of",  # asOf: once per node, the latest event time (every node is there then)
+            "include_retired",  # includeRetired: true with asOf, the most a route can show
+            "column",
+            "proposed",  # left out: a proposed schema changes what is compared, not what is shown
         }
         if unknown:
             pytest.fail(
@@ -93,10 +105,21 @@ class RouteValues:
         if "name" in params:
             for name in self.static_files:
                 yield path.replace("{name}", name), {}
+        elif "column" in params:
+            for node in self.nodes:
+                if not node.startswith("dataset:"):
+                    continue
+                columns = self.columns.get(node) or ["id"]  # a column no facet names: "not found" too
+                for column in columns:
+                    yield path, {"node": node, "column": column, **depth}
+                yield path, {"node": node, "column": columns[0], **depth, "asOf": self.as_of}
         elif "node" in params:
             for node in self.nodes:
                 for direction in DIRECTIONS if "direction" in params else (None,):
                     yield path, {"node": node, **depth, **({"direction": direction} if direction else {})}
+                if "as_of" in params:
+                    retired = {"includeRetired": "true"} if "include_retired" in params else {}
+                    yield path, {"node": node, **depth, "asOf": self.as_of, **retired}
         elif "run" in params:
             for run in self.runs:
                 yield path, {"run": run}
@@ -109,6 +132,8 @@ class RouteValues:
         elif "dag_id" in params:
             for dag in self.dags:
                 yield path, {"dag_id": dag, **depth}
+                if "as_of" in params:
+                    yield path, {"dag_id": dag, **depth, "asOf": self.as_of, "includeRetired": "true"}
         elif "q" in params:
             for text in SEARCH_TEXTS:
                 yield path, {"q": text, "limit": 200}
@@ -117,6 +142,14 @@ class RouteValues:
             if required:
                 pytest.fail(f"route {path} requires {required}: give them values in route_values.py")
             yield path, {}
+
+
+def _columns(item: dict[str, Any]) -> set[str]:
+    """The columns a dataset's schema and column-lineage facets name."""
+    facets = item.get("facets") or {}
+    fields = (facets.get("schema") or {}).get("fields") or []
+    lineage = (facets.get("columnLineage") or {}).get("fields") or {}
+    return {field["name"] for field in fields if "name" in field} | set(lineage)
 
 
 def _dag_and_task(job_name: str, dags: list[str]) -> tuple[str | None, str | None]:

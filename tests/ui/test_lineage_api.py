@@ -479,11 +479,14 @@ def test_reader_reads_marquez_when_configured_and_sees_the_same_lineage(event_lo
     from airflow_lineage_plus.graph import SourceUnavailable
     from airflow_lineage_plus.ui.source import LineageReader, open_configured_queries
 
-    def upstream(queries: Any) -> tuple[set[str], dict[str, str], set[str]]:
+    def upstream(queries: Any) -> tuple[set[str], dict[str, str], bool, bool, set[str]]:
         graph = queries.upstream(STG_ID, 6)
         states = {n["id"]: n["latestRun"]["state"] for n in graph["nodes"] if n["type"] == "JOB"}
-        mart = {n["id"] for n in queries.upstream(MART_ID, 1)["nodes"]}
-        return {n["id"] for n in graph["nodes"]}, states, mart
+        # Marquez draws a job's edges from its latest finished run: the mart's job was aborted (its
+        # DAG run failed upstream) with no outputs, so Marquez no longer links it to the mart
+        mart = queries.upstream(MART_ID, 1)
+        nodes = {n["id"] for n in graph["nodes"]}
+        return nodes, states, graph["exact"], mart["exact"], {n["id"] for n in mart["nodes"]}
 
     with FakeMarquez(api_key="ui-key") as marquez:
         for line in event_log.read_text().splitlines():
@@ -511,11 +514,112 @@ def test_reader_reads_marquez_when_configured_and_sees_the_same_lineage(event_lo
     from airflow_lineage_plus.graph import LineageQueries, open_source
 
     from_log = upstream(LineageQueries(open_source(events=event_log)))
-    assert (
-        from_marquez[0] == from_log[0] == {RAW_ID, JOB_IDS["ingest_orders_to_s3"], JOB_IDS["load_stg_orders"]}
-    )
+    stage = {RAW_ID, JOB_IDS["load_stg_orders"], JOB_IDS["ingest_orders_to_s3"]}
+    assert from_marquez[0] == from_log[0] == stage
     assert from_marquez[1][JOB_IDS["load_stg_orders"]] == "FAILED"
-    assert (from_log[2], from_marquez[2]) == ({JOB_IDS["fct_daily_orders"]}, set())
+    assert from_log[2:4] == (True, True)
+    assert from_marquez[2:4] == (False, False)  # it says so: the latest runs there did not complete
+    assert (from_log[4], from_marquez[4]) == ({JOB_IDS["fct_daily_orders"]}, set())
+
+
+# -- time travel, retired edges, impact, schema changes, column paths ---------------------------------------
+
+GRAPH_VIEW_ROUTES = [
+    f"/lineage-plus/api/impact?node={RAW_ID}",
+    f"/lineage-plus/api/schema-diff?node={STG_ID}",
+    f"/lineage-plus/api/columns?node={MART_ID}&column=revenue",
+    "/lineage-plus/api/time-range",
+    "/lineage-plus/static/timeline.js",
+]
+
+
+@pytest.mark.parametrize("path", GRAPH_VIEW_ROUTES)
+def test_graph_view_routes_refuse_anonymous_and_unauthorized_users(client: TestClient, path: str) -> None:
+    anonymous = client.get(path)
+    assert anonymous.status_code == 401
+    assert_no_lineage(anonymous.text)
+    refused = client.get(path, headers={"Authorization": f"Bearer {login(client, 'nobody')}"})
+    assert refused.status_code == 403
+    assert_no_lineage(refused.text)
+
+
+def test_the_mart_as_of_before_the_failing_run_had_a_completed_stage(
+    client: TestClient, viewer: dict[str, str]
+) -> None:
+    span = client.get("/lineage-plus/api/time-range", headers=viewer).json()
+    assert span["from"] < span["to"]
+    now = client.get("/lineage-plus/api/lineage", params={"node": MART_ID, "depth": 4}, headers=viewer).json()
+    stage = next(n for n in now["nodes"] if n["id"] == JOB_IDS["load_stg_orders"])
+    assert stage["latestRun"]["state"] == "FAILED" and now["exact"] is True
+    failed_at = stage["latestRun"]["startedAt"]
+    params = {"node": MART_ID, "depth": 4, "asOf": _just_before(failed_at)}
+    then = client.get(
+        "/lineage-plus/api/lineage", params={**params, "includeRetired": "true"}, headers=viewer
+    )
+    assert then.status_code == 200, then.text
+    body = then.json()
+    assert body["asOf"] and body["failedUpstream"] == []
+    earlier = next(n for n in body["nodes"] if n["id"] == JOB_IDS["load_stg_orders"])
+    assert earlier["latestRun"]["state"] == "COMPLETED"
+    details = client.get(
+        "/lineage-plus/api/node",
+        params={"node": JOB_IDS["load_stg_orders"], "asOf": params["asOf"]},
+        headers=viewer,
+    )
+    assert details.json()["latestRun"]["state"] == "COMPLETED"
+
+
+def _just_before(iso: str) -> str:
+    from datetime import datetime, timedelta
+
+    moment = datetime.fromisoformat(iso.replace("Z", "+00:00")) - timedelta(microseconds=1)
+    return moment.isoformat().replace("+00:00", "Z")
+
+
+def test_impact_schema_changes_and_column_paths(client: TestClient, viewer: dict[str, str]) -> None:
+    impact = client.get("/lineage-plus/api/impact", params={"node": RAW_ID}, headers=viewer).json()
+    assert impact["level"] == "MEDIUM"  # two jobs downstream: the staging load and the mart build
+    assert [n["id"] for n in impact["nodes"] if n["type"] == "JOB"] == [
+        JOB_IDS["load_stg_orders"],
+        JOB_IDS["fct_daily_orders"],
+    ]
+    proposed = json.dumps({"order_id": "BIGINT", "amount": "NUMERIC(12,2)", "customer": "TEXT"})
+    diff = client.get(
+        "/lineage-plus/api/schema-diff", params={"node": STG_ID, "proposed": proposed}, headers=viewer
+    )
+    assert diff.status_code == 200, diff.text
+    assert diff.json()["changes"] == [
+        {"kind": "COLUMN_REMOVED", "column": "ordered_at", "from": "TIMESTAMP", "to": None},
+        {"kind": "TYPE_CHANGED", "column": "amount", "from": "NUMERIC", "to": "NUMERIC(12,2)"},
+        {"kind": "COLUMN_ADDED", "column": "customer", "from": None, "to": "TEXT"},
+    ]
+    assert diff.json()["versions"] == [
+        [
+            {"name": "order_id", "type": "BIGINT"},
+            {"name": "amount", "type": "NUMERIC"},
+            {"name": "ordered_at", "type": "TIMESTAMP"},
+        ]
+    ]
+    columns = client.get(
+        "/lineage-plus/api/columns", params={"node": MART_ID, "column": "revenue"}, headers=viewer
+    )
+    assert columns.status_code == 200 and columns.json()["upstream"] == [] and columns.json()["paths"] == []
+
+
+@pytest.mark.parametrize(
+    ("path", "params"),
+    [
+        ("/lineage-plus/api/lineage", {"node": MART_ID, "asOf": "yesterday"}),
+        ("/lineage-plus/api/schema-diff", {"node": STG_ID, "proposed": "{not json"}),
+        ("/lineage-plus/api/schema-diff", {"node": STG_ID, "proposed": "[1, 2]"}),
+        ("/lineage-plus/api/columns", {"node": MART_ID, "column": ""}),
+        ("/lineage-plus/api/impact", {"node": MART_ID, "depth": 99}),
+    ],
+)
+def test_bad_graph_view_parameters_are_422(
+    client: TestClient, viewer: dict[str, str], path: str, params: dict[str, Any]
+) -> None:
+    assert client.get(path, params=params, headers=viewer).status_code == 422
 
 
 # -- the view never blocks its host -----------------------------------------------------------------------

@@ -5,17 +5,20 @@
  */
 import { provideActions } from "./actions.js";
 import { api } from "./api.js";
+import { leaveColumnMode, loadColumns, onColumnNode, traceColumn } from "./columns.js";
 import { $, append, clear, el, setStatus } from "./dom.js";
 import { showDetails } from "./panel.js";
 import { setupPanZoom } from "./panzoom.js";
 import { markSelected, markStale, renderBanner, renderGraph } from "./render.js";
 import { runSearch, setupSearch } from "./search.js";
-import { clampDepth, state, updateUrl } from "./state.js";
+import { clampDepth, state, updateUrl, when } from "./state.js";
 import { renderTaskInstance } from "./task-instance.js";
+import { setupTimeline } from "./timeline.js";
 
 // ---------------------------------------------------------------- navigation
 function openNode(nodeId) {
   state.node = nodeId;
+  state.column = null;
   state.selected = nodeId;
   updateUrl();
   loadGraph();
@@ -28,14 +31,15 @@ function selectNode(nodeId) {
   showDetails(nodeId);
 }
 
-// The node's neighbourhood, or the DAG's graph; anything else has no graph.
+// The node's neighbourhood (or a column's path), or the DAG's graph; anything else has no graph.
 function loadGraph() {
-  var request;
+  var request, at = when();
+  if (state.node && state.column) { loadColumns(); return; }
   setStatus("Loading lineage\u2026");
   if (state.node) {
-    request = api("lineage", { node: state.node, depth: state.depth, direction: state.direction });
+    request = api("lineage", { node: state.node, depth: state.depth, direction: state.direction, asOf: at.asOf, includeRetired: at.includeRetired });
   } else if (state.dagId && !state.taskId) {
-    request = api("dag", { dag_id: state.dagId, depth: state.depth });
+    request = api("dag", { dag_id: state.dagId, depth: state.depth, asOf: at.asOf, includeRetired: at.includeRetired });
   } else {
     return;
   }
@@ -81,9 +85,21 @@ function setupControls() {
   direction.addEventListener("change", function () { state.direction = direction.value; updateUrl(); loadGraph(); });
 }
 
+// What the time slider, the retired switch and column mode ask for.
+function setupModes() {
+  setupTimeline(function () { loadGraph(); if (state.selected) showDetails(state.selected); });
+  document.addEventListener("lineage:trace-column", function (event) {
+    state.selected = event.detail.dataset;
+    traceColumn(event.detail.dataset, event.detail.column);
+  });
+  document.addEventListener("lineage:column", function (event) { onColumnNode(event.detail.node, event.detail.double); });
+  document.addEventListener("lineage:leave-columns", function () { leaveColumnMode(loadGraph); });
+}
+
 function start() {
   provideActions(openNode, selectNode);
   setupControls();
+  setupModes();
   setupSearch();
   setupPanZoom();
   if (state.node) { state.selected = state.node; loadGraph(); showDetails(state.node); }

@@ -5,7 +5,7 @@ import { badge, labelFor, nodeLink, section, table } from "./widgets.js";
 
 // take: see panel.js.
 export function renderDataset(panel, d, take) {
-  renderSchema(panel, take("fields"), take("schemaVersions"), take("lastSchemaChange"));
+  renderSchema(panel, d.id, take("fields"), take("schemaVersions"), take("lastSchemaChange"));
   var quality = take("quality");
   var qualityRun = take("qualityRunId");
   if (quality && Object.keys(quality).length) {
@@ -26,11 +26,13 @@ export function renderDataset(panel, d, take) {
   }
 }
 
-function renderSchema(panel, fields, versions, change) {
+// The schema; each column's name traces it (column mode).
+function renderSchema(panel, datasetId, fields, versions, change) {
   if (fields && fields.length) {
     var s = section(panel, "Schema (" + fields.length + " columns)");
+    append(s, el("p", { "class": "note", text: "Click a column to trace it up and down the lineage." }));
     append(s, table(["Column", "Type", "Description"], fields.map(function (f) {
-      return [f.name, f.type || "", f.description || ""];
+      return [traceButton(datasetId, f.name), f.type || "", f.description || ""];
     })));
   }
   if (versions && versions.length) {
@@ -42,6 +44,13 @@ function renderSchema(panel, fields, versions, change) {
       append(c, el("p", { "class": "note", text: seen + " No change recorded." }));
     }
   }
+}
+
+function traceButton(datasetId, column) {
+  return el("button", { type: "button", "class": "linkish trace-column", "data-column": column, text: column,
+    title: "Trace this column", onclick: function () {
+      document.dispatchEvent(new CustomEvent("lineage:trace-column", { detail: { dataset: datasetId, column: column } }));
+    } });
 }
 
 // The jobs that write the dataset (with their latest run's state) and those that read it.

@@ -2,8 +2,11 @@
  * tags, documentation and, under "More", every field not shown above. Text only (see dom.js). */
 import { api } from "./api.js";
 import { $, append, clear, el } from "./dom.js";
+import { renderImpact } from "./impact.js";
 import { renderDataset } from "./panel-dataset.js";
 import { renderJob } from "./panel-job.js";
+import { renderSchemaChanges } from "./schema.js";
+import { when } from "./state.js";
 import { first, nodeLink, pre, section } from "./widgets.js";
 
 var detailsSeq = 0;
@@ -13,7 +16,7 @@ export function showDetails(nodeId) {
   var panel = $("details"), seq = ++detailsSeq;
   clear(panel);
   append(panel, el("p", { "class": "note", text: "Loading details\u2026" }));
-  api("node", { node: nodeId }).then(function (details) {
+  api("node", { node: nodeId, asOf: when().asOf }).then(function (details) {
     if (seq !== detailsSeq) return;
     clear(panel);
     renderDetails(panel, details, nodeId);
@@ -39,9 +42,15 @@ function renderDetails(panel, d, nodeId) {
   append(panel, el("div", { "class": "namespace", text: d.namespace || "" }));
   var actions = el("p", null, nodeLink(nodeId, "Centre the graph here"));
   append(panel, actions);
+  if (d.exact === false) append(panel, el("p", { "class": "note", text: "As of that time the source can only approximate these details." }));
+  take("exact");
 
   if (type === "JOB") renderJob(panel, d, take);
-  else renderDataset(panel, d, take);
+  else {
+    renderImpact(panel, nodeId);
+    renderDataset(panel, d, take);
+    renderSchemaChanges(panel, nodeId);
+  }
 
   renderAbout(panel, take);
   renderRest(panel, d, shown);

@@ -72,13 +72,16 @@ export function markStale(report) {
   });
 }
 
+// Edges in DAG code of a job that has not run are dotted; edges a job no longer reports are dashed.
+var EDGE_CLASSES = { declared: "edge declared-edge", retired: "edge retired-edge" };
+
 // A curve from the right side of the origin to the left side of the destination.
 function drawEdge(L, e) {
   var a = L.coords[e.origin], b = L.coords[e.destination];
   var wa = nodeWidth(L.nodes[e.origin]), ha = nodeHeight(L.nodes[e.origin]), hb = nodeHeight(L.nodes[e.destination]);
   var x1 = a.x + wa, y1 = a.y + ha / 2, x2 = b.x - 2, y2 = b.y + hb / 2;
   var dx = Math.max(40, Math.abs(x2 - x1) / 2);
-  var classes = e.more ? "edge more-edge" : e.state === "declared" ? "edge declared-edge" : "edge";
+  var classes = e.more ? "edge more-edge" : EDGE_CLASSES[e.state] || "edge";
   return svg("path", {
     "class": classes, "data-origin": e.origin, "data-destination": e.destination, "data-state": e.state || null,
     d: "M" + x1 + "," + y1 + " C" + (x1 + dx) + "," + y1 + " " + (x2 - dx) + "," + y2 + " " + x2 + "," + y2,
@@ -86,7 +89,7 @@ function drawEdge(L, e) {
   });
 }
 
-const KINDS = { DATASET: "dataset", MORE: "more", DAG: "dag", RESTRICTED: "restricted" };
+const KINDS = { DATASET: "dataset", MORE: "more", DAG: "dag", COLUMN: "column", RESTRICTED: "restricted" };
 const RESTRICTED_TITLE = "Lineage from DAGs you may not read: not shown.";
 const NAME_CHARS = 31;
 
@@ -109,6 +112,7 @@ function drawNode(node, at, flags) {
     : kind === "restricted" ? RESTRICTED_TITLE : node.id }));
   if (kind === "dataset") drawDataset(group, node);
   else if (kind === "more") drawMore(group, node);
+  else if (kind === "column") drawColumn(group, node);
   else if (kind === "restricted") drawRestricted(group, node);
   else drawJob(group, node, kind, run);
   listen(group, node, kind);
@@ -143,6 +147,15 @@ function drawRestricted(group, node) {
   append(group, svg("rect", { "class": "shape", width: w, height: h, rx: 10 }));
   append(group, svg("text", { "class": "restricted-label", x: w / 2, y: h / 2 - 2, "text-anchor": "middle", text: "Restricted" }));
   append(group, svg("text", { "class": "subtitle", x: w / 2, y: h / 2 + 14, "text-anchor": "middle", text: "lineage of DAGs you may not read" }));
+}
+
+// A column of a dataset (column mode): the column's name, the dataset's name under it.
+function drawColumn(group, node) {
+  var w = nodeWidth(node), h = nodeHeight(node);
+  append(group, svg("rect", { "class": "shape", width: w, height: h, rx: 16 }));
+  append(group, svg("text", { "class": "kind-label", x: 16, y: 17, text: "COLUMN" }));
+  append(group, svg("text", { "class": "name", x: 16, y: 36, text: shorten(node.name, 32) }));
+  append(group, svg("text", { "class": "subtitle", x: 16, y: 51, text: shorten(node.namespace, 34) }));
 }
 
 // The "N more" placeholder.
@@ -204,6 +217,12 @@ function listen(group, node, kind) {
     group.addEventListener("click", function () { selectNode(node.id); });
     group.addEventListener("dblclick", function () { openNode(node.id); });
     group.addEventListener("keydown", function (event) { if (event.key === "Enter") selectNode(node.id); });
+  } else if (kind === "column") {
+    ["click", "dblclick"].forEach(function (type) {
+      group.addEventListener(type, function () {
+        document.dispatchEvent(new CustomEvent("lineage:column", { detail: { node: node, double: type === "dblclick" } }));
+      });
+    });
   } else if (kind === "more") {
     group.addEventListener("click", function () {
       setStatus(node.name + " nodes are not drawn: lower the depth or pick one direction.", false);

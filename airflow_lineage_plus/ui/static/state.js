@@ -16,6 +16,9 @@ export const state = {
   dagId: params.get("dag_id"),
   taskId: params.get("task_id"),
   runId: params.get("run_id"),
+  asOf: params.get("asOf"),  // an ISO time, or null for now
+  includeRetired: params.get("retired") === "1",
+  column: params.get("column"),  // column mode: the column of state.node traced
   selected: null,
   graph: null,
   collapsed: {},  // task job id -> true: the runs it ran are drawn as one node (groups.js)
@@ -34,5 +37,13 @@ export function updateUrl() {
   }
   qs.set("depth", String(state.depth));
   if (state.direction !== "both") qs.set("direction", state.direction);
+  if (state.column && state.node) qs.set("column", state.column);
+  if (state.asOf) qs.set("asOf", state.asOf);
+  if (state.includeRetired) qs.set("retired", "1");
   window.history.replaceState(null, "", "?" + qs.toString());
+}
+
+// The time travel and retired-edge parameters of every graph request.
+export function when() {
+  return { asOf: state.asOf, includeRetired: state.includeRetired ? "true" : null };
 }

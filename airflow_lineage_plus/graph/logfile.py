@@ -1,0 +1,142 @@
+"""Reading the event log file: complete lines by plain reads, single events by their place, and whether
+the file is still the one that was read.
+
+No memory map: a log truncated in place (logrotate's ``copytruncate``) makes a mapped page vanish, and the
+next access to it kills the process with SIGBUS. A read of a truncated file just returns fewer bytes.
+Lines are handed out as views into a reused buffer (no copy per line); a line longer than the buffer gets a
+bigger one, up to the size budget, beyond which it is skipped and counted.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Iterator
+from io import BufferedReader
+from typing import Any
+
+import orjson
+
+CHUNK_BYTES = 8 * 1024 * 1024
+#: a ref is one 64-bit number: the event's offset in the top 38 bits (logs up to 256 GiB), its length in
+#: the low 26 (events up to 64 MiB, the size budget: a longer line is skipped as too large)
+LENGTH_BITS = 26
+LENGTH_MASK = (1 << LENGTH_BITS) - 1
+MAX_LINE = LENGTH_MASK
+MAX_LOG_BYTES = 1 << (64 - LENGTH_BITS)
+
+
+def check_size(path: os.PathLike[str] | str, size: int) -> None:
+    """A log whose events a ref cannot place is refused, with the fix."""
+    if size >= MAX_LOG_BYTES:
+        raise ValueError(f"event log {path} is over {MAX_LOG_BYTES // 2**30} GiB: rotate it (logrotate)")
+
+
+HEAD_BYTES = 4096  # the start of the file that identifies it (a replaced or rotated log starts otherwise)
+
+
+def ref_of(offset: int, length: int) -> int:
+    """One int for an event's place in the file: its offset and its length."""
+    return (offset << LENGTH_BITS) | length
+
+
+def split_ref(ref: int) -> tuple[int, int]:
+    return ref >> LENGTH_BITS, ref & LENGTH_MASK
+
+
+def chunks(
+    handle: BufferedReader,
+    start: int,
+    stop: int,
+    problems: dict[str, int],
+    *,
+    chunk_bytes: int = CHUNK_BYTES,
+    max_line: int = MAX_LINE,
+) -> Iterator[tuple[int, memoryview]]:
+    """(file offset, view) of consecutive runs of complete lines in [start, stop), each view ending with a
+    newline. Stops early at the end of the file (a file truncated meanwhile) and before a last line that
+    has no newline yet. The view is valid until the next one is asked for. Lines over ``max_line`` bytes
+    are skipped and counted as ``too_large``."""
+    max_line = min(max_line, MAX_LINE)
+    buffer = bytearray(max(4096, chunk_bytes))
+    base, filled = start, 0  # file offset of buffer[0], bytes in the buffer
+    handle.seek(start)
+    while base + filled < stop:
+        room = min(len(buffer) - filled, stop - base - filled)
+        got = handle.readinto(memoryview(buffer)[filled : filled + room])
+        if not got:
+            return  # the file ended earlier than it said (truncated while being read)
+        filled += got
+        end = buffer.rfind(b"\n", 0, filled)
+        if end < 0:
+            if filled < len(buffer):
+                continue
+            if (
+                len(buffer) <= max_line
+            ):  # a line longer than the buffer: a bigger one (never resized in place)
+                bigger = bytearray(min(2 * len(buffer), max_line + 1))
+                bigger[:filled] = buffer[:filled]
+                buffer = bigger
+                continue
+            skipped = _skip_line(handle, base + filled, stop)
+            if skipped < 0:
+                return
+            problems["too_large"] = problems.get("too_large", 0) + 1
+            base, filled = skipped, 0
+            handle.seek(base)
+            continue
+        yield base, memoryview(buffer)[: end + 1]
+        rest = filled - end - 1
+        if rest:
+            buffer[:rest] = buffer[end + 1 : filled]
+        base, filled = base + end + 1, rest
+
+
+def _skip_line(handle: BufferedReader, position: int, stop: int) -> int:
+    """Offset just after the next newline at or after ``position`` (before ``stop``), or -1."""
+    handle.seek(position)
+    while position < stop:
+        block = handle.read(min(CHUNK_BYTES, stop - position))
+        if not block:
+            return -1
+        newline = block.find(b"\n")
+        if newline >= 0:
+            return position + newline + 1
+        position += len(block)
+    return -1
+
+
+def find_line_start(handle: BufferedReader, position: int, stop: int) -> int:
+    """The first offset at or after ``position`` that starts a line (just after a newline), or -1."""
+    return _skip_line(handle, position, stop)
+
+
+def read_ref(handle: BufferedReader, ref: int) -> dict[str, Any] | None:
+    """The event at ``ref`` as a JSON object; None when it cannot be read (a file truncated since)."""
+    offset, length = split_ref(ref)
+    try:
+        handle.seek(offset)
+        data = orjson.loads(handle.read(length))
+    except (OSError, orjson.JSONDecodeError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def read_ref_bytes(handle: BufferedReader, ref: int) -> bytes:
+    offset, length = split_ref(ref)
+    handle.seek(offset)
+    return handle.read(length)
+
+
+def head_digest(handle: BufferedReader, upto: int) -> str:
+    """A digest of the file's first bytes (at most ``HEAD_BYTES``, and none past ``upto``): whether a file
+    is still the one read before, even when it kept its inode (rotated with copytruncate, then refilled)."""
+    handle.seek(0)
+    return hashlib.blake2b(handle.read(min(HEAD_BYTES, upto)), digest_size=16).hexdigest()
+
+
+def identity(path: os.PathLike[str] | str, upto: int) -> tuple[int, int, int, str]:
+    """(device, inode, size, digest of the head up to ``upto``) of the file now."""
+    with open(path, "rb") as handle:
+        stat = os.fstat(handle.fileno())
+        return stat.st_dev, stat.st_ino, stat.st_size, head_digest(handle, upto)

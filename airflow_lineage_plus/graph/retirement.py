@@ -1,0 +1,39 @@
+"""Which of a job's edges are current, and which are retired.
+
+A job's edges are the union of every input and output its events ever reported. An edge is **current**
+when the latest COMPLETED run of the job reports it, or a run that started after that one does (a run
+still going, or one that failed or was skipped since): that is the newest evidence of what the job reads
+and writes. Edges reported only by runs older than the latest completed run are **retired**: the job
+stopped reading or writing that dataset. A job with no completed run has all its edges current (nothing
+retired them yet). "Latest" is by start time, as for a job's latest run.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from airflow_lineage_plus.graph.runs import RunRecord
+
+Edges = frozenset[tuple[str, str]]
+
+#: An edge a run of its job reported that the job no longer reports.
+RETIRED = "retired"
+
+
+def current_edges(runs: Iterable[RunRecord]) -> Edges | None:
+    """The current edges reported by ``runs`` (all the runs of one job); None when every edge is current
+    (no run completed)."""
+    runs = list(runs)
+    latest_completed: tuple[int, str] | None = None
+    for run in runs:
+        if run.state == "COMPLETED":
+            key = run.sort_key()
+            if latest_completed is None or key > latest_completed:
+                latest_completed = key
+    if latest_completed is None:
+        return None
+    current: set[tuple[str, str]] = set()
+    for run in runs:
+        if run.sort_key() >= latest_completed:
+            current |= run.io
+    return frozenset(current)
