@@ -141,12 +141,18 @@ def rss_mib(pid: int) -> float:
     return sum(p.memory_info().rss for p in family if p.is_running()) / 2**20
 
 
-def refreshes(base: str, token: str, pid: int, log: Path, rounds: int, workdir: Path) -> list[float]:
-    """Resident memory after each of ``rounds`` appends of one DAG run, each picked up by a request."""
+def refreshes(
+    base: str, token: str, pid: int, log: Path, rounds: int, workdir: Path, *, new_runs: bool = True
+) -> list[float]:
+    """Resident memory after each of ``rounds`` appends of one DAG run, each picked up by a request.
+
+    ``new_runs=False`` appends the same DAG run's events every time (a producer re-sending them): every
+    refresh reads and folds new bytes, but the graph has nothing new to keep, so what the memory gains is
+    what the refreshes themselves leave behind."""
     batch = workdir / "batch.jsonl"
     samples = []
     for round_ in range(rounds):
-        generate(batch, events=42, datasets=400, jobs=20, seed=1000 + round_)
+        generate(batch, events=42, datasets=400, jobs=20, seed=1000 + (round_ if new_runs else 0))
         with open(log, "ab") as out:
             out.write(batch.read_bytes())
         lineage(base, token)

@@ -28,9 +28,11 @@ def test_the_api_server_keeps_its_memory_over_200_refreshes_and_survives_the_log
     with api_server(log, tmp_path) as (base, pid):
         token = login(base)
         assert lineage(base, token)["nodes"]
-        samples = refreshes(base, token, pid, log, 200, tmp_path)
-        # 200 DAG runs appended: a few MB of new runs at most; nothing else may pile up
-        assert samples[-1] - samples[19] < 10, samples
+        # 200 appends of one DAG run's events, re-sent: each refresh reads and folds them, the graph keeps
+        # nothing new, so memory gained after the 20th is what refreshing leaves behind (gc.freeze pinned
+        # ~95 MB in 20 refreshes); the benchmark appends new runs instead, for the figures
+        samples = refreshes(base, token, pid, log, 200, tmp_path, new_runs=False)
+        assert samples[-1] - samples[19] < 10, " ".join(f"{s:.1f}" for s in samples)
         outcome = truncate_under_load(base, token, log, tmp_path)
         assert psutil.pid_exists(pid) and psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
         assert outcome["other"] == [] and outcome["ok"] > 0, outcome

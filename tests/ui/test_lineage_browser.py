@@ -16,6 +16,7 @@ import os
 import shutil
 import subprocess
 import sys
+import urllib.parse
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -233,10 +234,17 @@ def test_task_instance_tab_shows_that_try_inputs_and_outputs(
     logged_in_page: Any, airflow_ui: str, sample: SamplePipeline
 ) -> None:
     page = logged_in_page
-    runs = page.request.get(f"{airflow_ui}/api/v2/dags/ecommerce_orders/dagRuns")
-    assert runs.ok, runs.text()
-    failed_run = next(run for run in runs.json()["dag_runs"] if run["state"] == "failed")
-    run_url = f"{airflow_ui}/dags/ecommerce_orders/runs/{failed_run['dag_run_id']}"
+    # the sample's failing day (other tests of this worker may have failed runs of the DAG in its database)
+    (failed_run_id,) = {
+        event["run"]["facets"]["airflow"]["dagRun"]["run_id"]
+        for event in sample.failed_run.task_events("load_stg_orders")
+        if "airflow" in event["run"].get("facets", {})
+    }
+    runs = page.request.get(
+        f"{airflow_ui}/api/v2/dags/ecommerce_orders/dagRuns/{urllib.parse.quote(failed_run_id, safe='')}"
+    )
+    assert runs.ok and runs.json()["state"] == "failed", runs.text()
+    run_url = f"{airflow_ui}/dags/ecommerce_orders/runs/{failed_run_id}"
     tab = run_url + "/tasks/%s/plugin/lineage-task-instance"
     page.goto(tab % "load_stg_orders")  # on the failing day the staging load succeeded
     frame = page.frame_locator("iframe[title=Lineage]")
