@@ -15,6 +15,7 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
+import psutil
 import pytest
 from harness import REPO
 
@@ -111,7 +112,13 @@ def test_demo_runs_the_pipelines_reports_the_failed_upstream_job_and_serves_the_
     finally:
         if proc.poll() is None:
             os.kill(proc.pid, signal.SIGINT)  # Ctrl-C
-        remaining, _ = proc.communicate(timeout=120)
+        try:
+            remaining, _ = proc.communicate(timeout=120)
+        except subprocess.TimeoutExpired:  # leave nothing running: the demo and what it started
+            for child in psutil.Process(proc.pid).children(recursive=True):
+                child.kill()
+            proc.kill()
+            raise
     assert proc.returncode == 130, remaining[-3000:]
     assert "stopping ..." in remaining
     with socket.socket() as probe:
