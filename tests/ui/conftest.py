@@ -1,4 +1,4 @@
-"""Fixtures the Lineage view's permission tests share: one real FAB API server per session.
+"""Fixtures the Lineage view's tests share: one real FAB API server per session, headless Chromium per module.
 
 Starting it costs a minute (roles and users, then the API server), so ``test_permissions_fab.py`` and
 ``test_permissions_browser.py`` share it; it starts only when a test asks for it.
@@ -6,8 +6,10 @@ Starting it costs a minute (roles and users, then the API server), so ``test_per
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from fab_airflow import FabAirflow, fab_airflow
@@ -31,3 +33,35 @@ def fab_server(
         tmp_path_factory.mktemp("fab"), permission_pipeline.log, ALPHA_DAG, free_port()
     ) as server:
         yield server
+
+
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+
+
+def chromium_path() -> str:
+    """The Chromium on ``PATH`` (Debian's ``chromium``, or ``chromium-browser`` elsewhere)."""
+    found = shutil.which("chromium") or shutil.which("chromium-browser")
+    assert found, "no chromium on PATH: run `bash scripts/system-deps.sh` (apt-get install chromium)"
+    return found
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    """Debian's Chromium, headless, driven by Playwright (every browser test file)."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(
+            executable_path=chromium_path(), args=CHROMIUM_ARGS, headless=True
+        )
+        yield chromium
+        chromium.close()

@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 from graph_builders import dataset_node, job_node, orders_pipeline, retirement_events, write_log
-from test_lineage_browser import browser, logged_in_page  # noqa: F401 - fixtures shared with that file
+from test_lineage_browser import logged_in_page  # noqa: F401 - the fixture shared with that file
 
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "benchmarks"))

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 import urllib.parse
@@ -28,24 +27,7 @@ from ui_pipeline import HOSTILE_ID, HOSTILE_NAME, MART_MODEL, SamplePipeline, re
 pytestmark = [pytest.mark.airflow, pytest.mark.browser]
 
 SCREENSHOT_NAME = "lineage-view.png"
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 USER, PASSWORD = "viewer", "viewer-password"
-
-
-def chromium_path() -> str:
-    """The Chromium on ``PATH`` (Debian's ``chromium``, or ``chromium-browser`` elsewhere)."""
-    found = shutil.which("chromium") or shutil.which("chromium-browser")
-    assert found, "no chromium on PATH: run `bash scripts/system-deps.sh` (apt-get install chromium)"
-    return found
 
 
 @pytest.fixture(scope="module")
@@ -87,18 +69,6 @@ def airflow_ui(sample: SamplePipeline, tmp_path_factory: pytest.TempPathFactory)
     finally:
         stop(proc)
         log.close()
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(
-            executable_path=chromium_path(), args=CHROMIUM_ARGS, headless=True
-        )
-        yield chromium
-        chromium.close()
 
 
 @pytest.fixture

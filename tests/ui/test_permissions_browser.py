@@ -7,30 +7,17 @@ screenshot of what ``alpha`` sees is written to a temporary folder (its path is 
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 from fab_airflow import FabAirflow
-from test_lineage_browser import CHROMIUM_ARGS, chromium_path, open_lineage_from_navigation, search_and_open
+from test_lineage_browser import open_lineage_from_navigation, search_and_open
 from ui_pipeline import ALPHA_DAG, ALPHA_TASK, BETA_DAG, BETA_STRINGS
 
 pytestmark = [pytest.mark.airflow, pytest.mark.browser]
 
 SCORES = "dataset:postgres://warehouse:5432:analytics.shared.customer_scores"
 ALPHA_JOB = f"job:test-airflow:{ALPHA_DAG}.{ALPHA_TASK}"
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(
-            executable_path=chromium_path(), args=CHROMIUM_ARGS, headless=True
-        )
-        yield chromium
-        chromium.close()
 
 
 def signed_in(browser: Any, server: FabAirflow, user: str) -> Any:
