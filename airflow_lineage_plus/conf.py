@@ -1,8 +1,10 @@
 """The one place that reads ``[lineage_plus]`` configuration: one small function per option.
 
 Fallbacks come from :data:`airflow_lineage_plus.provider_info.OPTIONS`, so a machine without a config
-file still gets working single-machine defaults. Nothing is cached: the values are cheap to read and
-tests change them through environment variables.
+file still gets working single-machine defaults. Each value is read once per process, and again whenever
+one of its environment variables changes (how tests and operators change them): Airflow's lookup costs
+tens of microseconds, paid several times per event otherwise, and the config file does not change under
+a running process.
 """
 
 from __future__ import annotations
@@ -12,12 +14,21 @@ from pathlib import Path
 
 from airflow_lineage_plus.provider_info import OPTIONS, SECTION
 
+_read: dict[str, tuple[tuple[str | None, ...], str]] = {}
+
 
 def _get(option: str) -> str:
+    name = f"AIRFLOW__{SECTION.upper()}__{option.upper()}"
+    env = (os.environ.get(name), os.environ.get(f"{name}_CMD"), os.environ.get(f"{name}_SECRET"))
+    cached = _read.get(option)
+    if cached is not None and cached[0] == env:
+        return cached[1]
     from airflow.configuration import conf
 
     value = conf.get(SECTION, option, fallback=OPTIONS[option]["default"])
-    return str(value) if value is not None else str(OPTIONS[option]["default"])
+    text = str(value) if value is not None else str(OPTIONS[option]["default"])
+    _read[option] = (env, text)
+    return text
 
 
 def parse_bool(value: object) -> bool:

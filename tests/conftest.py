@@ -97,9 +97,28 @@ SHARED_RECORDINGS = "sample-pipelines"
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """With ``--dist loadgroup``: one group per test file (its module-scoped runs are made once), except
     that every test using the sample pipelines' or the Lineage view's recordings joins one group."""
-    if getattr(config.option, "dist", "no") != "loadgroup":
+    # xdist workers see ``dist == "no"``; they keep ``loadgroup`` set, and they are where the groups count.
+    if not (
+        getattr(config.option, "loadgroup", False) or getattr(config.option, "dist", "no") == "loadgroup"
+    ):
         return
     for item in items:
         shared = "demo_runs" in getattr(item, "fixturenames", ()) or item.path.parent.name == "ui"
         group = SHARED_RECORDINGS if shared else str(item.path.relative_to(TESTS))
         item.add_marker(pytest.mark.xdist_group(group))
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_node_collection_finished(node: Any, ids: list[str]) -> None:
+    """With ``--dist loadgroup`` every test id a worker reports must end in ``@<group>``; if not (a pytest
+    and a pytest-xdist that no longer agree on how to rename a test: pytest 9.2 with xdist 3.8), the groups
+    are ignored, every worker makes its own copy of each module's Airflow runs and the suite silently takes
+    twice as long."""
+    if node.config.getoption("dist") != "loadgroup":
+        return
+    ungrouped = [nodeid for nodeid in ids if "@" not in nodeid.rsplit("]", 1)[-1]]
+    if ungrouped:
+        raise pytest.UsageError(
+            f"pytest-xdist did not group {len(ungrouped)} tests (first: {ungrouped[0]}): this pytest and "
+            "pytest-xdist do not agree on test ids; install the versions pyproject.toml's test extra allows"
+        )

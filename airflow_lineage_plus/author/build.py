@@ -208,10 +208,7 @@ def _output_dataset(
     facets = _dataset_facets(decl, _schema(decl, dataset_facts))
     if decl.column_lineage:
         facets["columnLineage"] = column_lineage_dataset.ColumnLineageDatasetFacet(
-            fields={
-                column: {"inputFields": [_input_field(src, resolve(src.dataset)) for src in sources]}  # type: ignore[misc]
-                for column, sources in decl.column_lineage.items()
-            }  # JSON-ready dicts, as in Field.to_facet_field
+            fields=_column_lineage_fields(decl.column_lineage, resolve)  # type: ignore[arg-type]
         )
     output_facets: dict[str, Any] = {}
     subset = _partitioned(ref, dataset_facts).subset_facet("output")
@@ -228,6 +225,49 @@ def _partitioned(ref: datasets.DatasetRef, facts: DatasetFacts | None) -> datase
     if facts is not None and facts.partition:
         return ref.with_partition(facts.partition)
     return ref
+
+
+#: JSON-ready parts built from immutable declarations, by the identity of what they were built from
+#: (each entry keeps it alive, so the id is not reused): a task builds the same schema and column lineage
+#: for each of its events, and a wide declaration costs milliseconds to build, a lookup microseconds.
+#: Shared between events, never changed: the transport serialises them, and trims a decoded copy.
+_built: dict[tuple[str, int], tuple[object, object, Any]] = {}
+_MAX_BUILT = 512
+
+
+def _memo(part: str, source: object, variant: object, build: Callable[[], Any]) -> Any:
+    """``part`` built from ``source`` (and ``variant``, compared by equality), built once."""
+    known = _built.get((part, id(source)))
+    if known is not None and known[0] is source and known[1] == variant:
+        return known[2]
+    if len(_built) >= _MAX_BUILT:
+        _built.clear()
+    value = build()
+    _built[(part, id(source))] = (source, variant, value)
+    return value
+
+
+def _column_lineage_fields(
+    column_lineage: Mapping[str, Sequence[ColumnFrom]], resolve: Resolver
+) -> dict[str, dict[str, list[dict[str, Any]]]]:
+    """The column-lineage facet's fields (JSON-ready dicts, as in ``Field.to_facet_field``), built once
+    per declaration and resolution of its source datasets."""
+    sources = _memo(
+        "column sources",
+        column_lineage,
+        None,
+        lambda: list(dict.fromkeys(src.dataset for entries in column_lineage.values() for src in entries)),
+    )
+    refs = {source: resolve(source) for source in sources}
+    return _memo(  # type: ignore[no-any-return]
+        "column lineage",
+        column_lineage,
+        refs,
+        lambda: {
+            column: {"inputFields": [_input_field(src, refs[src.dataset]) for src in entries]}
+            for column, entries in column_lineage.items()
+        },
+    )
 
 
 def _input_field(src: ColumnFrom, ref: datasets.DatasetRef) -> dict[str, Any]:
@@ -262,9 +302,13 @@ def facet_key(facet: BaseFacet) -> str:
 def schema_facet(fields: Sequence[Field]) -> schema_dataset.SchemaDatasetFacet:
     """A schema facet, summarised above ``[lineage_plus] schema_max_columns`` columns."""
     limit = conf.schema_max_columns()
-    kept, omitted = limits.cut_fields(fields, limit)
-    facet = schema_dataset.SchemaDatasetFacet(
-        fields=[f.to_facet_field(position=i + 1) for i, f in enumerate(kept)]  # type: ignore[misc]
+    omitted = max(0, len(fields) - limit)
+
+    def build() -> list[dict[str, Any]]:
+        return [f.to_facet_field(position=i + 1) for i, f in enumerate(limits.cut_fields(fields, limit)[0])]
+
+    facet = schema_dataset.SchemaDatasetFacet(  # JSON-ready dicts, built once per (immutable) schema
+        fields=_memo("schema", fields, limit, build) if isinstance(fields, tuple) else build()  # type: ignore[arg-type]
     )
     if omitted:
         limits.count_cut(limits.SCHEMA_CUT, omitted)

@@ -58,13 +58,15 @@ class DatasetFacts:
             return {}
         metrics: dict[str, Any] = {}
         for name, col in self.profile.columns.items():
-            entry = {
-                "nullCount": col.null_count,
-                "distinctCount": col.distinct_count,
-                "min": col.min,
-                "max": col.max,
-            }
-            metrics[name] = {k: v for k, v in entry.items() if v is not None}
+            entry = metrics[name] = {}
+            if col.null_count is not None:
+                entry["nullCount"] = col.null_count
+            if col.distinct_count is not None:
+                entry["distinctCount"] = col.distinct_count
+            if col.min is not None:
+                entry["min"] = col.min
+            if col.max is not None:
+                entry["max"] = col.max
         return metrics
 
     def _quality_facets(self, metrics_class: Any, with_metrics: bool) -> dict[str, Any]:

@@ -30,7 +30,6 @@ checked raises: the callers send nothing then (fail closed).
 from __future__ import annotations
 
 import logging
-import os
 from collections.abc import Callable
 from typing import Any
 
@@ -52,7 +51,7 @@ from airflow_lineage_plus.deliver.serialize import (
 )
 from airflow_lineage_plus.facet_keys import KEPT_FACETS, OMITTED_FIELDS
 from airflow_lineage_plus.facets import TrimmedRunFacet
-from airflow_lineage_plus.provider_info import OPTIONS, SECTION
+from airflow_lineage_plus.provider_info import OPTIONS
 
 log = logging.getLogger(__name__)
 
@@ -112,26 +111,14 @@ def _size(event: Any) -> int:
     return len(dumps(event))
 
 
-_options: dict[str, tuple[str | None, Any]] = {}
-
-
 def _option(option: str) -> Any:
-    """``[lineage_plus] <option>`` through :mod:`airflow_lineage_plus.conf`; its default without Airflow.
-
-    Read once per process, and again whenever its environment variable changes: Airflow's config lookup
-    costs about as much as checking a small event, and the config file does not change under a process.
-    """
-    env = os.environ.get(f"AIRFLOW__{SECTION.upper()}__{option.upper()}")
-    cached = _options.get(option)
-    if cached is not None and cached[0] == env:
-        return cached[1]
+    """``[lineage_plus] <option>`` through :mod:`airflow_lineage_plus.conf` (which reads it once per
+    process); its default without Airflow."""
     try:
-        value = getattr(conf, option)()
+        return getattr(conf, option)()
     except ImportError:  # the client used without Airflow
         default = OPTIONS[option]["default"]
-        value = conf.parse_bool(default) if OPTIONS[option]["type"] == "boolean" else int(default)
-    _options[option] = (env, value)
-    return value
+        return conf.parse_bool(default) if OPTIONS[option]["type"] == "boolean" else int(default)
 
 
 @attr.frozen

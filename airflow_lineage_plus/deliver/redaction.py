@@ -40,6 +40,10 @@ MAX_SECRETS = 2_000
 #: Matches (repeats included) one event may hold before it is not sent either: bounds the time a string
 #: made of nothing but secrets costs (a few microseconds each).
 MAX_MATCHES = 20_000
+#: A match longer than this is masked whole instead of being taken apart: no real secret (nor its
+#: context) is this long, and taking a megabyte-long match apart with captures costs ~0.3 s where
+#: masking it costs nothing. Over-redaction of a hostile string, never a leak.
+LONG_MATCH = 4096
 _OPTIONS = re2.Options()
 _OPTIONS.encoding = re2.Options.Encoding.LATIN1  # bytes in, byte offsets out; UTF-8 passes through
 _OPTIONS.max_mem = 64 << 20
@@ -52,6 +56,10 @@ _UNESCAPE = re.compile(r"\\(.)", re.DOTALL)
 
 #: A secret-looking key holding an object or a list: its strings are masked on the decoded event.
 CONTAINER = "container"
+#: Found by :meth:`Scanner.scan` when a match was longer than :data:`LONG_MATCH` (masked whole). Where
+#: that cut through the JSON's structure, the event is redacted string by string, and a string holding
+#: such a match becomes ``***`` whole.
+LONG = "long match"
 
 
 class Scanner:
@@ -90,7 +98,8 @@ class Scanner:
 
         Two stages: the automaton without captures finds where matches are (fast); each distinct match
         is then taken apart by the capturing pattern on just its own bytes (the same strings repeat in
-        an event: a namespace in every column-lineage entry), so a match costs microseconds.
+        an event: a namespace in every column-lineage entry), so a match costs microseconds. A match
+        longer than :data:`LONG_MATCH` is masked whole.
         """
         found: list[tuple[int, int]] = []
         probes: set[str] = set()
@@ -99,6 +108,10 @@ class Scanner:
             if count >= MAX_MATCHES:
                 raise UncheckedEventError(f"more than {MAX_MATCHES} secrets in one event")
             start, stop = match.span()
+            if stop - start > LONG_MATCH:
+                found.append((start, stop))
+                probes.add(LONG)
+                continue
             piece = text[start:stop]
             known = parts.get(piece)
             if known is None:
@@ -154,14 +167,31 @@ def scanner(probes: tuple[tuple[str, str], ...] = ()) -> Scanner:
     return _scanner(names, probes)
 
 
+class _Literals:
+    """The secrets Airflow's maskers hold, JSON-encoded: one RE2 pattern, run only on a text that holds
+    one of them (a few ``bytes.find`` cost a tenth of the automaton's pass over a wide event)."""
+
+    #: Above this many secrets the automaton alone is cheaper than looking for each.
+    MAX_NEEDLES = 16
+
+    def __init__(self, literals: list[bytes]) -> None:
+        self.regex = re2.compile(b"|".join(re2.escape(lit) for lit in literals), _BOUNDS)
+        self.needles = tuple(literals) if len(literals) <= self.MAX_NEEDLES else ()
+
+    def finditer(self, text: bytes) -> Any:
+        if self.needles and not any(needle in text for needle in self.needles):
+            return iter(())
+        return self.regex.finditer(text)
+
+
 @lru_cache(maxsize=32)
-def _literal_regex(patterns: tuple[str, ...]) -> Any:
+def _literal_regex(patterns: tuple[str, ...]) -> _Literals | None:
     literals = {orjson.dumps(_UNESCAPE.sub(r"\1", p))[1:-1] for p in patterns}
     ordered = sorted((lit for lit in literals if lit), key=len, reverse=True)
-    return re2.compile(b"|".join(re2.escape(lit) for lit in ordered), _BOUNDS) if ordered else None
+    return _Literals(ordered) if ordered else None
 
 
-def registered_secrets() -> Any:
+def registered_secrets() -> _Literals | None:
     """One RE2 pattern of the secrets Airflow's maskers hold here, JSON-encoded; None when there are none."""
     return _literal_regex(tuple(_compat.registered_secret_patterns()))
 
@@ -222,9 +252,11 @@ def scrub(text: str, scan: Scanner | None = None) -> str:
     """``text`` with every secret of the catalogue and every registered secret replaced by ``***``."""
     scan = scan or scanner()
     encoded = orjson.dumps(text)
-    clean, count, _ = _scan(encoded, scan, registered_secrets())
+    clean, count, found = _scan(encoded, scan, registered_secrets())
     if not count:
         return text
+    if LONG in found:
+        return catalogue.MASK
     try:
         value = orjson.loads(clean)
     except orjson.JSONDecodeError:  # a registered secret ran over an escape: the catalogue, then Airflow's

@@ -167,6 +167,20 @@ def test_secrets_known_to_airflows_masker_are_redacted() -> None:
     assert budget.cut_counts()["redacted strings"] >= 1
 
 
+def test_each_of_many_secrets_known_to_airflows_masker_is_redacted() -> None:
+    """More registered secrets than redaction looks for one by one: the automaton alone finds them."""
+    from airflow.sdk._shared.secrets_masker import mask_secret
+
+    from airflow_lineage_plus.deliver import redaction
+
+    secrets = [f"s3cret-number-{i:02d}-xyzzy" for i in range(redaction._Literals.MAX_NEEDLES + 4)]
+    for secret in secrets:
+        mask_secret(secret)
+    for secret in (secrets[0], secrets[-1]):
+        event = budget.enforce(plain(run_event(sql=f"SELECT 1 WHERE k = '{secret}'")))
+        assert event["job"]["facets"]["sql"]["query"] == "SELECT 1 WHERE k = '***'"
+
+
 def test_column_metric_values_leave_only_when_enabled(monkeypatch: pytest.MonkeyPatch) -> None:
     event = plain(run_event())
     event = budget.enforce(event)

@@ -163,3 +163,23 @@ def test_a_secret_the_sql_cut_runs_through_is_masked_whole() -> None:
         assert hidden == len(query) - cut
         assert "horse" not in kept and "correct-h" not in kept, cut
         assert kept.startswith("COPY t FROM 'postgres://etl:***")
+
+
+@pytest.mark.parametrize(
+    ("hostile", "masked"),
+    [
+        ("password=" + "x1" * 40_000, "***"),  # a value that never ends
+        # a password longer than any real one: the match (up to the host's first byte) goes whole
+        ("postgres://etl:" + "p4ss" * 2_000 + "@db/x", "***b/x"),
+    ],
+    ids=["value-that-never-ends", "password-of-8000-bytes"],
+)
+def test_a_match_longer_than_long_match_is_masked_whole_and_the_event_stays_valid_json(
+    hostile: str, masked: str
+) -> None:
+    raw = orjson.dumps({"run": {"facets": {"sql": {"query": f"SELECT 1 -- {hostile} tail", "n": 1}}}})
+    clean, count, _ = redaction.redact_json(raw)
+    assert orjson.loads(clean) == {
+        "run": {"facets": {"sql": {"query": f"SELECT 1 -- {masked} tail", "n": 1}}}
+    }
+    assert count == 1

@@ -30,8 +30,12 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> bool | None:
         return None  # run here, as usual
     if os.environ.get(_CHILD):
         raise AssertionError(f"threads running in the fresh process: {threading.enumerate()}")
+    # an xdist worker's id ends in ``@<group>`` (--dist loadgroup), which is no test id of its own
+    nodeid = pyfuncitem.nodeid
+    if "@" in nodeid.rsplit("]", 1)[-1]:
+        nodeid = nodeid.rsplit("@", 1)[0]
     proc = subprocess.run(
-        [sys.executable, "-m", "pytest", "-p", "no:xdist", "-q", "--no-header", pyfuncitem.nodeid],
+        [sys.executable, "-m", "pytest", "-p", "no:xdist", "-q", "--no-header", nodeid],
         cwd=pyfuncitem.config.rootpath,
         env={**os.environ, _CHILD: "1"},
         capture_output=True,
