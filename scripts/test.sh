@@ -17,9 +17,10 @@ mypy
 echo "==> pytest"
 # Both cores (more where there are more, up to 4). Tests are distributed by file (each file's module-scoped
 # Airflow runs are made once) and the tests sharing the sample pipelines' recording run on one worker
-# (the xdist groups of tests/conftest.py). Each worker has its own AIRFLOW_HOME and metadata database.
+# (the xdist groups of tests/conftest.py), taken longest first (the order conftest.py gives them). Each
+# worker has its own AIRFLOW_HOME and metadata database.
 set +e
-python -m pytest -n auto --maxprocesses 4 --dist loadgroup --durations 25 "$@"
+python -m pytest -n auto --maxprocesses 4 --dist loadgroup --no-loadscope-reorder --durations 25 "$@"
 status=$?
 set -e
 if [ "$status" -eq 5 ]; then

@@ -102,10 +102,35 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         getattr(config.option, "loadgroup", False) or getattr(config.option, "dist", "no") == "loadgroup"
     ):
         return
+    groups: dict[str, list[pytest.Item]] = {}
     for item in items:
         shared = "demo_runs" in getattr(item, "fixturenames", ()) or item.path.parent.name == "ui"
         group = SHARED_RECORDINGS if shared else str(item.path.relative_to(TESTS))
         item.add_marker(pytest.mark.xdist_group(group))
+        groups.setdefault(group, []).append(item)
+    # Workers take the groups in this order (test.sh passes --no-loadscope-reorder): the longest first,
+    # so that no long group starts when the other worker has nothing left.
+    ordered = sorted(groups.values(), key=_group_order)
+    items[:] = [item for group in ordered for item in group]
+
+
+#: The groups that take longest (a minute or more of Airflow runs each; ``--durations`` in CI's log).
+LONGEST_FIRST = (
+    SHARED_RECORDINGS,
+    "reliability/test_fault_injection.py",
+    "samples/test_demo.py",
+    "emit/test_skip_clear_rerun.py",
+    "emit/test_skip_state.py",
+)
+
+
+def _group_order(group: list[pytest.Item]) -> tuple[int, int]:
+    """The longest groups first, then groups running Airflow (marked ``airflow``), each by size."""
+    name = group[0].get_closest_marker("xdist_group").args[0]  # type: ignore[union-attr]
+    if name in LONGEST_FIRST:
+        return (LONGEST_FIRST.index(name) - len(LONGEST_FIRST), 0)
+    runs_airflow = any(item.get_closest_marker("airflow") is not None for item in group)
+    return (0 if runs_airflow else 1, -len(group))
 
 
 @pytest.hookimpl(optionalhook=True)
