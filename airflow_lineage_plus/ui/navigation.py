@@ -1,8 +1,11 @@
 """Where the Lineage view appears in the Airflow UI: a "Lineage" entry in the navigation, and tabs.
 
 Airflow 3 shows ``external_views`` in an iframe and fills ``{DAG_ID}``, ``{RUN_ID}`` and ``{TASK_ID}``
-into ``href`` (URL-encoded) for the DAG, task and task-instance pages. (``{MAP_INDEX}`` is left as is
-for unmapped tasks, so it is not used: the tab shows every recorded try of the task in that run.)
+into ``href`` for the DAG, task and task-instance pages: percent-encoded by Airflow 3.3, but as they
+are by Airflow 3.1, so there a run id's "+" (``manual__...+00:00``) reaches the page bare. The page
+reads these three parameters with "+" as a plus, not a space (``airflowParam`` in static/state.js),
+which is right for both. (``{MAP_INDEX}`` is left as is for unmapped tasks, so it is not used: the tab
+shows every recorded try of the task in that run.)
 """
 
 from __future__ import annotations

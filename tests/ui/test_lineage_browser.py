@@ -200,16 +200,22 @@ def test_hostile_dataset_name_is_shown_as_text_and_never_runs(logged_in_page: An
     assert page.dialogs == []
 
 
-def test_task_instance_tab_shows_that_try_inputs_and_outputs(
-    logged_in_page: Any, airflow_ui: str, sample: SamplePipeline
-) -> None:
-    page = logged_in_page
-    # the sample's failing day (other tests of this worker may have failed runs of the DAG in its database)
-    (failed_run_id,) = {
+def failing_day_run_id(sample: SamplePipeline) -> str:
+    """The Airflow run id of the sample's failing day (other tests of this worker may have failed runs of
+    the DAG in its database)."""
+    (run_id,) = {
         event["run"]["facets"]["airflow"]["dagRun"]["run_id"]
         for event in sample.failed_run.task_events("load_stg_orders")
         if "airflow" in event["run"].get("facets", {})
     }
+    return str(run_id)
+
+
+def test_task_instance_tab_shows_that_try_inputs_and_outputs(
+    logged_in_page: Any, airflow_ui: str, sample: SamplePipeline
+) -> None:
+    page = logged_in_page
+    failed_run_id = failing_day_run_id(sample)
     runs = page.request.get(
         f"{airflow_ui}/api/v2/dags/ecommerce_orders/dagRuns/{urllib.parse.quote(failed_run_id, safe='')}"
     )
@@ -232,6 +238,24 @@ def test_task_instance_tab_shows_that_try_inputs_and_outputs(
     details.get_by_text("This run").wait_for(timeout=90_000)  # the first request loads the log
     assert details.locator(".badge.state-FAILED").first.is_visible()
     assert details.locator("summary", has_text="errorMessage").is_visible()
+
+
+def test_task_instance_view_reads_the_run_id_encoded_and_as_airflow_3_1_fills_it_in(
+    logged_in_page: Any, airflow_ui: str, sample: SamplePipeline
+) -> None:
+    # Airflow 3.1 fills {RUN_ID} into the tab's URL as it is (run_id=manual__...+00:00), later versions
+    # percent-encoded (%2B): either way the "+" is the run id's, not a space, and the view finds the run.
+    run_id = failing_day_run_id(sample)
+    assert "+" in run_id, run_id
+    (lineage_run_id,) = {event["run"]["runId"] for event in sample.failed_run.task_events("load_stg_orders")}
+    page = logged_in_page
+    for filled in (run_id, urllib.parse.quote(run_id, safe="")):
+        page.goto(
+            f"{airflow_ui}/lineage-plus/?dag_id=ecommerce_orders&run_id={filled}&task_id=load_stg_orders"
+        )
+        details = page.locator("#details")
+        details.get_by_text("This run").wait_for(timeout=90_000)  # the first request loads the log
+        assert details.get_by_text(lineage_run_id, exact=True).is_visible(), filled
 
 
 def test_anonymous_browser_gets_nothing(browser: Any, airflow_ui: str) -> None:

@@ -9,13 +9,27 @@ export function clampDepth(value, fallback) {
 
 var params = new URLSearchParams(window.location.search);
 
+// A parameter Airflow fills into a tab's URL ({DAG_ID}, {TASK_ID}, {RUN_ID}: see navigation.py).
+// Airflow 3.1 puts the ids in as they are, later versions percent-encoded; in both a "+" is part of the
+// id (run ids end in "+00:00"), never a space, so it is decoded with decodeURIComponent and not with
+// URLSearchParams, which would turn that "+" into a space and find no event of the run.
+function airflowParam(name) {
+  var raw = null;
+  window.location.search.slice(1).split("&").forEach(function (pair) {
+    var at = pair.indexOf("=");
+    if (raw === null && at > 0 && pair.slice(0, at) === name) raw = pair.slice(at + 1);
+  });
+  if (!raw) return null;
+  try { return decodeURIComponent(raw); } catch (notEncoded) { return raw; }  // a bare "%" (Airflow 3.1)
+}
+
 export const state = {
   node: params.get("node"),
-  depth: clampDepth(params.get("depth"), params.get("dag_id") && !params.get("task_id") ? 2 : 6),
+  depth: clampDepth(params.get("depth"), airflowParam("dag_id") && !airflowParam("task_id") ? 2 : 6),
   direction: params.get("direction") || "both",
-  dagId: params.get("dag_id"),
-  taskId: params.get("task_id"),
-  runId: params.get("run_id"),
+  dagId: airflowParam("dag_id"),
+  taskId: airflowParam("task_id"),
+  runId: airflowParam("run_id"),
   asOf: params.get("asOf"),  // an ISO time, or null for now
   includeRetired: params.get("retired") === "1",
   column: params.get("column"),  // column mode: the column of state.node traced
@@ -40,7 +54,8 @@ export function updateUrl() {
   if (state.column && state.node) qs.set("column", state.column);
   if (state.asOf) qs.set("asOf", state.asOf);
   if (state.includeRetired) qs.set("retired", "1");
-  window.history.replaceState(null, "", "?" + qs.toString());
+  // a space as %20, not "+": the Airflow ids are read back with airflowParam, where "+" is a plus
+  window.history.replaceState(null, "", "?" + qs.toString().replace(/\+/g, "%20"));
 }
 
 // The time travel and retired-edge parameters of every graph request.
