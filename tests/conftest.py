@@ -32,7 +32,7 @@ from typing import Any  # noqa: E402
 import marquez_spec  # noqa: E402
 import openlineage_spec  # noqa: E402
 from assertion_count import pytest_assertion_pass, pytest_configure, pytest_runtest_call  # noqa: E402, F401
-from fresh_process import pytest_pyfunc_call  # noqa: E402, F401
+from fresh_process import pytest_pyfunc_call, without_group  # noqa: E402, F401
 from harness import _HOME, AirflowRunner  # noqa: E402
 from spec_files import SpecUnavailableError  # noqa: E402
 
@@ -110,8 +110,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         groups.setdefault(group, []).append(item)
     # Workers take the groups in this order (test.sh passes --no-loadscope-reorder): the longest first,
     # so that no long group starts when the other worker has nothing left.
-    ordered = sorted(groups.values(), key=_group_order)
-    items[:] = [item for group in ordered for item in group]
+    ordered = sorted(groups.items(), key=_group_order)
+    items[:] = [item for _, group in ordered for item in group]
 
 
 #: The groups that take longest (a minute or more of Airflow runs each; ``--durations`` in CI's log).
@@ -124,9 +124,9 @@ LONGEST_FIRST = (
 )
 
 
-def _group_order(group: list[pytest.Item]) -> tuple[int, int]:
+def _group_order(named: tuple[str, list[pytest.Item]]) -> tuple[int, int]:
     """The longest groups first, then groups running Airflow (marked ``airflow``), each by size."""
-    name = group[0].get_closest_marker("xdist_group").args[0]  # type: ignore[union-attr]
+    name, group = named
     if name in LONGEST_FIRST:
         return (LONGEST_FIRST.index(name) - len(LONGEST_FIRST), 0)
     runs_airflow = any(item.get_closest_marker("airflow") is not None for item in group)
@@ -141,7 +141,7 @@ def pytest_xdist_node_collection_finished(node: Any, ids: list[str]) -> None:
     twice as long."""
     if node.config.getoption("dist") != "loadgroup":
         return
-    ungrouped = [nodeid for nodeid in ids if "@" not in nodeid.rsplit("]", 1)[-1]]
+    ungrouped = [nodeid for nodeid in ids if without_group(nodeid) == nodeid]
     if ungrouped:
         raise pytest.UsageError(
             f"pytest-xdist did not group {len(ungrouped)} tests (first: {ungrouped[0]}): this pytest and "

@@ -22,6 +22,14 @@ from assertion_count import record_check
 _CHILD = "LINEAGE_PLUS_TEST_FRESH_PROCESS"
 
 
+def without_group(nodeid: str) -> str:
+    """``nodeid`` without the ``@<group>`` an xdist worker appends under ``--dist loadgroup`` (an "@" in a
+    parameter's id, before the last "]", is part of the test id)."""
+    if "@" in nodeid.rsplit("]", 1)[-1]:
+        return nodeid.rsplit("@", 1)[0]
+    return nodeid
+
+
 @pytest.hookimpl(tryfirst=True)
 def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> bool | None:
     if pyfuncitem.get_closest_marker("single_threaded") is None:
@@ -30,10 +38,7 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> bool | None:
         return None  # run here, as usual
     if os.environ.get(_CHILD):
         raise AssertionError(f"threads running in the fresh process: {threading.enumerate()}")
-    # an xdist worker's id ends in ``@<group>`` (--dist loadgroup), which is no test id of its own
-    nodeid = pyfuncitem.nodeid
-    if "@" in nodeid.rsplit("]", 1)[-1]:
-        nodeid = nodeid.rsplit("@", 1)[0]
+    nodeid = without_group(pyfuncitem.nodeid)
     proc = subprocess.run(
         [sys.executable, "-m", "pytest", "-p", "no:xdist", "-q", "--no-header", nodeid],
         cwd=pyfuncitem.config.rootpath,
