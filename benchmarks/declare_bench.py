@@ -114,7 +114,8 @@ def bench_event_cost(repeat: int) -> None:
             cpu: dict[str, list[float]] = {name: [] for name in transports}
             cold: dict[str, list[float]] = {name: [] for name in transports}
             block = 10
-            for _ in range(-(-count // (block - 1))):
+            rounds = -(-count // (block - 1))  # enough blocks for ``count`` events counted
+            for _ in range(rounds):
                 for name, transport in transports.items():
                     for i in range(block):
                         start, start_cpu = time.perf_counter(), time.thread_time()
@@ -123,8 +124,7 @@ def bench_event_cost(repeat: int) -> None:
                         (timings[name] if i > 0 else cold[name]).append((time.perf_counter() - start) * 1000)
                         if i > 0:
                             cpu[name].append((time.thread_time() - start_cpu) * 1000)
-            written = -(-count // (block - 1)) * block
-            size = os.path.getsize(f"{tmp}/{count}-{label[:4]}-ours.jsonl") / written
+            size = os.path.getsize(f"{tmp}/{count}-{label[:4]}-ours.jsonl") / (rounds * block)
             ours, theirs = timings["ours"], timings["client file"]
             print(
                 f"{label}, {size / 1024:.0f} KiB/event, n={len(ours)}: declaration + event + budget"
