@@ -183,3 +183,11 @@ def test_a_match_longer_than_long_match_is_masked_whole_and_the_event_stays_vali
         "run": {"facets": {"sql": {"query": f"SELECT 1 -- {masked} tail", "n": 1}}}
     }
     assert count == 1
+
+
+def test_the_pass_that_finds_matches_captures_nothing_so_re2_runs_its_automaton_alone() -> None:
+    # RE2 keeps named groups as captures even with never_capture; a capturing pattern sends every match
+    # through a slow engine (a megabyte-long match: ~60 ms instead of ~3; benchmarks/redaction_bench.py)
+    scan = redaction.scanner(budget.PROBES)
+    assert scan.regex.groups > 0  # the pattern that takes matches apart does capture
+    assert scan.bounds.groups == 0
