@@ -15,11 +15,12 @@ import itertools
 import logging
 import multiprocessing
 import os
+import tempfile
 import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from airflow_lineage_plus import node_ids as ids
 from airflow_lineage_plus.exceptions import NodeNotFound, SourceUnavailable
@@ -172,36 +173,42 @@ class EventLogSource(LineageSource):
             raise SourceUnavailable(f"cannot read event log {self.path}: {exc}") from exc
         points = self._split_points(start, stop)
         context = multiprocessing.get_context("fork")
-        workers: list[tuple[Any, Any, int, int]] = []
+        workers: list[tuple[Any, Any, Any, int, int]] = []
         for begin, end in itertools.pairwise(points[1:]):
             receiver, sender = context.Pipe(duplex=False)
-            process: Any = context.Process(target=self._fold_part, args=(begin, end, sender), daemon=True)
+            # the worker's graph comes back through a file (no name, gone when closed): the worker writes
+            # it and exits, giving its memory back while this process still folds its own part
+            spool = tempfile.TemporaryFile(prefix="lineage-plus-part-")  # noqa: SIM115 (closed below)
+            process: Any = context.Process(
+                target=self._fold_part, args=(begin, end, sender, spool), daemon=True
+            )
             try:
                 process.start()
             except OSError:
                 process = None
             sender.close()
-            workers.append((process, receiver, begin, end))
+            workers.append((process, receiver, spool, begin, end))
         try:
             count = self._read_events(start, points[1])
-            for process, receiver, begin, end in workers:
+            for process, receiver, spool, begin, end in workers:
                 part = None
                 if process is not None:
-                    try:  # the exported graph travels as raw bytes: no pickling, no second copy
-                        part = (receiver.recv_bytes(), *receiver.recv())
+                    try:
+                        part = receiver.recv()
                     except (EOFError, OSError):
                         part = None
                     process.join()
                 receiver.close()
                 where = (self.path, begin, end)
                 if part is None or self.offset != begin:
+                    spool.close()
                     log.warning("event log %s: bytes %d-%d not folded by a worker; reading them here", *where)
                     count += self._read_events(self.offset, end)
                     continue
-                exported, problems, events, offset = part
-                part = None
-                self.graph.absorb(exported)
-                del exported
+                problems, events, offset = part
+                with spool:
+                    spool.seek(0)  # the worker wrote through the same open file, moving its offset
+                    self.graph.absorb_from(spool)
                 for kind, number in problems.items():
                     self.problems[kind] = self.problems.get(kind, 0) + number
                 self.events += events
@@ -209,19 +216,22 @@ class EventLogSource(LineageSource):
                 self.worker_parts += 1
                 count += events
         finally:  # after an error here, stop workers still folding (each is waiting to send at worst)
-            for process, receiver, _, _ in workers:
+            for process, receiver, spool, _, _ in workers:
                 receiver.close()
+                spool.close()
                 if process is not None and process.is_alive():
                     process.terminate()
                     process.join()
         return count
 
-    def _fold_part(self, start: int, stop: int, sender: Any) -> None:
-        """In a worker process: fold [start, stop) into a new graph and send it back exported."""
+    def _fold_part(self, start: int, stop: int, sender: Any, spool: BinaryIO) -> None:
+        """In a worker process: fold [start, stop) into a new graph, export it to ``spool`` and say so."""
         try:
             self.graph, self.problems, self.events = LineageGraph(), {}, 0
             self._read_events(start, stop)
-            sender.send_bytes(self.graph.export_state())
+            spool.seek(0)
+            self.graph.export_to(spool)
+            spool.flush()
             sender.send((self.problems, self.events, self.offset))
         except Exception:  # no part sent: the parent folds [start, stop) itself
             pass

@@ -29,7 +29,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from airflow_lineage_plus.graph import snapshot
+from airflow_lineage_plus.graph import retirement, snapshot
 from airflow_lineage_plus.graph import wire as w
 from airflow_lineage_plus.graph.focus import FocusedGraph, GraphCatalog
 from airflow_lineage_plus.graph.model import LineageGraph, _DagRunSkips
@@ -438,12 +438,23 @@ def _job_record(graph: LineageGraph, job: JobRecord, dag_skips: dict[str, Any], 
 def _job_summary(graph: LineageGraph, job: JobRecord) -> tuple[Any, ...]:
     """What an index keeps of the job's runs: (latest run, latest completed run's key, current edges,
     newest run's key)."""
-    latest = graph.latest_run(job)
-    if latest is None:
-        return (None, None, graph.current_io(job), None)
-    values = list(operator.attrgetter(*_RUN_STATE)(latest))
+    if isinstance(graph, IndexedGraph):  # the index's summary with the appended runs
+        latest = graph.latest_run(job)
+        if latest is None:
+            return (None, None, graph.current_io(job), None)
+        values = list(operator.attrgetter(*_RUN_STATE)(latest))
+        values[_RUN_STATE.index("refs")] = []
+        return (tuple(values), graph.completed_key(job), graph.current_io(job), latest.sort_key())
+    runs = list(graph.all_runs(job))  # a whole fold: one pass over the job's runs (a year: thousands)
+    if not runs:
+        return (None, None, None, None)
+    keys = [run.sort_key() for run in runs]
+    latest_at = max(range(len(runs)), key=keys.__getitem__)  # the first of equals, as latest_run
+    completed = [key for run, key in zip(runs, keys, strict=True) if run.state == "COMPLETED"]
+    values = list(operator.attrgetter(*_RUN_STATE)(runs[latest_at]))
     values[_RUN_STATE.index("refs")] = []
-    return (tuple(values), graph.completed_key(job), graph.current_io(job), latest.sort_key())
+    current = retirement.current_edges_by_key(runs, keys)
+    return (tuple(values), max(completed, default=None), current, keys[latest_at])
 
 
 def _declared_edges(graph: LineageGraph, node_id: str) -> tuple[list[str], list[str]]:
@@ -495,12 +506,26 @@ def save(path: Path, graph: LineageGraph, header: dict[str, Any]) -> None:
         table, children = base.table("runs"), base.table("children")
     else:
         node_ids = sorted((*graph.jobs, *graph.datasets))
-        table, children = RunTable.empty(len(graph.runs)), RunTable.empty(len(graph.runs))
+        table, children = RunTable.empty(0), RunTable.empty(0)  # filled at once below
     position = {node_id: at for at, node_id in enumerate(node_ids)}
-    for run_id, run in graph.runs.items():
-        table.add(run_hash(run_id), position[run.job_id])
-        if run.parent_run_id is not None:
-            children.add(run_hash(run.parent_run_id), position[run.job_id])
+    # arrays filled from generators: a list of millions of ints first would cost ~40 bytes each
+    runs = graph.runs
+    table.add_all(
+        array("Q", map(run_hash, runs)), array("I", (position[run.job_id] for run in runs.values()))
+    )
+    parents: dict[str, int] = {}  # a DAG run is the parent of many runs: hashed once
+    children.add_all(
+        array(
+            "Q",
+            (
+                parents.get(p) or parents.setdefault(p, run_hash(p))
+                for p in (run.parent_run_id for run in runs.values())
+                if p is not None
+            ),
+        ),
+        array("I", (position[run.job_id] for run in runs.values() if run.parent_run_id is not None)),
+    )
+    del parents
 
     dags = Visibility(graph, lambda _: True)  # which DAGs each job's runs belong to
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, BinaryIO
 
 import msgspec
 
@@ -584,6 +584,14 @@ class LineageGraph:
         """Everything the graph knows, as compact bytes for :meth:`absorb` in another process
         (:func:`.state.export_state`)."""
         return state.export_state(self)
+
+    def export_to(self, out: BinaryIO) -> None:
+        """:meth:`export_state`, written to a binary file (:func:`.state.export_to`)."""
+        state.export_to(self, out)
+
+    def absorb_from(self, source: BinaryIO) -> None:
+        """:meth:`absorb`, read from a binary file written by :meth:`export_to`."""
+        state.absorb_from(self, source)
 
     def absorb(self, exported: bytes) -> None:
         """Merge in the :meth:`export_state` of a graph folded from the events that follow this graph's

@@ -24,16 +24,17 @@ def current_edges(runs: Iterable[RunRecord]) -> Edges | None:
     """The current edges reported by ``runs`` (all the runs of one job); None when every edge is current
     (no run completed)."""
     runs = list(runs)
-    latest_completed: tuple[int, str] | None = None
-    for run in runs:
-        if run.state == "COMPLETED":
-            key = run.sort_key()
-            if latest_completed is None or key > latest_completed:
-                latest_completed = key
-    if latest_completed is None:
+    return current_edges_by_key(runs, [run.sort_key() for run in runs])
+
+
+def current_edges_by_key(runs: list[RunRecord], keys: list[tuple[int, str]]) -> Edges | None:
+    """:func:`current_edges`, given each run's ``sort_key()``."""
+    completed = [key for run, key in zip(runs, keys, strict=True) if run.state == "COMPLETED"]
+    if not completed:
         return None
+    latest_completed = max(completed)
     current: set[tuple[str, str]] = set()
-    for run in runs:
-        if run.sort_key() >= latest_completed:
+    for run, key in zip(runs, keys, strict=True):
+        if key >= latest_completed and run.io:
             current |= run.io
     return frozenset(current)

@@ -39,12 +39,12 @@ class RunRecord:
         "job_id",
         "parent_job_id",
         "parent_run_id",
+        "rank",
         "refs",
         "run_id",
         "skip_reason",
         "skipped",
         "start",
-        "terminal",
         "upstream_failed",
     )
 
@@ -53,7 +53,9 @@ class RunRecord:
         self.job_id = job_id
         self.start: int | None = None  # time of the earliest START
         self.first_seen: int | None = None
-        self.terminal: tuple[int, int] | None = None  # (time, priority) of the winning terminal event
+        # the priority of the winning terminal event (0: none yet), at ``end``: a (time, priority) tuple
+        # per run would cost 56 bytes each, millions of runs over a year of history
+        self.rank = 0
         self.end: int | None = None
         self.error: str | None = None
         self.error_key: tuple[int, str] | None = None
@@ -72,12 +74,26 @@ class RunRecord:
         self.dag_id: str | None = None  # the Airflow DAG the run belongs to, from the provider's facets
 
     @property
+    def terminal(self) -> tuple[int, int] | None:
+        """(time, priority) of the winning terminal event, None while the run has none."""
+        return (self.end if self.end is not None else 0, self.rank) if self.rank else None
+
+    @terminal.setter
+    def terminal(self, value: tuple[int, int] | None) -> None:
+        if value is None:
+            self.rank = 0
+            return
+        if value[0] != (self.end if self.end is not None else 0):
+            self.end = value[0]
+        self.rank = value[1]
+
+    @property
     def state(self) -> str:
-        if self.terminal is None:
+        if not self.rank:
             return "RUNNING"
-        if self.skipped and self.terminal[1] != _TERMINAL["FAIL"][1]:
+        if self.skipped and self.rank != _TERMINAL["FAIL"][1]:
             return "UPSTREAM_FAILED" if self.upstream_failed else "SKIPPED"
-        return {1: "COMPLETED", 2: "ABORTED", 3: "FAILED"}[self.terminal[1]]
+        return {1: "COMPLETED", 2: "ABORTED", 3: "FAILED"}[self.rank]
 
     @property
     def started_at(self) -> int | None:
@@ -106,14 +122,14 @@ class RunRecord:
         terminal = _TERMINAL.get(event_type or "")
         skip = facets.skipState if facets is not None else None
         if terminal is not None:
-            key = (micros, terminal[1])
-            if self.terminal is None or key > self.terminal:
-                self.terminal = key
+            rank, end = terminal[1], (self.end if self.end is not None else 0)  # as in ``terminal``
+            if not self.rank or micros > end or (micros == end and rank > self.rank):
+                self.rank = rank
                 self.end = micros
                 self.skipped = bool(skip and skip.skipped)
                 self.skip_reason = skip.reason if skip and skip.skipped else None
                 self.upstream_failed = bool(skip and skip.skipped and skip.state == AIRFLOW_UPSTREAM_FAILED)
-            elif key == self.terminal and skip is not None and skip.skipped:
+            elif micros == end and rank == self.rank and skip is not None and skip.skipped:
                 self.skipped = True
                 self.upstream_failed = self.upstream_failed or skip.state == AIRFLOW_UPSTREAM_FAILED
                 if skip.reason is not None and (self.skip_reason is None or skip.reason < self.skip_reason):
@@ -151,7 +167,7 @@ class RunRecord:
             run.job_id,
             run.start,
             run.first_seen,
-            run.terminal,
+            run.rank,
             run.end,
             run.error,
             run.error_key,
@@ -177,12 +193,13 @@ class RunRecord:
             self.first_seen = later.first_seen
         if later.start is not None and (self.start is None or later.start < self.start):
             self.start = later.start
-        if later.terminal is not None:
-            if self.terminal is None or later.terminal > self.terminal:
-                self.terminal, self.end = later.terminal, later.end
+        later_key, key = later.terminal, self.terminal
+        if later_key is not None:
+            if key is None or later_key > key:
+                self.rank, self.end = later.rank, later.end
                 self.skipped, self.skip_reason = later.skipped, later.skip_reason
                 self.upstream_failed = later.upstream_failed
-            elif later.terminal == self.terminal and later.skipped:
+            elif later_key == key and later.skipped:
                 self.skipped = True
                 self.upstream_failed = self.upstream_failed or later.upstream_failed
                 reasons = [r for r in (self.skip_reason, later.skip_reason) if r is not None]
@@ -211,7 +228,7 @@ _RUN_STATE = (
     "job_id",
     "start",
     "first_seen",
-    "terminal",
+    "rank",
     "end",
     "error",
     "error_key",

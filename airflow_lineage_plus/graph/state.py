@@ -7,9 +7,11 @@ references, by log order), and both parts are folded with the same rules.
 
 from __future__ import annotations
 
+import io
+import itertools
 import marshal
 import operator
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 from airflow_lineage_plus import node_ids as ids
 from airflow_lineage_plus.graph.records import _DATASET_STATE, _JOB_STATE, DatasetRecord
@@ -19,18 +21,22 @@ if TYPE_CHECKING:
     from airflow_lineage_plus.graph.model import LineageGraph
 
 
-def export_state(graph: LineageGraph) -> bytes:
-    """Everything the graph knows, as compact bytes for :func:`absorb` in another process.
+#: runs per record of an export: a worker's runs are never all copied at once (a year of history holds
+#: millions; their tuples would take ~200 bytes each in both processes)
+RUNS_PER_RECORD = 100_000
 
-    ``marshal`` of plain tuples: the graph holds only str/int/None/tuple/dict/set values, and
-    this is several times faster than pickling the slotted records."""
-    return marshal.dumps(
+
+def export_to(graph: LineageGraph, out: BinaryIO) -> None:
+    """Write everything the graph knows to ``out`` for :func:`absorb_from` in another process: ``marshal``
+    records of plain tuples (the graph holds only str/int/None/tuple/dict/set values, and this is several
+    times faster than pickling the slotted records), each after its length: all but the runs, then the
+    runs by :data:`RUNS_PER_RECORD`, then ``None``."""
+    _dump(
         (
             [
                 (*state, job.refs.tobytes())
                 for state, job in zip(_job_states(graph), graph.jobs.values(), strict=True)
             ],
-            list(map(operator.attrgetter(*_RUN_STATE), graph.runs.values())),
             list(map(operator.attrgetter(*_DATASET_STATE), graph.datasets.values())),
             graph.succ,  # pred, and each job's sources and targets, are its mirror image
             {
@@ -45,8 +51,35 @@ def export_state(graph: LineageGraph) -> bytes:
             (graph.first_time, graph.last_time),
             {job.id: job.declared for job in graph.jobs.values() if job.declared is not None},
             graph.declared_succ,  # every edge ever declared; declared_pred is its mirror image
-        )
+        ),
+        out,
     )
+    runs, values = iter(graph.runs.values()), operator.attrgetter(*_RUN_STATE)
+    while chunk := list(map(values, itertools.islice(runs, RUNS_PER_RECORD))):
+        _dump(chunk, out)
+    _dump(None, out)
+
+
+def _dump(value: Any, out: BinaryIO) -> None:
+    data = marshal.dumps(value)
+    out.write(len(data).to_bytes(8, "little"))
+    out.write(data)
+
+
+def _load(source: BinaryIO) -> Any:
+    """The next record (``marshal.load`` from a buffered file reads it a few bytes at a time: 3x slower)."""
+    length = int.from_bytes(source.read(8), "little")
+    data = source.read(length)
+    if len(data) != length:
+        raise EOFError("an exported graph ends early")
+    return marshal.loads(data)
+
+
+def export_state(graph: LineageGraph) -> bytes:
+    """:func:`export_to` as bytes."""
+    out = io.BytesIO()
+    export_to(graph, out)
+    return out.getvalue()
 
 
 def _job_states(graph: LineageGraph) -> list[tuple[object, ...]]:
@@ -54,13 +87,20 @@ def _job_states(graph: LineageGraph) -> list[tuple[object, ...]]:
 
 
 def absorb(graph: LineageGraph, exported: bytes) -> None:
-    """Merge into ``graph`` the :func:`export_state` of a graph folded from the events that follow
-    ``graph``'s in the log. The result is the graph one fold over both parts in log order gives: every
-    fact is "latest by event time, ties broken by content" (or, for event references, by log order), and
-    both parts are folded with the same rules (``tests/graph/test_split_load.py`` checks this)."""
-    parts = marshal.loads(exported)
-    jobs, runs, datasets, succ, skips, version, salvaged = parts[:7]
-    first, readers_ever, dataset_refs, times, declarations, declared_succ = parts[7:]
+    """:func:`absorb_from` the bytes of :func:`export_state`."""
+    absorb_from(graph, io.BytesIO(exported))
+
+
+def absorb_from(graph: LineageGraph, source: BinaryIO) -> None:
+    """Merge into ``graph`` the :func:`export_to` of a graph folded from the events that follow
+    ``graph``'s in the log, read from ``source``. The result is the graph one fold over both parts in log
+    order gives: every fact is "latest by event time, ties broken by content" (or, for event references,
+    by log order), and both parts are folded with the same rules (``tests/graph/test_split_load.py``
+    checks this)."""
+    head = _load(source)
+    jobs, datasets, succ, skips, version, salvaged = head[:6]
+    first, readers_ever, dataset_refs, times, declarations, declared_succ = head[6:]
+    del head
     for moment in times:
         if moment is not None:
             graph.first_time = moment if graph.first_time is None else min(graph.first_time, moment)
@@ -74,7 +114,10 @@ def absorb(graph: LineageGraph, exported: bytes) -> None:
         if ref is not None and ref_time >= job.ref_time:
             job.ref, job.ref_time = ref, ref_time
         job.refs.frombytes(refs)
-    _absorb_runs(graph, runs)
+    del jobs
+    while (runs := _load(source)) is not None:
+        _absorb_runs(graph, runs)
+    del runs
     for values in datasets:
         key = ids.dataset_id(values[0], values[1])
         record = graph.datasets.get(key)
@@ -102,8 +145,8 @@ def absorb(graph: LineageGraph, exported: bytes) -> None:
         mine = edge_first.get(edge)
         if mine is None or seen < mine:
             edge_first[edge] = seen
-    for source, later_readers in readers_ever.items():
-        graph.column_readers_ever.setdefault(source, set()).update(later_readers)
+    for column, later_readers in readers_ever.items():
+        graph.column_readers_ever.setdefault(column, set()).update(later_readers)
     for key, refs in dataset_refs.items():
         graph.datasets[key].dataset_refs.extend(refs)
     graph.version += version

@@ -94,7 +94,10 @@ class Visibility:
     def _runs_dags(self, job: JobRecord, depth: int) -> frozenset[str | None]:
         dags: set[str | None] = set(self.graph.indexed_dags(job))  # what an index knows of older runs
         for run in job.runs:
-            dags |= self._dags_of_run(run, depth)
+            if run.dag_id is not None:  # the common case, without a set per run
+                dags.add(run.dag_id)
+            else:
+                dags |= self._dags_of_run(run, depth)
         return frozenset(dags)
 
     def runs_dags(self, job_id: str) -> frozenset[str | None]:

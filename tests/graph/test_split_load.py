@@ -9,14 +9,14 @@ import os
 import sys
 import threading
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import pytest
 from graph_builders import dataset_node, job_node, run_id, tie_events, varied_events
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from airflow_lineage_plus.graph import LineageQueries, SourceUnavailable
+from airflow_lineage_plus.graph import LineageQueries, SourceUnavailable, state
 from airflow_lineage_plus.graph import wire as w
 from airflow_lineage_plus.graph.eventlog import EventLogSource, idle_cpus
 from airflow_lineage_plus.graph.model import _RUN_STATE, LineageGraph
@@ -161,8 +161,21 @@ def test_a_log_folded_by_worker_processes_equals_the_sequential_load(tmp_path: P
             )(target, 10)
 
 
+@pytest.mark.single_threaded
+def test_a_worker_part_exported_in_many_records_equals_the_sequential_load(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    log = _generated_log(tmp_path / "events.jsonl")
+    sequential = EventLogSource(log, workers=1)
+    monkeypatch.setattr(state, "RUNS_PER_RECORD", 7)  # ~140 records of runs (the worker is forked after)
+    parallel = EventLogSource(log, workers=2, parallel_min_bytes=0)
+    assert parallel.worker_parts == 1
+    assert len(parallel.graph.runs) == len(sequential.graph.runs) > 7 * 100
+    assert _fingerprint(parallel.graph) == _fingerprint(sequential.graph)
+
+
 class _WorkerThatDies(EventLogSource):
-    def _fold_part(self, start: int, stop: int, sender: Any) -> None:
+    def _fold_part(self, start: int, stop: int, sender: Any, spool: BinaryIO) -> None:
         sender.close()  # exits without sending its part
 
 
