@@ -450,11 +450,13 @@ def _job_summary(graph: LineageGraph, job: JobRecord) -> tuple[Any, ...]:
         return (None, None, None, None)
     keys = [run.sort_key() for run in runs]
     latest_at = max(range(len(runs)), key=keys.__getitem__)  # the first of equals, as latest_run
-    completed = [key for run, key in zip(runs, keys, strict=True) if run.state == "COMPLETED"]
+    completed = max(
+        (key for run, key in zip(runs, keys, strict=True) if run.state == "COMPLETED"), default=None
+    )
     values = list(operator.attrgetter(*_RUN_STATE)(runs[latest_at]))
     values[_RUN_STATE.index("refs")] = []
-    current = retirement.current_edges_by_key(runs, keys)
-    return (tuple(values), max(completed, default=None), current, keys[latest_at])
+    current = retirement.current_edges_by_key(runs, keys, completed)
+    return (tuple(values), completed, current, keys[latest_at])
 
 
 def _declared_edges(graph: LineageGraph, node_id: str) -> tuple[list[str], list[str]]:

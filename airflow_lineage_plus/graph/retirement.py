@@ -27,12 +27,16 @@ def current_edges(runs: Iterable[RunRecord]) -> Edges | None:
     return current_edges_by_key(runs, [run.sort_key() for run in runs])
 
 
-def current_edges_by_key(runs: list[RunRecord], keys: list[tuple[int, str]]) -> Edges | None:
-    """:func:`current_edges`, given each run's ``sort_key()``."""
-    completed = [key for run, key in zip(runs, keys, strict=True) if run.state == "COMPLETED"]
-    if not completed:
+def current_edges_by_key(
+    runs: list[RunRecord], keys: list[tuple[int, str]], latest_completed: tuple[int, str] | None = None
+) -> Edges | None:
+    """:func:`current_edges`, given each run's ``sort_key()`` (and the latest completed one's, when
+    known)."""
+    if latest_completed is None:
+        completed = [key for run, key in zip(runs, keys, strict=True) if run.state == "COMPLETED"]
+        latest_completed = max(completed, default=None)
+    if latest_completed is None:
         return None
-    latest_completed = max(completed)
     current: set[tuple[str, str]] = set()
     for run, key in zip(runs, keys, strict=True):
         if key >= latest_completed and run.io:

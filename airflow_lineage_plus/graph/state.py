@@ -155,16 +155,26 @@ def absorb_from(graph: LineageGraph, source: BinaryIO) -> None:
 
 def _absorb_runs(graph: LineageGraph, runs: list[tuple[object, ...]]) -> None:
     runs_by_id, children, restore, jobs = graph.runs, graph.children, RunRecord.restore, graph.jobs
+    # marshal gives one object for the edge set runs of a job shared: looked up in the job's sets once
+    shared: dict[int, frozenset[tuple[str, str]]] = {}
     for values in runs:
         later = restore(values)
-        job = jobs[later.job_id]
-        later.io = job.shared_io(later.io)
+        io = later.io
+        known = shared.get(id(io))
+        if known is None:
+            known = shared[id(io)] = jobs[later.job_id].shared_io(io)
+        later.io = known
         run = runs_by_id.get(later.run_id)  # type: ignore[arg-type]
         if run is None:  # add_run, inlined: most runs are in one part only
-            job.runs.append(later)
+            jobs[later.job_id].runs.append(later)
             runs_by_id[later.run_id] = later  # type: ignore[index]
-            if later.parent_run_id is not None:
-                children.setdefault(later.parent_run_id, set()).add(later.job_id)
+            parent = later.parent_run_id
+            if parent is not None:
+                under = children.get(parent)
+                if under is None:
+                    children[parent] = {later.job_id}
+                else:
+                    under.add(later.job_id)
             continue
         had_parent = run.parent_run_id is not None
         run.absorb(later)

@@ -175,8 +175,28 @@ def test_a_worker_part_exported_in_many_records_equals_the_sequential_load(
 
 
 class _WorkerThatDies(EventLogSource):
-    def _fold_part(self, start: int, stop: int, sender: Any, spool: BinaryIO) -> None:
+    def _fold_part(self, pieces: list[tuple[int, int]], sender: Any, spools: list[BinaryIO]) -> None:
         sender.close()  # exits without sending its part
+
+
+class _WorkerThatDiesAfterOnePiece(EventLogSource):
+    def _fold_part(self, pieces: list[tuple[int, int]], sender: Any, spools: list[BinaryIO]) -> None:
+        assert len(pieces) == 2
+        super()._fold_part(pieces[:1], sender, spools[:1])  # sends the first piece, then exits
+
+
+@pytest.mark.single_threaded
+def test_the_rest_of_a_part_whose_worker_fails_midway_is_read_by_the_parent(tmp_path: Path) -> None:
+    log = _generated_log(tmp_path / "events.jsonl")
+    sequential = EventLogSource(log, workers=1)
+    parallel = _WorkerThatDiesAfterOnePiece(log, workers=2, parallel_min_bytes=0)
+    assert parallel.worker_parts == 0
+    assert _fingerprint(parallel.graph) == _fingerprint(sequential.graph)
+    assert (parallel.events, parallel.problems, parallel.offset) == (
+        sequential.events,
+        sequential.problems,
+        sequential.offset,
+    )
 
 
 @pytest.mark.single_threaded
