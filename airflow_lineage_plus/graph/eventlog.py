@@ -41,10 +41,18 @@ CHUNK_BYTES = logfile.CHUNK_BYTES
 #: process (the API server) must be able to collect what later refreshes leave behind.
 BULK_READ_BYTES = 64 * 1024 * 1024
 PARALLEL_MIN_BYTES = 64 * 1024 * 1024  # below this a second process costs more than it saves
-# A worker folds its part in two pieces and exports each (~12 % of folding it); this process merges the
-# first while the worker folds the second, so only the merge of the second (``LAST_PIECE`` of the part)
-# waits for both. Measured at 10M events: both then finish at about the same time.
-WORKER_SHARE = 0.95
+# A worker also exports its part (~10 % of folding it) for this process to merge. A part of
+# ``TWO_PIECES_BYTES`` or more is folded and exported in two pieces: this process merges the first while
+# the worker folds the second, so only the merge of the second (``LAST_PIECE`` of the part) waits for
+# both. A smaller part is one piece: each export repeats the part's jobs and datasets (~1 s at 100,000
+# nodes), which costs more than it saves below a few GiB (measured: 1M events, 2.6 GiB, 16.2 s in two
+# pieces against 13.5 s in one; 10M events, 26 GiB, two pieces merge 4 s after the worker ends instead
+# of 13 s). With these shares (the size of a worker's part against this process's) both processes finish
+# at about the same time (measured: 1M events, worker 11.1 s and this process 11.2 s; 10M events, from the
+# rates of a run with 0.95, which left this process the last by 9 s).
+WORKER_SHARE = 0.85
+WORKER_SHARE_IN_PIECES = 1.04
+TWO_PIECES_BYTES = 4 * 1024**3
 LAST_PIECE = 0.3
 # By default a worker is forked only when two CPUs are idle (give or take half a CPU). Measured on a shared
 # 2-CPU machine with one CPU idle at the start: the two processes together got about one CPU (probably
@@ -82,6 +90,7 @@ class EventLogSource(LineageSource):
         self.events = 0
         self.offset = 0
         self.worker_parts = 0  # parts of the log folded by worker processes since the last (re)load
+        self.worker_pieces = 0  # and the pieces they came back in
         self._identity: tuple[int, int, bytes] | None = None
         self._lock = threading.RLock()
         if not self.path.is_file() and not (missing_ok and not self.path.exists()):
@@ -95,6 +104,7 @@ class EventLogSource(LineageSource):
         self.events = 0
         self.offset = 0
         self.worker_parts = 0
+        self.worker_pieces = 0
         self._identity = None
 
     def guard(self) -> contextlib.AbstractContextManager[Any]:
@@ -154,19 +164,26 @@ class EventLogSource(LineageSource):
 
     def _split_points(self, start: int, stop: int) -> list[int]:
         """Offsets just after a newline that cut [start, stop) into ``workers`` parts: the first (read
-        here) weighs 1, the others (read by workers) ``WORKER_SHARE`` each."""
+        here) weighs 1, the others (read by workers) ``WORKER_SHARE`` each (``WORKER_SHARE_IN_PIECES`` when
+        they are big enough to be folded in two pieces)."""
         points = [start]
-        total = 1 + WORKER_SHARE * (self.workers - 1)
+        share = WORKER_SHARE
+        if (stop - start) * share / (1 + share * (self.workers - 1)) >= TWO_PIECES_BYTES:
+            share = WORKER_SHARE_IN_PIECES
+        total = 1 + share * (self.workers - 1)
         with open(self.path, "rb") as handle:
             for part in range(1, self.workers):
-                cut = start + int((stop - start) * (1 + WORKER_SHARE * (part - 1)) / total)
+                cut = start + int((stop - start) * (1 + share * (part - 1)) / total)
                 newline = _find_newline(handle, cut, stop)
                 if newline >= 0 and newline + 1 > points[-1] and newline + 1 < stop:
                     points.append(newline + 1)
         return [*points, stop]
 
     def _pieces(self, begin: int, end: int) -> list[tuple[int, int]]:
-        """A worker's part [begin, end) as the pieces it folds one after the other (two, cut at a line)."""
+        """A worker's part [begin, end) as the pieces it folds one after the other (two for a big part, cut
+        at a line)."""
+        if end - begin < TWO_PIECES_BYTES:
+            return [(begin, end)]
         with open(self.path, "rb") as handle:
             newline = _find_newline(handle, end - int((end - begin) * LAST_PIECE), end)
         if newline < 0 or not begin < newline + 1 < end:
@@ -237,6 +254,7 @@ class EventLogSource(LineageSource):
                 self.problems[kind] = self.problems.get(kind, 0) + number
             self.events += events
             self.offset = offset
+            self.worker_pieces += 1
             count += events
         else:
             self.worker_parts += 1

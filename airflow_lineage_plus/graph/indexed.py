@@ -22,6 +22,7 @@ are in the index), and from then on it is an ordinary job of the graph.
 
 from __future__ import annotations
 
+import itertools
 import marshal
 import operator
 from array import array
@@ -515,19 +516,18 @@ def save(path: Path, graph: LineageGraph, header: dict[str, Any]) -> None:
     table.add_all(
         array("Q", map(run_hash, runs)), array("I", (position[run.job_id] for run in runs.values()))
     )
-    parents: dict[str, int] = {}  # a DAG run is the parent of many runs: hashed once
-    children.add_all(
-        array(
-            "Q",
-            (
-                parents.get(p) or parents.setdefault(p, run_hash(p))
-                for p in (run.parent_run_id for run in runs.values())
-                if p is not None
-            ),
-        ),
-        array("I", (position[run.job_id] for run in runs.values() if run.parent_run_id is not None)),
-    )
-    del parents
+    if indexed is None:  # a whole fold: its children map holds each (parent run, job) once
+        under = graph.children
+        children.add_all(
+            array("Q", (h for p, jobs in under.items() for h in itertools.repeat(run_hash(p), len(jobs)))),
+            array("I", (position[job_id] for jobs in under.values() for job_id in jobs)),
+            distinct=True,
+        )
+    else:  # the appended runs
+        children.add_all(
+            array("Q", (run_hash(r.parent_run_id) for r in runs.values() if r.parent_run_id is not None)),
+            array("I", (position[r.job_id] for r in runs.values() if r.parent_run_id is not None)),
+        )
 
     dags = Visibility(graph, lambda _: True)  # which DAGs each job's runs belong to
 
