@@ -41,19 +41,13 @@ CHUNK_BYTES = logfile.CHUNK_BYTES
 #: process (the API server) must be able to collect what later refreshes leave behind.
 BULK_READ_BYTES = 64 * 1024 * 1024
 PARALLEL_MIN_BYTES = 64 * 1024 * 1024  # below this a second process costs more than it saves
-# A worker also exports its part (~10 % of folding it) for this process to merge. A part of
-# ``TWO_PIECES_BYTES`` or more is folded and exported in two pieces: this process merges the first while
-# the worker folds the second, so only the merge of the second (``LAST_PIECE`` of the part) waits for
-# both. A smaller part is one piece: each export repeats the part's jobs and datasets (~1 s at 100,000
-# nodes), which costs more than it saves below a few GiB (measured: 1M events, 2.6 GiB, 16.2 s in two
-# pieces against 13.5 s in one; 10M events, 26 GiB, two pieces merge 4 s after the worker ends instead
-# of 13 s). With these shares (the size of a worker's part against this process's) both processes finish
-# at about the same time (measured: 1M events, worker 11.1 s and this process 11.2 s; 10M events, from the
-# rates of a run with 0.95, which left this process the last by 9 s).
-WORKER_SHARE = 0.85
-WORKER_SHARE_IN_PIECES = 1.04
-TWO_PIECES_BYTES = 4 * 1024**3
-LAST_PIECE = 0.3
+# A worker also exports its part (~10 % of folding it) before this process merges it, so it gets a
+# smaller part than this process: both then finish at about the same time (measured at 10M events, 26 GiB:
+# the worker folded and exported in 104.6 s, this process folded in 103.8 s). Folding a worker's part in
+# two pieces, the first merged here while the worker folds the second, was tried: no faster within the
+# machine's noise (137 s against 139 s) and a higher peak (3.9-4.1 GiB against 3.7: the worker's second
+# graph is alive during the first merge).
+WORKER_SHARE = 0.9
 # By default a worker is forked only when two CPUs are idle (give or take half a CPU). Measured on a shared
 # 2-CPU machine with one CPU idle at the start: the two processes together got about one CPU (probably
 # the scheduler's fair share between sessions), and the merge's extra CPU made the load slower (21.7 s;
@@ -90,7 +84,6 @@ class EventLogSource(LineageSource):
         self.events = 0
         self.offset = 0
         self.worker_parts = 0  # parts of the log folded by worker processes since the last (re)load
-        self.worker_pieces = 0  # and the pieces they came back in
         self._identity: tuple[int, int, bytes] | None = None
         self._lock = threading.RLock()
         if not self.path.is_file() and not (missing_ok and not self.path.exists()):
@@ -104,7 +97,6 @@ class EventLogSource(LineageSource):
         self.events = 0
         self.offset = 0
         self.worker_parts = 0
-        self.worker_pieces = 0
         self._identity = None
 
     def guard(self) -> contextlib.AbstractContextManager[Any]:
@@ -164,117 +156,88 @@ class EventLogSource(LineageSource):
 
     def _split_points(self, start: int, stop: int) -> list[int]:
         """Offsets just after a newline that cut [start, stop) into ``workers`` parts: the first (read
-        here) weighs 1, the others (read by workers) ``WORKER_SHARE`` each (``WORKER_SHARE_IN_PIECES`` when
-        they are big enough to be folded in two pieces)."""
+        here) weighs 1, the others (read by workers) ``WORKER_SHARE`` each."""
         points = [start]
-        share = WORKER_SHARE
-        if (stop - start) * share / (1 + share * (self.workers - 1)) >= TWO_PIECES_BYTES:
-            share = WORKER_SHARE_IN_PIECES
-        total = 1 + share * (self.workers - 1)
+        total = 1 + WORKER_SHARE * (self.workers - 1)
         with open(self.path, "rb") as handle:
             for part in range(1, self.workers):
-                cut = start + int((stop - start) * (1 + share * (part - 1)) / total)
+                cut = start + int((stop - start) * (1 + WORKER_SHARE * (part - 1)) / total)
                 newline = _find_newline(handle, cut, stop)
                 if newline >= 0 and newline + 1 > points[-1] and newline + 1 < stop:
                     points.append(newline + 1)
         return [*points, stop]
 
-    def _pieces(self, begin: int, end: int) -> list[tuple[int, int]]:
-        """A worker's part [begin, end) as the pieces it folds one after the other (two for a big part, cut
-        at a line)."""
-        if end - begin < TWO_PIECES_BYTES:
-            return [(begin, end)]
-        with open(self.path, "rb") as handle:
-            newline = _find_newline(handle, end - int((end - begin) * LAST_PIECE), end)
-        if newline < 0 or not begin < newline + 1 < end:
-            return [(begin, end)]
-        return [(begin, newline + 1), (newline + 1, end)]
-
     def _read_parallel(self, start: int) -> int:
         """Fold the parts of the file in worker processes (the last parts) and here (the first part),
         then merge them in log order. The graph is order-independent, so this gives the graph one
-        sequential fold gives; a worker that fails has the rest of its part read here instead."""
+        sequential fold gives; a worker that fails has its part read here instead."""
         try:
             stop = os.stat(self.path).st_size
         except OSError as exc:
             raise SourceUnavailable(f"cannot read event log {self.path}: {exc}") from exc
         points = self._split_points(start, stop)
         context = multiprocessing.get_context("fork")
-        workers: list[tuple[Any, Any, list[tuple[int, int]], list[Any]]] = []
+        workers: list[tuple[Any, Any, Any, int, int]] = []
         for begin, end in itertools.pairwise(points[1:]):
-            pieces = self._pieces(begin, end)
             receiver, sender = context.Pipe(duplex=False)
-            # each piece comes back through a file (no name, gone when closed): the worker writes it and
-            # goes on, this process merges it when its turn comes; the worker's memory is given back
-            # when it exits, while this process may still be folding its own part
-            spools = [tempfile.TemporaryFile(prefix="lineage-plus-part-") for _ in pieces]  # noqa: SIM115
-            process: Any = context.Process(target=self._fold_part, args=(pieces, sender, spools), daemon=True)
+            # the worker's graph comes back through a file (no name, gone when closed): the worker writes
+            # it and exits, giving its memory back while this process still folds its own part
+            spool = tempfile.TemporaryFile(prefix="lineage-plus-part-")  # noqa: SIM115 (closed below)
+            process: Any = context.Process(
+                target=self._fold_part, args=(begin, end, sender, spool), daemon=True
+            )
             try:
                 process.start()
             except OSError:
                 process = None
             sender.close()
-            workers.append((process, receiver, pieces, spools))
+            workers.append((process, receiver, spool, begin, end))
         try:
             count = self._read_events(start, points[1])
-            for process, receiver, pieces, spools in workers:
-                count += self._merge_worker(process, receiver, pieces, spools)
-        finally:  # after an error here, stop workers still folding (each is waiting to send at worst)
-            for process, receiver, _, spools in workers:
+            for process, receiver, spool, begin, end in workers:
+                part = None
+                if process is not None:
+                    try:
+                        part = receiver.recv()
+                    except (EOFError, OSError):
+                        part = None
+                    process.join()
                 receiver.close()
-                for spool in spools:
+                where = (self.path, begin, end)
+                if part is None or self.offset != begin:
                     spool.close()
+                    log.warning("event log %s: bytes %d-%d not folded by a worker; reading them here", *where)
+                    count += self._read_events(self.offset, end)
+                    continue
+                problems, events, offset = part
+                with spool:
+                    spool.seek(0)  # the worker wrote through the same open file, moving its offset
+                    self.graph.absorb_from(spool)
+                for kind, number in problems.items():
+                    self.problems[kind] = self.problems.get(kind, 0) + number
+                self.events += events
+                self.offset = offset
+                self.worker_parts += 1
+                count += events
+        finally:  # after an error here, stop workers still folding (each is waiting to send at worst)
+            for process, receiver, spool, _, _ in workers:
+                receiver.close()
+                spool.close()
                 if process is not None and process.is_alive():
                     process.terminate()
                     process.join()
         return count
 
-    def _merge_worker(
-        self, process: Any, receiver: Any, pieces: list[tuple[int, int]], spools: list[Any]
-    ) -> int:
-        """Merge a worker's pieces in log order as each is ready; fold here what it did not send."""
-        count = 0
-        for (begin, _), spool in zip(pieces, spools, strict=True):
-            part = None
-            if process is not None:
-                try:
-                    part = receiver.recv()
-                except (EOFError, OSError):
-                    part = None
-            if part is None or self.offset != begin:
-                where = (self.path, begin, pieces[-1][1])
-                log.warning("event log %s: bytes %d-%d not folded by a worker; reading them here", *where)
-                count += self._read_events(self.offset, pieces[-1][1])
-                break
-            problems, events, offset = part
-            with spool:
-                spool.seek(0)  # the worker wrote through the same open file, moving its offset
-                self.graph.absorb_from(spool)
-            for kind, number in problems.items():
-                self.problems[kind] = self.problems.get(kind, 0) + number
-            self.events += events
-            self.offset = offset
-            self.worker_pieces += 1
-            count += events
-        else:
-            self.worker_parts += 1
-        if process is not None:
-            process.join()
-        receiver.close()
-        return count
-
-    def _fold_part(self, pieces: list[tuple[int, int]], sender: Any, spools: list[BinaryIO]) -> None:
-        """In a worker process: fold each piece into a new graph, export it to its spool and say so."""
+    def _fold_part(self, start: int, stop: int, sender: Any, spool: BinaryIO) -> None:
+        """In a worker process: fold [start, stop) into a new graph, export it to ``spool`` and say so."""
         try:
-            for (start, stop), spool in zip(pieces, spools, strict=True):
-                self.graph, self.problems, self.events = LineageGraph(), {}, 0
-                self._read_events(start, stop)
-                spool.seek(0)
-                self.graph.export_to(spool)
-                spool.flush()
-                self.graph = LineageGraph()  # the piece's graph is gone before the next piece
-                sender.send((self.problems, self.events, self.offset))
-        except Exception:  # no more pieces sent: the parent folds the rest of the part itself
+            self.graph, self.problems, self.events = LineageGraph(), {}, 0
+            self._read_events(start, stop)
+            spool.seek(0)
+            self.graph.export_to(spool)
+            spool.flush()
+            sender.send((self.problems, self.events, self.offset))
+        except Exception:  # no part sent: the parent folds [start, stop) itself
             pass
         finally:
             sender.close()

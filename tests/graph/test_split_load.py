@@ -16,7 +16,7 @@ from graph_builders import dataset_node, job_node, run_id, tie_events, varied_ev
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from airflow_lineage_plus.graph import LineageQueries, SourceUnavailable, eventlog, state
+from airflow_lineage_plus.graph import LineageQueries, SourceUnavailable, state
 from airflow_lineage_plus.graph import wire as w
 from airflow_lineage_plus.graph.eventlog import EventLogSource, idle_cpus
 from airflow_lineage_plus.graph.model import _RUN_STATE, LineageGraph
@@ -141,18 +141,12 @@ def _generated_log(path: Path) -> Path:
 
 
 @pytest.mark.single_threaded
-@pytest.mark.parametrize("pieces", [1, 2])
-def test_a_log_folded_by_worker_processes_equals_the_sequential_load(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, pieces: int
-) -> None:
+def test_a_log_folded_by_worker_processes_equals_the_sequential_load(tmp_path: Path) -> None:
     log = _generated_log(tmp_path / "events.jsonl")
     sequential = EventLogSource(log, workers=1)
-    if pieces == 2:  # as a part of several GiB is
-        monkeypatch.setattr(eventlog, "TWO_PIECES_BYTES", 0)
     for workers in (2, 3):
         parallel = EventLogSource(log, workers=workers, parallel_min_bytes=0)
         assert parallel.worker_parts == workers - 1
-        assert parallel.worker_pieces == pieces * (workers - 1)
         assert _fingerprint(parallel.graph) == _fingerprint(sequential.graph)
         assert (parallel.events, parallel.problems, parallel.offset) == (
             sequential.events,
@@ -181,31 +175,8 @@ def test_a_worker_part_exported_in_many_records_equals_the_sequential_load(
 
 
 class _WorkerThatDies(EventLogSource):
-    def _fold_part(self, pieces: list[tuple[int, int]], sender: Any, spools: list[BinaryIO]) -> None:
+    def _fold_part(self, start: int, stop: int, sender: Any, spool: BinaryIO) -> None:
         sender.close()  # exits without sending its part
-
-
-class _WorkerThatDiesAfterOnePiece(EventLogSource):
-    def _fold_part(self, pieces: list[tuple[int, int]], sender: Any, spools: list[BinaryIO]) -> None:
-        assert len(pieces) == 2
-        super()._fold_part(pieces[:1], sender, spools[:1])  # sends the first piece, then exits
-
-
-@pytest.mark.single_threaded
-def test_the_rest_of_a_part_whose_worker_fails_midway_is_read_by_the_parent(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setattr(eventlog, "TWO_PIECES_BYTES", 0)  # as a part of several GiB is
-    log = _generated_log(tmp_path / "events.jsonl")
-    sequential = EventLogSource(log, workers=1)
-    parallel = _WorkerThatDiesAfterOnePiece(log, workers=2, parallel_min_bytes=0)
-    assert parallel.worker_parts == 0
-    assert _fingerprint(parallel.graph) == _fingerprint(sequential.graph)
-    assert (parallel.events, parallel.problems, parallel.offset) == (
-        sequential.events,
-        sequential.problems,
-        sequential.offset,
-    )
 
 
 @pytest.mark.single_threaded
