@@ -219,7 +219,7 @@ class EventLogSource(LineageSource):
                 self.offset = offset
                 self.worker_parts += 1
                 count += events
-        finally:  # after an error here, stop workers still folding (each is waiting to send at worst)
+        finally:  # after an error here, stop workers still folding
             for process, receiver, spool, _, _ in workers:
                 receiver.close()
                 spool.close()

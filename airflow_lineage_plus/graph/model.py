@@ -92,7 +92,7 @@ class LineageGraph:
         self.version = 0
         self.salvaged = 0  # inputs/outputs lists that had to be trimmed
         # equal schema / column-lineage tuples shared by every dataset that has them (less memory, and
-        # export_state writes each once)
+        # export_to writes each once)
         self.shared: dict[Any, Any] = {}
         self.shared_schemas: dict[FullFields, tuple[Fields, FullFields]] = {}
 
@@ -580,21 +580,13 @@ class LineageGraph:
         return self.column_readers.get((dataset_id, column), set())
 
     # -- folding a log in parts (:mod:`.state`) -------------------------------------------------
-    def export_state(self) -> bytes:
-        """Everything the graph knows, as compact bytes for :meth:`absorb` in another process
-        (:func:`.state.export_state`)."""
-        return state.export_state(self)
-
     def export_to(self, out: BinaryIO) -> None:
-        """:meth:`export_state`, written to a binary file (:func:`.state.export_to`)."""
+        """Write everything the graph knows to a binary file, for :meth:`absorb_from` in another process
+        (:func:`.state.export_to`)."""
         state.export_to(self, out)
 
     def absorb_from(self, source: BinaryIO) -> None:
-        """:meth:`absorb`, read from a binary file written by :meth:`export_to`."""
+        """Merge in what :meth:`export_to` wrote of a graph folded from the events that follow this
+        graph's in the log; the result is the graph one fold over both parts in log order gives
+        (:func:`.state.absorb_from`)."""
         state.absorb_from(self, source)
-
-    def absorb(self, exported: bytes) -> None:
-        """Merge in the :meth:`export_state` of a graph folded from the events that follow this graph's
-        in the log; the result is the graph one fold over both parts in log order gives
-        (:func:`.state.absorb`)."""
-        state.absorb(self, exported)

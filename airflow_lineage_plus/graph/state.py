@@ -1,5 +1,6 @@
-"""Folding a log in parts: a graph exported as compact bytes by the process that folded one part, and
-absorbed by the process that folded the part before it (see :meth:`.EventLogSource._read_parallel`).
+"""Folding a log in parts: a graph exported to a file as compact records by the process that folded one
+part, and absorbed by the process that folded the part before it (see
+:meth:`.EventLogSource._read_parallel`).
 
 The result is exact: every fact is "latest by event time, ties broken by content" (or, for event
 references, by log order), and both parts are folded with the same rules.
@@ -7,7 +8,6 @@ references, by log order), and both parts are folded with the same rules.
 
 from __future__ import annotations
 
-import io
 import itertools
 import marshal
 import operator
@@ -75,20 +75,8 @@ def _load(source: BinaryIO) -> Any:
     return marshal.loads(data)
 
 
-def export_state(graph: LineageGraph) -> bytes:
-    """:func:`export_to` as bytes."""
-    out = io.BytesIO()
-    export_to(graph, out)
-    return out.getvalue()
-
-
 def _job_states(graph: LineageGraph) -> list[tuple[object, ...]]:
     return list(map(operator.attrgetter(*_JOB_STATE), graph.jobs.values()))
-
-
-def absorb(graph: LineageGraph, exported: bytes) -> None:
-    """:func:`absorb_from` the bytes of :func:`export_state`."""
-    absorb_from(graph, io.BytesIO(exported))
 
 
 def absorb_from(graph: LineageGraph, source: BinaryIO) -> None:

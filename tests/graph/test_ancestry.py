@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from graph_builders import at, job_node, permissions_world, run_id, write_log
+from graph_builders import at, job_node, merge_into, permissions_world, run_id, write_log
 
 from airflow_lineage_plus.graph import LineageQueries, open_source
 from airflow_lineage_plus.graph import wire as w
@@ -97,7 +97,7 @@ def test_a_log_folded_in_parts_knows_the_jobs_each_run_ran() -> None:
             graph.apply(decoded, micros, index)
         parts.append(graph)
     merged = parts[0]
-    merged.absorb(parts[1].export_state())
+    merge_into(merged, parts[1])
     assert descendant_jobs(merged, job_node("beta.score")) == BETA_RAN
     assert descendant_jobs(merged, job_node("alpha.publish")) == ALPHA_RAN
 

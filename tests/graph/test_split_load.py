@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 import pytest
-from graph_builders import dataset_node, job_node, run_id, tie_events, varied_events
+from graph_builders import dataset_node, job_node, merge_into, run_id, tie_events, varied_events
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -129,7 +129,7 @@ def test_folding_parts_and_merging_them_equals_one_fold(
     parts = [_fold(lines, range(begin, end)) for begin, end in itertools.pairwise(points)]
     merged = parts[0]
     for part in parts[1:]:
-        merged.absorb(part.export_state())
+        merge_into(merged, part)
     assert _fingerprint(merged) == _fingerprint(_fold(lines, range(len(lines))))
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 import uuid
 from collections.abc import Iterable
@@ -475,3 +476,12 @@ def permissions_world() -> list[dict[str, Any]]:
     events += _child("stray_child", "stray", "ghost.task", "ghost-run", 1.6, outputs=[ds("stray_out")])
     events.append({"eventTime": at(9), "dataset": ds("lonely_ds"), "producer": PRODUCER})  # no job at all
     return events
+
+
+def merge_into(graph: Any, later: Any) -> None:
+    """Merge ``later`` (a graph folded from the events after ``graph``'s) into ``graph``, through the bytes
+    a worker process writes (``LineageGraph.export_to``)."""
+    buffer = io.BytesIO()
+    later.export_to(buffer)
+    buffer.seek(0)
+    graph.absorb_from(buffer)
