@@ -451,9 +451,7 @@ def _job_summary(graph: LineageGraph, job: JobRecord) -> tuple[Any, ...]:
         return (None, None, None, None)
     keys = [run.sort_key() for run in runs]
     latest_at = max(range(len(runs)), key=keys.__getitem__)  # the first of equals, as latest_run
-    completed = max(
-        (key for run, key in zip(runs, keys, strict=True) if run.state == "COMPLETED"), default=None
-    )
+    completed = retirement.latest_completed_key(runs, keys)
     values = list(operator.attrgetter(*_RUN_STATE)(runs[latest_at]))
     values[_RUN_STATE.index("refs")] = []
     current = retirement.current_edges_by_key(runs, keys, completed)

@@ -500,7 +500,8 @@ class LineageGraph:
 
     def completed_key(self, job: JobRecord) -> tuple[int, str] | None:
         """Sort key of the job's latest completed run (None without one)."""
-        return max((run.sort_key() for run in self.all_runs(job) if run.state == "COMPLETED"), default=None)
+        runs = list(self.all_runs(job))
+        return retirement.latest_completed_key(runs, (run.sort_key() for run in runs))
 
     def has_node(self, node_id: str) -> bool:
         return node_id in self.jobs or node_id in self.datasets

@@ -63,15 +63,20 @@ def home_slot(value: int, slots: int) -> int:
 
 class RunTable:
     """Run hash -> position of its job, as open addressing (linear probing from :func:`home_slot`) over two
-    arrays of a power-of-two length (no per-run objects: 5 million runs take 120 MB). A lookup returns
+    arrays of a power-of-two length (no per-run objects: 5 million runs take 100 MB). A lookup returns
     every job whose run has that hash."""
 
     def __init__(self, hashes: array, jobs: array, count: int) -> None:
         self.hashes, self.jobs, self.count = hashes, jobs, count
 
+    @staticmethod
+    def slots_for(expected: int) -> int:
+        """The table's length for ``expected`` entries: a power of two, at most 70 % full, as add keeps it."""
+        return 1 << max(4, (10 * expected // 7).bit_length())
+
     @classmethod
     def empty(cls, expected: int) -> RunTable:
-        size = 1 << max(4, (10 * expected // 7).bit_length())  # at most 70 % full, as add keeps it
+        size = cls.slots_for(expected)
         return cls(array("Q", bytes(8 * size)), array("I", bytes(4 * size)), 0)
 
     def add(self, value: int, job: int) -> None:
@@ -96,7 +101,7 @@ class RunTable:
             return
         import numpy as np  # only for building: readers probe the file
 
-        size = len(RunTable.empty(len(hashes)).hashes)
+        size = self.slots_for(len(hashes))
         values, jobs_of = np.frombuffer(hashes, dtype="=u8"), np.frombuffer(jobs, dtype="=u4")
         order = np.argsort(values, kind="stable")
         values, jobs_of = values[order], jobs_of[order]

@@ -27,7 +27,7 @@ def _pairs(count: int, seed: int) -> list[tuple[int, int]]:
     pairs += pairs[: count // 5]  # the same pair again (a run folded in two parts)
     pairs += [(value, 51 + i) for i, (value, _) in enumerate(pairs[:2])]  # a hash shared by two jobs
     pairs += [(77, 60), (77, 61), (77, 60)]  # ... and given twice for one, with the other in between
-    size = len(RunTable.empty(len(pairs)).hashes)
+    size = RunTable.slots_for(len(pairs))
     # hashes whose home is the last slot: they run past the end and wrap to the start
     pairs += [(((size - 1) << (65 - size.bit_length())) + k, 9) for k in range(1, 6)]
     return pairs
