@@ -41,13 +41,13 @@ CHUNK_BYTES = logfile.CHUNK_BYTES
 #: process (the API server) must be able to collect what later refreshes leave behind.
 BULK_READ_BYTES = 64 * 1024 * 1024
 PARALLEL_MIN_BYTES = 64 * 1024 * 1024  # below this a second process costs more than it saves
-# A worker also exports its part (~10 % of folding it) before this process merges it, so it gets a
+# A worker also exports its part (~6 % of folding it) before this process merges it, so it gets a
 # smaller part than this process: both then finish at about the same time (measured at 10M events, 26 GiB:
-# the worker folded and exported in 104.6 s, this process folded in 103.8 s). Folding a worker's part in
+# the worker folded and exported in 85.5 s, this process folded in 86.1 s). Folding a worker's part in
 # two pieces, the first merged here while the worker folds the second, was tried: no faster within the
 # machine's noise (137 s against 139 s) and a higher peak (3.9-4.1 GiB against 3.7: the worker's second
 # graph is alive during the first merge).
-WORKER_SHARE = 0.9
+WORKER_SHARE = 0.94
 # By default a worker is forked only when two CPUs are idle (give or take half a CPU). Measured on a shared
 # 2-CPU machine with one CPU idle at the start: the two processes together got about one CPU (probably
 # the scheduler's fair share between sessions), and the merge's extra CPU made the load slower (21.7 s;

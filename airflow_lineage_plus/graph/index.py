@@ -104,6 +104,12 @@ def _header(log_path: Path, offset: int, events: int, problems: dict[str, int]) 
 def build_index(log_path: Path, index_path: Path | None = None, *, workers: int | None = None) -> Path:
     """Fold the whole log and write its index (unless another process just did)."""
     index_path = index_path or index_path_for(log_path)
+    _build(log_path, index_path, workers)
+    return index_path
+
+
+def _build(log_path: Path, index_path: Path, workers: int | None) -> EventLogSource | None:
+    """:func:`build_index`, giving back the source it folded (None when the index was valid already)."""
     if workers is None:
         big = log_path.stat().st_size >= PARALLEL_BUILD_BYTES
         workers = min(2, os.cpu_count() or 1) if big else 1
@@ -111,11 +117,11 @@ def build_index(log_path: Path, index_path: Path | None = None, *, workers: int 
         valid = open_valid(index_path, log_path)
         if valid is not None:
             valid.close()
-            return index_path
+            return None
         with _gc_paused(True):  # a build is millions of small objects (see eventlog.BULK_READ_BYTES)
             source = EventLogSource(log_path, workers=workers)
             save(index_path, source.graph, _header(log_path, source.offset, source.events, source.problems))
-    return index_path
+    return source
 
 
 def start_building(
@@ -295,19 +301,27 @@ def open_event_log(
     return IndexedEventLog(path, index_path=index_path, build=build, **options)
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None, *, exit_when_built: bool = False) -> int:
+    """Build the index of a log. ``exit_when_built``: end the process as soon as the index is written (and
+    the lock released), without freeing the folded graph object by object, which a process that ends
+    anyway need not do: measured at 10M events, that took ~12 s of a 2-minute build."""
     parser = argparse.ArgumentParser(prog="python -m airflow_lineage_plus.graph.index", description=__doc__)
     parser.add_argument("log", type=Path)
     parser.add_argument("--index", type=Path, default=None)
     parser.add_argument("--workers", type=int, default=None)
     args = parser.parse_args(argv)
     try:
-        build_index(args.log, args.index, workers=args.workers)
+        folded = _build(args.log, args.index or index_path_for(args.log), args.workers)
     except (SourceUnavailable, OSError) as exc:
         print(f"cannot index {args.log}: {exc}", file=sys.stderr)
         return 1
+    if exit_when_built and folded is not None:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        logging.shutdown()
+        os._exit(0)
     return 0
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    raise SystemExit(main(exit_when_built=True))

@@ -449,8 +449,8 @@ def _job_summary(graph: LineageGraph, job: JobRecord) -> tuple[Any, ...]:
     runs = list(graph.all_runs(job))  # a whole fold: one pass over the job's runs (a year: thousands)
     if not runs:
         return (None, None, None, None)
-    keys = [run.sort_key() for run in runs]
-    latest_at = max(range(len(runs)), key=keys.__getitem__)  # the first of equals, as latest_run
+    keys = list(map(RunRecord.sort_key, runs))
+    latest_at = keys.index(max(keys))  # the first of equals, as latest_run
     completed = retirement.latest_completed_key(runs, keys)
     values = list(operator.attrgetter(*_RUN_STATE)(runs[latest_at]))
     values[_RUN_STATE.index("refs")] = []
@@ -511,16 +511,16 @@ def save(path: Path, graph: LineageGraph, header: dict[str, Any]) -> None:
     position = {node_id: at for at, node_id in enumerate(node_ids)}
     # arrays filled from generators: a list of millions of ints first would cost ~40 bytes each
     runs = graph.runs
+    job_ids = operator.attrgetter("job_id")
     table.add_all(
-        array("Q", map(run_hash, runs)), array("I", (position[run.job_id] for run in runs.values()))
+        array("Q", map(run_hash, runs)), array("I", map(position.__getitem__, map(job_ids, runs.values())))
     )
     if indexed is None:  # a whole fold: its children map holds each (parent run, job) once
-        under = graph.children
-        children.add_all(
-            array("Q", (h for p, jobs in under.items() for h in itertools.repeat(run_hash(p), len(jobs)))),
-            array("I", (position[job_id] for jobs in under.values() for job_id in jobs)),
-            distinct=True,
-        )
+        parents, jobs_under = array("Q"), array("I")
+        for parent, jobs in graph.children.items():
+            parents.extend(itertools.repeat(run_hash(parent), len(jobs)))
+            jobs_under.extend(map(position.__getitem__, jobs))
+        children.add_all(parents, jobs_under, distinct=True)
     else:  # the appended runs
         children.add_all(
             array("Q", (run_hash(r.parent_run_id) for r in runs.values() if r.parent_run_id is not None)),

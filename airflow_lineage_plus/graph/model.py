@@ -8,19 +8,18 @@ stream folds to the same graph as the ordered one. The records it holds are in :
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from typing import Any, BinaryIO
+from typing import BinaryIO
 
 import msgspec
 
 from airflow_lineage_plus import node_ids as ids
 from airflow_lineage_plus.graph import declared, retirement, state
 from airflow_lineage_plus.graph import wire as w
+from airflow_lineage_plus.graph.facets import FacetReader
 from airflow_lineage_plus.graph.records import (
     ColumnInput,
-    DatasetFacts,
     DatasetRecord,
     Fields,
     FullFields,
@@ -63,6 +62,16 @@ class _DagRunSkips:
     dag_job: str = ""  # the job whose run the DAG run is
 
 
+def _same_datasets(items: list[w.Dataset], records: tuple[DatasetRecord, ...]) -> bool:
+    """Whether ``items`` name ``records``, in that order."""
+    if len(items) != len(records):
+        return False
+    for item, record in zip(items, records, strict=True):
+        if item.name != record.name or item.namespace != record.namespace:
+            return False
+    return True
+
+
 class LineageGraph:
     """Directed graph: input dataset -> job -> output dataset, plus per-node history."""
 
@@ -91,10 +100,7 @@ class LineageGraph:
         self.last_time: int | None = None
         self.version = 0
         self.salvaged = 0  # inputs/outputs lists that had to be trimmed
-        # equal schema / column-lineage tuples shared by every dataset that has them (less memory, and
-        # export_to writes each once)
-        self.shared: dict[Any, Any] = {}
-        self.shared_schemas: dict[FullFields, tuple[Fields, FullFields]] = {}
+        self.facet_reader = FacetReader()  # datasets' facets, what they decode to shared between datasets
 
     # -- building -------------------------------------------------------------------------------
     def job(self, namespace: str, name: str) -> JobRecord:
@@ -290,13 +296,22 @@ class LineageGraph:
         items, salvaged = w.decode_datasets(raw)  # type: ignore[arg-type]
         if salvaged:
             self.salvaged += 1
+        written = output and terminal
+        known = job.decoded[output]
+        if known is not None and _same_datasets(items, known[0]):  # linked and entered already
+            for item, record in zip(items, known[0], strict=True):
+                self._dataset_seen(record, item.facets, micros, ref, written)
+            self._seen_list(job, run, known[1], micros)
+            return
         job_id = job.id
         linked = job.targets if output else job.sources
         bare = True
         edges = []
+        records = []
         for item in items:
             bare = bare and not len(item.facets)
-            record = self._apply_dataset(item, micros, ref, output and terminal)
+            record = self._apply_dataset(item, micros, ref, written)
+            records.append(record)
             edge = (job_id, record.id) if output else (record.id, job_id)
             edges.append(edge)
             if record.id not in linked:
@@ -304,6 +319,7 @@ class LineageGraph:
                 self.add_edge(*edge)
         entry = [job.shared_io(frozenset(edges)), micros]
         self._seen_list(job, run, entry, micros, new=True)
+        job.decoded[output] = (tuple(records), entry)
         if bare:
             if data is None:
                 data = bytes(raw)  # type: ignore[call-overload]
@@ -355,17 +371,24 @@ class LineageGraph:
         record = self.datasets.get(key)
         if record is None:
             record = self.datasets[key] = DatasetRecord(item.namespace, item.name)
+        return self._dataset_seen(record, item.facets, micros, ref, written)
+
+    def _dataset_seen(
+        self, record: DatasetRecord, facets: msgspec.Raw, micros: int, ref: int, written: bool
+    ) -> DatasetRecord:
+        """Fold one mention of a dataset (``written``: as a terminal event's output)."""
         if written and micros >= record.write_time:
             record.write_ref, record.write_time = ref, micros
-        facets = item.facets
         if not len(facets):
             return record
+        if micros > record.ref_time and facets == record.facets_raw:
+            return self._apply_facts_again(record, micros, ref)
         if micros >= record.ref_time:
             record.ref, record.ref_time = ref, micros
         if facets == record.facets_raw:
             schema, owners, lineage, bad = record.facts  # the same facets as last time, compared in place
         else:
-            schema, owners, lineage, bad = self._dataset_facts(record, facets)
+            schema, owners, lineage, bad = self.facet_reader.facts(record, facets)
         if bad:
             self.salvaged += 1
             return record
@@ -377,29 +400,26 @@ class LineageGraph:
             self.set_columns(record, lineage[0], micros, lineage[1])
         return record
 
-    def _dataset_facts(self, record: DatasetRecord, raw: msgspec.Raw) -> DatasetFacts:
-        """What the graph keeps of a dataset's facets (each facet decoded only when it changed), cached
-        with the bytes they came from. ``bad``: the facets are not a JSON object."""
-        data = bytes(raw)
-        facets = w.decode_dataset_facets(data)
-        if facets is None:
-            facts: DatasetFacts = (None, None, None, True)
-        else:
-            cache = record.raw_cache
-            facts = (
-                cached_facet(cache, "schema", facets.schema, self._parse_schema)
-                if len(facets.schema)
-                else None,
-                cached_facet(cache, "ownership", facets.ownership, w.decode_owner_names)
-                if len(facets.ownership)
-                else None,
-                cached_facet(cache, "columnLineage", facets.columnLineage, self._parse_columns)
-                if len(facets.columnLineage)
-                else None,
-                False,
-            )
-        record.facets_raw, record.facts = msgspec.Raw(data), facts
-        return facts
+    def _apply_facts_again(self, record: DatasetRecord, micros: int, ref: int) -> DatasetRecord:
+        """The facets folded last for ``record`` again, later than any it had: what :meth:`set_schema`,
+        :meth:`set_owners` and :meth:`set_columns` would do, without their comparisons (every key the
+        record holds is at most its ``ref_time``, so a later time wins them all)."""
+        record.ref, record.ref_time = ref, micros
+        schema, owners, lineage, bad = record.facts
+        if bad:
+            self.salvaged += 1
+            return record
+        if schema is not None:
+            record.schemas[schema[0]] = micros
+            record.fields_key, record.fields = (micros, schema[0]), schema[1]
+        if owners is not None:
+            record.owners_key, record.owners = (micros, owners), owners
+        if lineage is not None:
+            if record.columns_key is not None and record.columns_key[1] == lineage[1]:
+                record.columns_key = (micros, lineage[1])
+            else:
+                self.set_columns(record, lineage[0], micros, lineage[1])
+        return record
 
     def apply_tasks_state(
         self, dag: JobRecord, dag_run_id: str, states: dict[str, str | None], micros: int
@@ -430,28 +450,6 @@ class LineageGraph:
         self.dag_run_skips[dag_run_id] = _DagRunSkips(key, skipped, upstream_failed, dag_job)
         for job_id in skipped:
             self.skipped_by.setdefault(job_id, set()).add(dag_run_id)
-
-    def _parse_schema(self, raw: bytes) -> tuple[Fields, FullFields] | None:
-        schema = w.decode_schema(raw)
-        if schema is None or schema.fields is None:
-            return None
-        full = tuple([(f.name, f.type, f.description) for f in schema.fields])
-        known = self.shared_schemas.get(full)
-        if known is None:  # a schema no dataset had yet: share its fields with the other schemas
-            share = self.shared.setdefault
-            full = tuple([share(field, field) for field in full])
-            names = tuple([share(pair, pair) for pair in [(name, kind) for name, kind, _ in full]])
-            known = self.shared_schemas[full] = (share(names, names), full)
-        return known
-
-    def _parse_columns(self, raw: bytes) -> tuple[dict[str, tuple[ColumnInput, ...]], str] | None:
-        """The column lineage, and a digest of its bytes that breaks ties between lineages of one time."""
-        lineage = w.decode_column_lineage(raw)
-        if lineage is None or lineage.fields is None:
-            return None
-        share = self.shared.setdefault
-        columns = {column: share(inputs, inputs) for column, inputs in w.column_inputs(lineage).items()}
-        return columns, hashlib.blake2b(raw, digest_size=16).hexdigest()
 
     # -- reading (what the queries ask; lazily built graphs override these) ----------------------
     def all_runs(self, job: JobRecord) -> Iterator[RunRecord]:

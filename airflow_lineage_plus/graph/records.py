@@ -70,6 +70,7 @@ class JobRecord:
     __slots__ = (
         "current_cache",
         "declared",
+        "decoded",
         "id",
         "io_sets",
         "last_inputs",
@@ -109,6 +110,10 @@ class JobRecord:
         self.last_inputs: tuple[msgspec.Raw, ListEntry] | None = None  # the last of them, per direction
         self.last_outputs: tuple[msgspec.Raw, ListEntry] | None = None
         self.io_sets: dict[frozenset[Edge], frozenset[Edge]] = {}  # equal edge sets of runs, shared
+        #: per direction (False: inputs, True: outputs), the datasets of the last list that had to be
+        #: decoded (one with facets: a terminal event's outputs carry new statistics each run) and its
+        #: ListEntry; the next such list usually names the same datasets
+        self.decoded: list[tuple[tuple[DatasetRecord, ...], ListEntry] | None] = [None, None]
         self.sources: set[str] = set()  # input dataset ids already linked
         self.targets: set[str] = set()  # output dataset ids already linked
         self.refs = array("Q")  # every event of the job (offset << 32 | length), in log order

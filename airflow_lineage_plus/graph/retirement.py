@@ -33,7 +33,7 @@ Key = tuple[int, str]
 
 def latest_completed_key(runs: Iterable[RunRecord], keys: Iterable[Key]) -> Key | None:
     """The ``sort_key()`` (given as ``keys``) of the latest COMPLETED of ``runs``; None without one."""
-    return max((key for run, key in zip(runs, keys, strict=True) if run.state == "COMPLETED"), default=None)
+    return max((key for run, key in zip(runs, keys, strict=True) if run.completed), default=None)
 
 
 def current_edges_by_key(

@@ -96,11 +96,16 @@ class RunRecord:
         return {1: "COMPLETED", 2: "ABORTED", 3: "FAILED"}[self.rank]
 
     @property
+    def completed(self) -> bool:
+        """``state == "COMPLETED"``, without building the state (an index build asks it of every run)."""
+        return self.rank == 1 and not self.skipped
+
+    @property
     def started_at(self) -> int | None:
         return self.start if self.start is not None else self.first_seen
 
     def sort_key(self) -> tuple[int, str]:
-        started = self.started_at
+        started = self.start if self.start is not None else self.first_seen  # started_at, inlined
         return (started if started is not None else -(2**62), self.run_id or "")
 
     def summary(self) -> dict[str, object]:

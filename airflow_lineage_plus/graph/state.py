@@ -8,7 +8,6 @@ references, by log order), and both parts are folded with the same rules.
 
 from __future__ import annotations
 
-import itertools
 import marshal
 import operator
 from typing import TYPE_CHECKING, Any, BinaryIO
@@ -30,7 +29,9 @@ def export_to(graph: LineageGraph, out: BinaryIO) -> None:
     """Write everything the graph knows to ``out`` for :func:`absorb_from` in another process: ``marshal``
     records of plain tuples (the graph holds only str/int/None/tuple/dict/set values, and this is several
     times faster than pickling the slotted records), each after its length: all but the runs, then the
-    runs by :data:`RUNS_PER_RECORD`, then ``None``."""
+    runs grouped by job, ``[(job id, [run values, ...]), ...]``, about :data:`RUNS_PER_RECORD` a record
+    (a job's runs together: the edge sets they share are then one object, looked up once), then
+    ``None``."""
     _dump(
         (
             [
@@ -54,8 +55,18 @@ def export_to(graph: LineageGraph, out: BinaryIO) -> None:
         ),
         out,
     )
-    runs, values = iter(graph.runs.values()), operator.attrgetter(*_RUN_STATE)
-    while chunk := list(map(values, itertools.islice(runs, RUNS_PER_RECORD))):
+    values, chunk, size = operator.attrgetter(*_RUN_STATE), [], 0
+    for job in graph.jobs.values():
+        for begin in range(0, len(job.runs), RUNS_PER_RECORD):
+            rows = [
+                values(run) for run in job.runs[begin : begin + RUNS_PER_RECORD] if run.run_id is not None
+            ]
+            chunk.append((job.id, rows))
+            size += len(rows)
+            if size >= RUNS_PER_RECORD:
+                _dump(chunk, out)
+                chunk, size = [], 0
+    if chunk:
         _dump(chunk, out)
     _dump(None, out)
 
@@ -141,34 +152,37 @@ def absorb_from(graph: LineageGraph, source: BinaryIO) -> None:
     graph.salvaged += salvaged
 
 
-def _absorb_runs(graph: LineageGraph, runs: list[tuple[object, ...]]) -> None:
+def _absorb_runs(graph: LineageGraph, groups: list[tuple[str, list[tuple[object, ...]]]]) -> None:
     runs_by_id, children, restore, jobs = graph.runs, graph.children, RunRecord.restore, graph.jobs
-    # marshal gives one object for the edge set runs of a job shared: looked up in the job's sets once
-    shared: dict[int, frozenset[tuple[str, str]]] = {}
-    for values in runs:
-        later = restore(values)
-        io = later.io
-        known = shared.get(id(io))
-        if known is None:
-            known = shared[id(io)] = jobs[later.job_id].shared_io(io)
-        later.io = known
-        run = runs_by_id.get(later.run_id)  # type: ignore[arg-type]
-        if run is None:  # add_run, inlined: most runs are in one part only
-            jobs[later.job_id].runs.append(later)
-            runs_by_id[later.run_id] = later  # type: ignore[index]
-            parent = later.parent_run_id
-            if parent is not None:
-                under = children.get(parent)
-                if under is None:
-                    children[parent] = {later.job_id}
-                else:
-                    under.add(later.job_id)
-            continue
-        had_parent = run.parent_run_id is not None
-        run.absorb(later)
-        run.io = jobs[run.job_id].shared_io(run.io)
-        if not had_parent and run.parent_run_id is not None:
-            children.setdefault(run.parent_run_id, set()).add(run.job_id)
+    for job_id, rows in groups:
+        job = jobs[job_id]
+        job_runs = job.runs
+        # marshal gives one object for an edge set the job's runs shared: looked up in its sets once
+        shared: dict[int, frozenset[tuple[str, str]]] = {}
+        for values in rows:
+            later = restore(values)
+            io = later.io
+            known = shared.get(id(io))
+            if known is None:
+                known = shared[id(io)] = job.shared_io(io)
+            later.io = known
+            run = runs_by_id.get(later.run_id)  # type: ignore[arg-type]
+            if run is None:  # add_run, inlined: most runs are in one part only
+                job_runs.append(later)
+                runs_by_id[later.run_id] = later  # type: ignore[index]
+                parent = later.parent_run_id
+                if parent is not None:
+                    under = children.get(parent)
+                    if under is None:
+                        children[parent] = {job_id}
+                    else:
+                        under.add(job_id)
+                continue
+            had_parent = run.parent_run_id is not None
+            run.absorb(later)
+            run.io = jobs[run.job_id].shared_io(run.io)
+            if not had_parent and run.parent_run_id is not None:
+                children.setdefault(run.parent_run_id, set()).add(run.job_id)
 
 
 def _absorb_declared(

@@ -181,3 +181,19 @@ def test_small_read_chunks_read_lines_across_and_longer_than_a_chunk(tmp_path: P
     with open(path, "a") as handle:
         handle.write(json.dumps(events[-1])[:5000])  # an incomplete long line at the end
     assert source.refresh() == 0 and source.offset == len(path.read_bytes()) - 5000
+
+
+def test_an_output_of_the_same_name_in_another_namespace_is_a_new_edge(tmp_path: Path) -> None:
+    """Consecutive runs' output lists are compared by dataset, namespace included (a list naming the same
+    datasets as the last is not linked again)."""
+    first = ds("orders", namespace="postgres://old", fields=[("id", "INTEGER")])
+    moved = ds("orders", namespace="postgres://new", fields=[("id", "INTEGER")])
+    events = run_pair("load", "r1", 1, 2, outputs=[first]) + run_pair("load", "r2", 3, 4, outputs=[moved])
+    graph = EventLogSource(write_log(tmp_path / "events.jsonl", events)).graph
+    assert sorted(graph.succ[job_node("load")]) == [
+        dataset_node("orders", "postgres://new"),
+        dataset_node("orders", "postgres://old"),
+    ]
+    assert graph.current_io(graph.jobs[job_node("load")]) == {
+        (job_node("load"), dataset_node("orders", "postgres://new"))
+    }

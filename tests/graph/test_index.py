@@ -174,6 +174,24 @@ def test_open_source_with_an_index_builds_it_in_a_process_of_its_own(tmp_path: P
     assert LineageQueries(source).failed_upstream(MART)["nodes"][0]["name"] == "orders.build_fct"
 
 
+def test_a_build_process_ends_once_the_index_is_written_without_freeing_its_graph(tmp_path: Path) -> None:
+    log = write_log(tmp_path / "events.jsonl", EVENTS)
+    script = textwrap.dedent(
+        f"""
+        import atexit, sys
+        from airflow_lineage_plus.graph import index
+        atexit.register(print, "torn down")  # runs only when the process ends the ordinary way
+        code = index.main([{str(log)!r}], exit_when_built=True)
+        print("returned", code)
+        """
+    )
+    built = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert (built.returncode, built.stdout, built.stderr) == (0, "", "")
+    assert open_valid(index_path_for(log), log) is not None
+    again = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert (again.returncode, again.stdout) == (0, "returned 0\ntorn down\n")  # nothing built: returns
+
+
 def test_an_index_goes_where_asked_and_where_none_can_be_written_the_log_is_read_whole(
     tmp_path: Path,
 ) -> None:

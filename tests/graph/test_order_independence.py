@@ -7,7 +7,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from graph_builders import dataset_node, job_node, varied_events
+from graph_builders import dataset_node, ds, job_node, run_pair, varied_events, write_log
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -53,3 +53,35 @@ def test_shuffled_and_repeated_events_give_the_same_answers(order: list[int], re
     for position, index in enumerate(repeats):
         events.insert((position * 7) % (len(events) + 1), BASE[index])
     assert _answers(events) == EXPECTED
+
+
+def _mart(fields: list[tuple[str, str]], owner: str, source: str) -> dict[str, Any]:
+    return ds("mart", fields=fields, owners=[owner], columns={"total": [(source, "amount", "SUM")]})
+
+
+def _mart_answers(events: list[dict[str, Any]]) -> dict[str, Any]:
+    with tempfile.TemporaryDirectory() as tmp:
+        q = LineageQueries(open_source(events=write_log(Path(tmp) / "events.jsonl", events)))
+        details = q.node_details(dataset_node("mart"))
+        return {
+            "columns": q.columns(dataset_node("mart"), "total", 5),
+            "schema": q.schema_diff(dataset_node("mart")),
+            "owners": details.get("owners"),
+            "fields": details.get("fields"),
+        }
+
+
+def test_facets_seen_again_later_win_over_newer_ones_that_arrived_in_between() -> None:
+    """The facets a dataset had last are folded again without comparisons when they come back later
+    than anything seen: they must still replace a newer lineage that an older event displaced as "last"."""
+    old = _mart([("total", "INTEGER")], "team:old", "orders")
+    new = _mart([("total", "DECIMAL(12,2)"), ("day", "DATE")], "team:new", "payments")
+    runs = [
+        run_pair("build_mart", f"r{n}", minute, minute + 1, outputs=[mart])
+        for n, minute, mart in ((1, 10, old), (2, 20, new), (3, 30, old))
+    ]
+    in_order = _mart_answers(runs[0] + runs[1] + runs[2])
+    shuffled = _mart_answers(runs[1] + runs[0] + runs[2])  # old comes in after new, then old again, later
+    assert shuffled == in_order
+    assert [c["name"] for c in in_order["columns"]["upstream"]] == ["orders"]
+    assert in_order["owners"] == ["team:old"] and [f["type"] for f in in_order["fields"]] == ["INTEGER"]

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from graph_builders import at, ds, event, facet, job_node, run_id, run_pair, write_log
 
 from airflow_lineage_plus.graph import LineageQueries, open_source
+from airflow_lineage_plus.graph.runs import RunRecord
 
 
 def _latest(tmp_path: Path, events: list[dict]) -> dict:
@@ -124,3 +126,14 @@ def test_tasks_state_does_not_override_a_task_that_ran_in_that_dag_run(tmp_path:
         )
     )
     assert _latest(tmp_path, events)["state"] == "COMPLETED"
+
+
+@pytest.mark.parametrize("rank", [0, 1, 2, 3])
+@pytest.mark.parametrize("skipped", [False, True])
+@pytest.mark.parametrize("upstream_failed", [False, True])
+def test_a_run_is_completed_exactly_when_its_state_is_completed(
+    rank: int, skipped: bool, upstream_failed: bool
+) -> None:
+    run = RunRecord("r", "job:a:b")
+    run.rank, run.end, run.skipped, run.upstream_failed = rank, 10, skipped, upstream_failed
+    assert run.completed == (run.state == "COMPLETED")

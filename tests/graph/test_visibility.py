@@ -282,3 +282,25 @@ def test_no_answer_names_another_dag_whatever_the_reader_the_time_or_the_retired
     assert {(e["destination"], e["state"]) for e in downstream["edges"]} >= {
         (dataset_node("beta_retired_out"), "retired")
     }
+
+
+def test_runs_under_one_parent_run_that_is_not_in_the_graph_take_the_dag_of_their_own_parent_job(
+    tmp_path: Path,
+) -> None:
+    events = (
+        with_run_facets(run_pair("alpha.task", "a1", 1, 2), airflow_facets("alpha", task_id="task"))
+        + with_run_facets(run_pair("beta.task", "b1", 1, 2), airflow_facets("beta", task_id="task"))
+        + with_run_facets(
+            run_pair("child_a", "c1", 3, 4), {"parent": parent_facet("alpha.task", run_id("gone"))}
+        )
+        # the same parent run (not in the graph), another parent job
+        + with_run_facets(
+            run_pair("child_b", "c2", 3, 4), {"parent": parent_facet("beta.task", run_id("gone"))}
+        )
+    )
+    graph = open_source(events=write_log(tmp_path / "events.jsonl", events)).full_graph()
+    dags = Visibility(graph, lambda _: True)
+    assert [dags.runs_dags(job_node(name)) for name in ("child_a", "child_b")] == [
+        frozenset({"alpha"}),
+        frozenset({"beta"}),
+    ]
