@@ -66,8 +66,6 @@ class Visibility:
         self._may_read_dag = may_read_dag
         self._dags_read: dict[str | None, bool] = {}
         self._job_dags: dict[str, frozenset[str | None]] = {}
-        #: (parent run, parent job, depth) -> the DAGs a run without a DAG of its own inherits there
-        self._inherited: dict[tuple[str | None, str | None, int], frozenset[str | None]] = {}
         self._jobs: dict[str, bool] = {}
         self._datasets: dict[str, bool] = {}
 
@@ -95,17 +93,11 @@ class Visibility:
 
     def _runs_dags(self, job: JobRecord, depth: int) -> frozenset[str | None]:
         dags: set[str | None] = set(self.graph.indexed_dags(job))  # what an index knows of older runs
-        inherited = self._inherited
         for run in job.runs:
             if run.dag_id is not None:  # the common case, without a set per run
                 dags.add(run.dag_id)
-                continue
-            # what it inherits depends on its parent alone: the tasks of one DAG run share it
-            where = (run.parent_run_id, run.parent_job_id, depth)
-            found = inherited.get(where)
-            if found is None:
-                found = inherited[where] = self._dags_of_run(run, depth)
-            dags |= found
+            else:
+                dags |= self._dags_of_run(run, depth)
         return frozenset(dags)
 
     def runs_dags(self, job_id: str) -> frozenset[str | None]:
