@@ -278,8 +278,8 @@ class LineageGraph:
         output: bool,
         terminal: bool,
     ) -> None:
-        """Fold an inputs/outputs list. A list already seen for this job with no facets is not decoded
-        again: its edges are known (only an earlier time than seen before is noted)."""
+        """Fold an inputs/outputs list. A bare one seen before is not decoded; one naming the datasets of
+        the job's last decoded list reuses its records and edges (known edges: only earlier times noted)."""
         skip_known = not (output and terminal)
         data = None
         if skip_known:
