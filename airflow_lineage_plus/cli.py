@@ -22,6 +22,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from airflow_lineage_plus import store_commands
 from airflow_lineage_plus.act import freshness
 from airflow_lineage_plus.declared import commands as declared
 from airflow_lineage_plus.deliver import replay
@@ -76,6 +77,7 @@ def _parser() -> argparse.ArgumentParser:
     # -- replay (owned by airflow_lineage_plus.deliver.replay; docs/reliability.md) --
     replay.add_arguments(sub.add_parser("replay", help="re-send to Marquez the events it missed"))
     sub.add_parser("index", help="build the event log's index, or bring it up to date")
+    store_commands.register(sub)  # import, retention (the lineage store; docs/graph.md)
     # -- static lineage (owned by airflow_lineage_plus.declared; docs/static-lineage.md) --
     declared.add_publish_arguments(
         sub.add_parser("publish-static", help="send the lineage DAG files declare, before they run")
@@ -201,6 +203,8 @@ def _run(argv: Sequence[str] | None) -> tuple[int, str, str, LineageSource | Non
         return (*replay.command(args), None)
     if args.command == "index":
         return (*_index(args), None)
+    if args.command in store_commands.COMMANDS:
+        return (*store_commands.run(args), None)
     if args.command == "publish-static":  # parses DAGs and sends their declared lineage
         return (*declared.publish_command(args), None)
     if args.command == "diff":  # compares two versions of DAGs, with impact over the current graph

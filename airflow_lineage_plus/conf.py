@@ -102,11 +102,32 @@ def _get_mode(option: str) -> int:
 
 
 def graph_source() -> str:
-    """[lineage_plus] graph_source: ``events`` or ``marquez``."""
+    """[lineage_plus] graph_source: ``events``, ``store`` or ``marquez``."""
     value = _get("graph_source").strip().lower() or "events"
-    if value not in {"events", "marquez"}:
-        raise ValueError(f"[lineage_plus] graph_source must be 'events' or 'marquez', not {value!r}")
+    if value not in {"events", "store", "marquez"}:
+        raise ValueError(f"[lineage_plus] graph_source must be 'events', 'store' or 'marquez', not {value!r}")
     return value
+
+
+def store_url() -> str:
+    """[lineage_plus] store_url; empty means SQLite at ``$AIRFLOW_HOME/lineage_plus/lineage.db``."""
+    configured = _get("store_url").strip()
+    if configured:
+        return configured
+    path = (airflow_home() / "lineage_plus" / "lineage.db").absolute()
+    return f"sqlite:///{path}"
+
+
+def retention_days() -> float | None:
+    """[lineage_plus] retention_days: None (empty or 0) keeps every raw event."""
+    value = _get("retention_days").strip()
+    try:
+        days = float(value) if value else 0.0
+    except ValueError:
+        days = -1.0
+    if days < 0 or days != days:
+        raise ValueError(f"[lineage_plus] retention_days must be a number of days such as 90, not {value!r}")
+    return days or None
 
 
 def marquez_url() -> str:

@@ -13,6 +13,8 @@ written against those keeps working::
     ├── NodeNotFound (LookupError)             the graph knows no such dataset, job, column or run
     ├── SourceUnavailable (RuntimeError)       the graph's source cannot be read (file missing, Marquez down)
     │   ├── SourceLoading                      it is still being opened (a large event log): ask again
+    │   ├── StoreUnavailable                   the lineage store cannot be reached or opened
+    │   │   └── StoreDamaged                   it is damaged or of another schema version (names the fix)
     │   └── DeadlineExceeded                   a question did not finish, or start, within its deadline
     ├── BadEventError (ValueError)             bytes of the event log that are not a usable event
     ├── StaticLineageError (RuntimeError)      a DAG folder version could not be read for static lineage
@@ -69,6 +71,15 @@ class SourceUnavailable(LineagePlusError, RuntimeError):  # noqa: N818 - the nam
 
 class SourceLoading(SourceUnavailable):
     """The lineage source is still being opened (a large event log); the message says for how long."""
+
+
+class StoreUnavailable(SourceUnavailable):
+    """The lineage store (``[lineage_plus] store_url``) cannot be reached or opened."""
+
+
+class StoreDamaged(StoreUnavailable):
+    """The lineage store cannot be read as it is (not a database, truncated, a schema version this package
+    does not read); the message names the fix. Nothing in the store is deleted or rewritten."""
 
 
 class DeadlineExceeded(SourceUnavailable):

@@ -53,11 +53,31 @@ OPTIONS: dict[str, dict[str, Any]] = {
         "example": "0700",
     },
     "graph_source": {
-        "description": "Where the Lineage view and the CLI read lineage from: ``events`` (the event log) "
-        "or ``marquez`` (the Marquez API at ``marquez_url``).",
+        "description": "Where the Lineage view and the CLI read lineage from: ``events`` (the event log), "
+        "``store`` (the lineage store at ``store_url``) or ``marquez`` (the Marquez API at ``marquez_url``).",
         "type": "string",
         "default": "events",
         "example": "marquez",
+    },
+    "store_url": {
+        "description": "SQLAlchemy URL of the lineage store (raw events in a database; ``lineage-plus "
+        "import`` fills it from an event log). Empty means SQLite in WAL mode at "
+        "``$AIRFLOW_HOME/lineage_plus/lineage.db`` (created with ``event_log_file_mode`` and "
+        "``event_log_dir_mode``); across machines a PostgreSQL database of its own or Airflow's metadata "
+        "database (``postgresql+psycopg://user:password@host/db``); MySQL (``mysql+mysqldb://``) is "
+        "written for but untested.",
+        "type": "string",
+        "default": "",
+        "example": "postgresql+psycopg://airflow:airflow@postgres/airflow",
+    },
+    "retention_days": {
+        "description": "Raw events in the lineage store older than this many days are deleted (in small "
+        "batches) by ``lineage-plus retention``; each job's current runs are kept, so the graph and the "
+        "latest runs survive, and time travel before the window says it is not exact. Empty or 0 keeps "
+        "everything.",
+        "type": "string",
+        "default": "",
+        "example": "90",
     },
     "marquez_url": {
         "description": "Base URL of a Marquez API server, used when ``graph_source = marquez`` and by "

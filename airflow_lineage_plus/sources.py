@@ -1,7 +1,8 @@
 """The lineage source the configuration names: the one way the CLI and the Lineage view open it.
 
-``[lineage_plus] graph_source`` says ``events`` (the event log at ``event_log_path``) or ``marquez``
-(``marquez_url``, ``marquez_api_key``, ``marquez_timeout``). Explicit arguments (the CLI's ``--events``,
+``[lineage_plus] graph_source`` says ``events`` (the event log at ``event_log_path``), ``store`` (the
+lineage store at ``store_url``) or ``marquez`` (``marquez_url``, ``marquez_api_key``,
+``marquez_timeout``). Explicit arguments (the CLI's ``--events``,
 ``--marquez``, ``--api-key``, ``--timeout``) win over the configuration.
 """
 
@@ -12,6 +13,8 @@ from pathlib import Path
 from airflow_lineage_plus import conf
 from airflow_lineage_plus.exceptions import SourceUnavailable
 from airflow_lineage_plus.graph import LineageSource, open_source
+from airflow_lineage_plus.graph.store_source import StoreSource
+from airflow_lineage_plus.store import LineageStore
 
 
 def open_configured_source(
@@ -50,6 +53,8 @@ def open_configured_source(
             api_key=api_key or conf.marquez_api_key() or None,
             timeout=timeout if timeout is not None else conf.marquez_timeout(),
         )
+    if conf.graph_source() == "store":
+        return open_store_source()
     path = conf.event_log_path()
     if explain_missing_log and not path.exists():
         raise SourceUnavailable(
@@ -58,3 +63,20 @@ def open_configured_source(
         )
     where = conf.index_path() if index is True else (index or None)
     return open_source(events=path, index=where if where is not None else False, quick=quick)
+
+
+def open_store(url: str | None = None, *, create: bool = True) -> LineageStore:
+    """The lineage store at ``url``, else ``[lineage_plus] store_url``; a new SQLite file gets the event
+    log's modes (``event_log_file_mode``, ``event_log_dir_mode``)."""
+    where = url or conf.store_url()
+    if where.startswith("sqlite"):
+        return LineageStore(
+            where, file_mode=conf.event_log_file_mode(), dir_mode=conf.event_log_dir_mode(), create=create
+        )
+    return LineageStore(where, create=create)
+
+
+def open_store_source(url: str | None = None) -> LineageSource:
+    """The lineage store (``url``, else ``[lineage_plus] store_url``) as a source; one that does not exist
+    yet is :class:`SourceUnavailable` saying how lineage gets there."""
+    return StoreSource(open_store(url, create=False), owns_store=True)

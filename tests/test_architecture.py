@@ -49,22 +49,25 @@ BASE = {
 #: the view shows what it computes (the freshness command, route and badge), so the view may use it.
 ALLOWED = {
     "base": set(),
+    # store/ (the lineage store: raw events in a database) stands on its own, like the graph: the graph
+    # reads it, and the delivery will write it
+    "store": set(),
     "author": {"emit", "deliver"},
     "emit": {"deliver"},
-    "deliver": set(),
-    "graph": set(),
+    "deliver": {"store"},
+    "graph": {"store"},
     # declared/ (static lineage: DAG code read before it runs) is a stage of its own, beside the run-time
     # flow: it reads DAGs and their declarations like the DAG processor (author), sends JobEvents through
     # the delivery rules (deliver) and weighs a change's impact over the lineage graph (graph). Nothing
     # of the run-time flow imports it; the CLI (view) shows it.
     "declared": {"author", "deliver", "graph"},
-    "source": {"graph"},
-    "act": {"author", "emit", "deliver", "graph", "source"},
-    "view": {"graph", "deliver", "source", "act", "declared"},
-    "wiring": {"author", "emit", "deliver", "graph", "source", "act", "declared", "view"},
+    "source": {"graph", "store"},
+    "act": {"author", "emit", "deliver", "graph", "source", "store"},
+    "view": {"graph", "deliver", "source", "act", "declared", "store"},
+    "wiring": {"author", "emit", "deliver", "graph", "source", "act", "declared", "view", "store"},
 }
 #: What the Airflow-free graph may import from the rest of the package (all of them import no Airflow).
-GRAPH_MAY_IMPORT = {"node_ids", "facet_keys", "exceptions", "marquez_client", "timestamps"}
+GRAPH_MAY_IMPORT = {"node_ids", "facet_keys", "exceptions", "marquez_client", "timestamps", "store"}
 #: The dotted paths users type into airflow.cfg and the README (kept as re-exports).
 USER_PATHS = [
     "airflow_lineage_plus.transport.EventLogTransport",
@@ -93,13 +96,13 @@ def stage_of(module: str) -> str:
     """The stage a module belongs to (see ``ALLOWED``)."""
     parts = module.split(".")
     first = parts[1] if len(parts) > 1 else ""
-    if first in {"author", "emit", "deliver", "graph", "declared", "act"}:
+    if first in {"author", "emit", "deliver", "graph", "declared", "act", "store"}:
         return first
     if first in BASE:
         return "base"
     if first == "sources":
         return "source"
-    if first in {"cli", "ui"}:
+    if first in {"cli", "ui", "store_commands"}:
         return "view"
     return "wiring"  # the package __init__, the plugin, the user-path re-exports
 

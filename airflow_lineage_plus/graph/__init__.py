@@ -34,14 +34,24 @@ def open_source(
     *,
     index: bool | str | Path = False,
     quick: bool = False,
+    store: str | None = None,
 ) -> LineageSource:
-    """The event log at ``events``, or the Marquez server at ``marquez`` (exactly one of them).
+    """The event log at ``events``, the Marquez server at ``marquez``, or the lineage store at the
+    SQLAlchemy URL ``store`` (exactly one of them; a store that does not exist yet is not created).
 
     ``index``: read the log through its index (:mod:`.index`): ``True`` for the one beside the log, or a
     path; ``False`` reads the whole log into memory. ``quick``: without a valid index, answer from a scan
     while it is built in the background (:mod:`.scan`)."""
-    if (events is None) == (marquez is None):
-        raise ValueError("give exactly one of events= (an event log path) or marquez= (a Marquez URL)")
+    if sum(given is not None for given in (events, marquez, store)) != 1:
+        raise ValueError(
+            "give exactly one of events= (an event log path), marquez= (a Marquez URL) or store= (a "
+            "lineage store URL)"
+        )
+    if store is not None:
+        from airflow_lineage_plus.graph.store_source import StoreSource
+        from airflow_lineage_plus.store import LineageStore
+
+        return StoreSource(LineageStore(store, create=False), owns_store=True)
     if events is not None:
         if index is False:
             from airflow_lineage_plus.graph.eventlog import EventLogSource

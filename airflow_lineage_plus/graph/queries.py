@@ -192,8 +192,9 @@ def _shape(graph: LineageGraph, start: str, walks: list[tuple[Walk, bool]], limi
 def _stamp(
     answer: dict[str, Any], graph: LineageGraph, as_of: int | None, visibility: Visibility | None = None
 ) -> dict[str, Any]:
-    """``exact`` (whether the source could answer exactly what was asked) and ``asOf`` when given; the
-    nodes' ``ranBy`` without the runs of jobs the reader may not see."""
+    """``exact`` (whether the source could answer exactly what was asked) and ``asOf`` when given (with
+    ``retainedFrom`` when that is before the source's retention window); the nodes' ``ranBy`` without the
+    runs of jobs the reader may not see."""
     for node in (answer["target"], *answer.get("nodes", ())):
         if visibility is not None and "ranBy" in node:
             node["ranBy"] = visible_ran_by(node["ranBy"], visibility)
@@ -202,6 +203,9 @@ def _stamp(
     answer["exact"] = graph.exact
     if as_of is not None:
         answer["asOf"] = w.format_micros(as_of)
+        retained_from = getattr(graph, "retained_from", None)  # a store whose old history was deleted
+        if retained_from is not None and as_of < retained_from:
+            answer["retainedFrom"] = w.format_micros(retained_from)
     return answer
 
 

@@ -1,0 +1,167 @@
+"""The lineage store as a :class:`LineageSource`: the same answers as the event log, from a database.
+
+The store's raw events are folded with the event log's fold (:mod:`.model`), incrementally by row id as
+:class:`.EventLogSource` folds a log by byte offset; a row id is an event's ref, so details, run history
+and time travel re-read payloads from the store (:class:`StoreFocusedGraph`) as the event log re-reads
+lines. :class:`StoreSource` derives from :class:`.EventLogSource` for that reason: every question the
+event log answers (details, runs, what a later feature adds there) is answered here the same way, and
+only loading and reading back an event differ.
+
+On PostgreSQL row ids are handed out before commit, so a row may become visible after a higher one was
+read: the ids skipped are remembered for ``HOLE_SECONDS`` and read again at each refresh (SQLite has one
+writer at a time, so its ids become visible in order). Time travel before the store's retention window
+(``retained_from``) answers from what is left and says so: ``exact`` is false and ``retainedFrom`` tells
+since when history is complete.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from airflow_lineage_plus.exceptions import BadEventError
+from airflow_lineage_plus.graph import wire as w
+from airflow_lineage_plus.graph.eventlog import EventLogSource
+from airflow_lineage_plus.graph.focus import Catalog, FocusedGraph
+from airflow_lineage_plus.graph.model import LineageGraph
+from airflow_lineage_plus.store import LineageStore
+
+#: rows fetched per query while folding
+READ_BATCH = 5000
+#: how long an id skipped on PostgreSQL (not committed yet when a higher one was read) is looked for again
+HOLE_SECONDS = 120.0
+MAX_HOLES = 100_000
+
+
+class StoreFocusedGraph(FocusedGraph):
+    """A :class:`FocusedGraph` whose refs are row ids of the store (see :mod:`.focus`)."""
+
+    def __init__(
+        self, catalog: Catalog, store: LineageStore, as_of: int | None, retained_from: int | None
+    ) -> None:
+        super().__init__(catalog, store.where, as_of)
+        self.store = store
+        self.retained_from = retained_from
+        if as_of is not None and retained_from is not None and as_of < retained_from:
+            self.exact = False  # history before the retention window is gone
+
+    def _fold_refs(self, refs: Iterable[int]) -> None:
+        wanted = sorted(set(refs))
+        if not wanted:
+            return
+        payloads = self.store.payloads(wanted)
+        as_of, apply = self.as_of, self.apply
+        for ref in wanted:
+            payload = payloads.get(ref)
+            if payload is None:  # deleted by retention since the graph was folded
+                continue
+            try:
+                event, micros, _ = w.decode(payload)
+            except BadEventError as exc:
+                self.problems[exc.kind] = self.problems.get(exc.kind, 0) + 1
+                continue
+            if as_of is None or micros <= as_of:
+                apply(event, micros, ref)
+
+
+class StoreSource(EventLogSource):
+    """The lineage of a :class:`LineageStore`, folded in memory and kept up to date by :meth:`refresh`."""
+
+    def __init__(self, store: LineageStore, *, batch: int = READ_BATCH, owns_store: bool = False) -> None:
+        """``owns_store``: :meth:`close` closes the store too. Raises what the store raises
+        (:class:`StoreUnavailable`, :class:`StoreDamaged`) when it cannot be read."""
+        # EventLogSource.__init__ opens a file: what its other methods read is set here instead
+        self.store = store
+        self.path = Path(store.where)
+        self.batch = batch
+        self.owns_store = owns_store
+        self.graph = LineageGraph()
+        self.problems: dict[str, int] = {}
+        self.events = 0
+        self.offset = 0  # the highest row id folded
+        self.retained_from: int | None = None
+        self._holes: dict[int, float] = {}
+        self._lock = threading.RLock()
+        self.refresh()
+
+    def _refresh(self) -> int:
+        self.retained_from = self.store.retained_from()
+        count = self._fold_holes()
+        while True:
+            rows = self.store.rows_after(self.offset, self.batch)
+            if not rows:
+                return count
+            if self.store.dialect != "sqlite":
+                self._note_holes(rows)
+            count += self._fold_rows(rows)
+            self.offset = max(self.offset, rows[-1][0])
+            if len(rows) < self.batch:
+                return count
+
+    def _note_holes(self, rows: Sequence[tuple[int, bytes]]) -> None:
+        now = time.monotonic()
+        previous = self.offset
+        for row_id, _ in rows:
+            for missing in range(previous + 1, min(row_id, previous + 1 + MAX_HOLES)):
+                self._holes[missing] = now
+            previous = row_id
+        while len(self._holes) > MAX_HOLES:
+            del self._holes[next(iter(self._holes))]
+
+    def _fold_holes(self) -> int:
+        if not self._holes:
+            return 0
+        found = self.store.payloads(self._holes)
+        expired = time.monotonic() - HOLE_SECONDS
+        for row_id, seen in list(self._holes.items()):
+            if row_id in found or seen < expired:
+                del self._holes[row_id]
+        return self._fold_rows(sorted(found.items()))
+
+    def _fold_rows(self, rows: Iterable[tuple[int, bytes]]) -> int:
+        decode, apply, problems = w.decode, self.graph.apply, self.problems
+        count = 0
+        for row_id, payload in rows:
+            try:
+                event, micros, salvaged = decode(payload)
+            except BadEventError as exc:
+                problems[exc.kind] = problems.get(exc.kind, 0) + 1
+                continue
+            if salvaged:
+                problems["salvaged"] = problems.get("salvaged", 0) + 1
+            apply(event, micros, row_id)
+            count += 1
+        self.events += count
+        graph = self.graph
+        if graph.salvaged:
+            problems["salvaged"] = problems.get("salvaged", 0) + graph.salvaged
+            graph.salvaged = 0
+        return count
+
+    def _read_ref(self, ref: int) -> dict[str, Any] | None:
+        payload = self.store.payloads((ref,)).get(ref)
+        if payload is None:
+            return None
+        try:
+            data = orjson.loads(payload)
+        except orjson.JSONDecodeError:
+            return None
+        return data if isinstance(data, dict) else None
+
+    def focused(self, as_of: int | None = None) -> FocusedGraph:
+        return StoreFocusedGraph(self.catalog(), self.store, as_of, self.retained_from)
+
+    def time_range(self) -> tuple[int | None, int | None]:
+        first, last = self.graph.first_time, self.graph.last_time
+        if first is not None and self.retained_from is not None and first < self.retained_from:
+            first = self.retained_from  # time travel is complete from the retention window on
+        return first, last
+
+    def close(self) -> None:
+        if self.owns_store:
+            self.store.close()

@@ -1,0 +1,333 @@
+"""The lineage store: raw events in a database, through SQLAlchemy Core (one schema, three engines).
+
+* **SQLite** (the default, one machine): a file, in WAL mode (readers never wait for the writer, nor the
+  writer for readers); every write transaction starts with ``BEGIN IMMEDIATE``, so two writers queue on
+  SQLite's one write lock (``busy_timeout``) instead of failing with ``SQLITE_BUSY_SNAPSHOT``. A new file
+  and its directory get exactly the event log's modes; SQLite gives its ``-wal`` and ``-shm`` files the
+  database file's permissions.
+* **PostgreSQL** (several machines): a database of its own or Airflow's metadata database.
+* **MySQL**: written the way Airflow supports it (``mysql+mysqldb``), ``INSERT IGNORE``; untested.
+
+The tables are created on first use (:mod:`.schema`; a schema version in ``lineage_plus_meta``). A store
+this version cannot read (garbage, a truncated file, a newer schema) raises :class:`StoreDamaged` naming
+the fix; the package never deletes or rewrites it. Nothing here imports Airflow: configuration comes in
+as arguments (``conf.py`` reads it).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import attrs
+import sqlalchemy as sa
+from sqlalchemy.dialects import postgresql, sqlite
+
+from airflow_lineage_plus.exceptions import BadEventError, StoreDamaged, StoreUnavailable
+from airflow_lineage_plus.store import schema
+from airflow_lineage_plus.store.rows import RawEvent, raw_event
+
+#: rows per INSERT transaction (one lock hold on SQLite)
+APPEND_BATCH = 2000
+#: upgrade steps: UPGRADES[n] takes a store from version n to n + 1 (in the transaction that opens it)
+UPGRADES: dict[int, Callable[[sa.Connection], None]] = {}
+_FIX = (
+    "move it aside (nothing was deleted) and rebuild it from the event log with "
+    "`lineage-plus import <event log>`, or point [lineage_plus] store_url at a good one"
+)
+
+
+@attrs.frozen
+class AppendResult:
+    """What an append did: rows ``added``, ``duplicates`` already stored, ``rejected`` counts by kind."""
+
+    added: int
+    duplicates: int
+    rejected: dict[str, int]
+
+
+def sqlite_url(path: str | os.PathLike[str]) -> str:
+    """The SQLAlchemy URL of a SQLite store file."""
+    return f"sqlite:///{Path(path).absolute()}"
+
+
+class LineageStore:
+    """One lineage store (see the module docstring); thread-safe, one engine per instance."""
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        file_mode: int = 0o640,
+        dir_mode: int = 0o750,
+        busy_timeout: float = 30.0,
+        create: bool = True,
+    ) -> None:
+        """``url``: a SQLAlchemy URL (``sqlite:///...``, ``postgresql+psycopg://...``, ...). ``create``:
+        make the file and the tables when missing (else :class:`StoreUnavailable`)."""
+        self.url = sa.make_url(url)
+        self.where = self.url.render_as_string(hide_password=True)
+        self.dialect = self.url.get_backend_name()
+        self.path: Path | None = None
+        if self.dialect == "sqlite":
+            self._create_file(file_mode, dir_mode, create)
+            self.engine = sa.create_engine(self.url, poolclass=sa.pool.QueuePool, pool_size=4)
+            _sqlite_events(self.engine, busy_timeout)
+        else:
+            self.engine = sa.create_engine(self.url, pool_pre_ping=True, pool_size=4, max_overflow=4)
+        try:
+            self._prepare(create)
+        except BaseException:
+            self.engine.dispose()
+            raise
+
+    # -- opening --------------------------------------------------------------------------------
+    def _create_file(self, file_mode: int, dir_mode: int, create: bool) -> None:
+        database = self.url.database
+        if not database or database == ":memory:":
+            raise StoreUnavailable("the SQLite lineage store needs a file: sqlite:////path/to/lineage.db")
+        path = Path(database)
+        self.path = path
+        if path.exists():
+            return
+        if not create:
+            raise StoreUnavailable(f"no lineage store at {path}: `lineage-plus import <event log>` makes one")
+        if not path.parent.is_dir():
+            os.makedirs(path.parent, mode=dir_mode, exist_ok=True)
+            os.chmod(path.parent, dir_mode)  # exactly, whatever the umask
+        with contextlib.suppress(FileExistsError):
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, file_mode)
+            try:
+                os.fchmod(fd, file_mode)
+            finally:
+                os.close(fd)
+
+    def _prepare(self, create: bool) -> None:
+        """Check the schema version; create the tables on first use, upgrade an older schema."""
+        with self._errors(), self._write() as connection:
+            names = set(sa.inspect(connection).get_table_names())
+            if schema.meta.name not in names:
+                if schema.event.name in names or not create:
+                    raise StoreDamaged(f"lineage store {self.where} has no schema version: {_FIX}")
+                schema.metadata.create_all(connection)
+                connection.execute(
+                    sa.insert(schema.meta).values(name="schema_version", value=str(schema.SCHEMA_VERSION))
+                )
+                return
+            version = self._version(connection)
+            if version > schema.SCHEMA_VERSION:
+                raise StoreDamaged(
+                    f"lineage store {self.where} has schema version {version}, written by a newer "
+                    f"airflow-lineage-plus (this one reads {schema.SCHEMA_VERSION}): upgrade the package"
+                )
+            for step in range(version, schema.SCHEMA_VERSION):
+                UPGRADES[step](connection)
+            if version < schema.SCHEMA_VERSION:
+                connection.execute(
+                    sa.update(schema.meta)
+                    .where(schema.meta.c.name == "schema_version")
+                    .values(value=str(schema.SCHEMA_VERSION))
+                )
+
+    def _version(self, connection: sa.Connection) -> int:
+        value = connection.execute(
+            sa.select(schema.meta.c.value).where(schema.meta.c.name == "schema_version")
+        ).scalar()
+        try:
+            version = int(value) if value is not None else 0
+        except ValueError:
+            version = 0
+        if version < 1 or (version < schema.SCHEMA_VERSION and version not in UPGRADES):
+            raise StoreDamaged(f"lineage store {self.where} has an unusable schema version {value!r}: {_FIX}")
+        return version
+
+    @contextlib.contextmanager
+    def _errors(self) -> Iterator[None]:
+        """Database errors as the package's: a damaged store names the fix, an unreachable one says so."""
+        try:
+            yield
+        except sa.exc.OperationalError as exc:
+            text = str(exc.orig)
+            if "malformed" in text or "not a database" in text or "no such table" in text:
+                raise StoreDamaged(f"lineage store {self.where} is damaged ({text}): {_FIX}") from exc
+            raise StoreUnavailable(f"cannot use the lineage store {self.where}: {text}") from exc
+        except sa.exc.DatabaseError as exc:
+            text = str(exc.orig)
+            if "malformed" in text or "not a database" in text:
+                raise StoreDamaged(f"lineage store {self.where} is damaged ({text}): {_FIX}") from exc
+            raise StoreUnavailable(f"cannot use the lineage store {self.where}: {text}") from exc
+
+    @contextlib.contextmanager
+    def _write(self) -> Iterator[sa.Connection]:
+        """A write transaction (``BEGIN IMMEDIATE`` on SQLite)."""
+        with self.engine.connect() as connection:
+            connection = connection.execution_options(lineage_plus_write=True)
+            with connection.begin():
+                yield connection
+
+    @contextlib.contextmanager
+    def _read(self) -> Iterator[sa.Connection]:
+        with self._errors(), self.engine.connect() as connection, connection.begin():
+            yield connection
+
+    # -- writing --------------------------------------------------------------------------------
+    def append(
+        self, events: Iterable[bytes | memoryview | RawEvent], *, batch: int = APPEND_BATCH
+    ) -> AppendResult:
+        """Store events (JSON bytes, or :class:`RawEvent`) not stored yet, in transactions of ``batch``
+        rows; bytes that are not an event are counted in ``rejected`` and not stored."""
+        added = duplicates = 0
+        rejected: dict[str, int] = {}
+        rows: dict[bytes, dict[str, Any]] = {}
+        for item in events:
+            try:
+                row = (item if isinstance(item, RawEvent) else raw_event(item)).row()
+            except BadEventError as exc:
+                rejected[exc.kind] = rejected.get(exc.kind, 0) + 1
+                continue
+            if row["digest"] in rows:
+                duplicates += 1
+                continue
+            rows[row["digest"]] = row
+            if len(rows) >= batch:
+                stored = self._insert(list(rows.values()))
+                added, duplicates = added + stored, duplicates + len(rows) - stored
+                rows = {}
+        if rows:
+            stored = self._insert(list(rows.values()))
+            added, duplicates = added + stored, duplicates + len(rows) - stored
+        return AppendResult(added, duplicates, rejected)
+
+    def _insert(self, rows: list[dict[str, Any]]) -> int:
+        table = schema.event
+        with self._errors(), self._write() as connection:
+            if self.dialect in {"sqlite", "postgresql"}:
+                module = sqlite if self.dialect == "sqlite" else postgresql
+                statement = module.insert(table).on_conflict_do_nothing(index_elements=["digest"])
+                return len(connection.execute(statement.returning(table.c.id), rows).all())
+            result = connection.execute(sa.insert(table).prefix_with("IGNORE"), rows)  # MySQL, MariaDB
+            return max(0, result.rowcount)
+
+    def delete_ids(self, ids: Sequence[int]) -> int:
+        """Delete these raw events, in one short transaction; how many were deleted."""
+        if not ids:
+            return 0
+        with self._errors(), self._write() as connection:
+            return connection.execute(sa.delete(schema.event).where(schema.event.c.id.in_(ids))).rowcount
+
+    def set_retained_from(self, micros: int) -> None:
+        """Record that raw events before ``micros`` (epoch µs) may be gone (never moves back)."""
+        with self._errors(), self._write() as connection:
+            table = schema.meta
+            current = connection.execute(
+                sa.select(table.c.value).where(table.c.name == "retained_from")
+            ).scalar()
+            if current is None:
+                connection.execute(sa.insert(table).values(name="retained_from", value=str(micros)))
+            elif int(current) < micros:
+                connection.execute(
+                    sa.update(table).where(table.c.name == "retained_from").values(value=str(micros))
+                )
+
+    # -- reading --------------------------------------------------------------------------------
+    def retained_from(self) -> int | None:
+        """The time (epoch µs) before which raw events were deleted by retention; None when never."""
+        with self._read() as connection:
+            value = connection.execute(
+                sa.select(schema.meta.c.value).where(schema.meta.c.name == "retained_from")
+            ).scalar()
+        return int(value) if value is not None else None
+
+    def last_id(self) -> int:
+        """The highest row id stored (0 for an empty store)."""
+        with self._read() as connection:
+            return int(connection.execute(sa.select(sa.func.max(schema.event.c.id))).scalar() or 0)
+
+    def count(self) -> int:
+        with self._read() as connection:
+            return int(connection.execute(sa.select(sa.func.count()).select_from(schema.event)).scalar() or 0)
+
+    def rows_after(self, after: int, limit: int) -> list[tuple[int, bytes]]:
+        """(row id, payload) of up to ``limit`` events with a row id above ``after``, by row id."""
+        table = schema.event
+        with self._read() as connection:
+            rows: Sequence[Any] = connection.execute(
+                sa.select(table.c.id, table.c.payload)
+                .where(table.c.id > after)
+                .order_by(table.c.id)
+                .limit(limit)
+            ).all()
+        return [(int(i), bytes(p)) for i, p in rows]
+
+    def payloads(self, ids: Iterable[int]) -> dict[int, bytes]:
+        """The payloads of these row ids (ids deleted meanwhile are missing)."""
+        wanted = sorted(set(ids))
+        table = schema.event
+        found: dict[int, bytes] = {}
+        with self._read() as connection:
+            for start in range(0, len(wanted), 500):
+                part = wanted[start : start + 500]
+                rows: Sequence[Any] = connection.execute(
+                    sa.select(table.c.id, table.c.payload).where(table.c.id.in_(part))
+                ).all()
+                for row_id, payload in rows:
+                    found[int(row_id)] = bytes(payload)
+        return found
+
+    def run_times(self) -> list[tuple[str | None, str | None, str, int, int | None, str | None]]:
+        """Per run: (job namespace, job name, run id, latest event time, latest time of a COMPLETE, FAIL
+        or ABORT event, parent run id); for retention."""
+        table = schema.event
+        terminal = sa.case((table.c.event_type.in_(("COMPLETE", "FAIL", "ABORT")), table.c.event_time))
+        statement = (
+            sa.select(
+                table.c.job_namespace,
+                table.c.job_name,
+                table.c.run_id,
+                sa.func.max(table.c.event_time),
+                sa.func.max(terminal),
+                sa.func.max(table.c.parent_run_id),
+            )
+            .where(table.c.run_id.is_not(None))
+            .group_by(table.c.job_namespace, table.c.job_name, table.c.run_id)
+        )
+        with self._read() as connection:
+            return [tuple(row) for row in connection.execute(statement)]  # type: ignore[misc]
+
+    def old_rows(self, before: int, after_id: int, limit: int) -> list[tuple[int, str | None]]:
+        """(row id, run id) of up to ``limit`` events of a run older than ``before`` (epoch µs), by row
+        id from ``after_id`` on."""
+        table = schema.event
+        statement = (
+            sa.select(table.c.id, table.c.run_id)
+            .where(table.c.event_time < before, table.c.id > after_id, table.c.run_id.is_not(None))
+            .order_by(table.c.id)
+            .limit(limit)
+        )
+        with self._read() as connection:
+            rows: Sequence[Any] = connection.execute(statement).all()
+        return [(int(i), r) for i, r in rows]
+
+    def close(self) -> None:
+        self.engine.dispose()
+
+
+def _sqlite_events(engine: sa.Engine, busy_timeout: float) -> None:
+    """WAL, a busy timeout and ``BEGIN IMMEDIATE`` for writes on every SQLite connection."""
+
+    @sa.event.listens_for(engine, "connect")
+    def _connect(dbapi_connection: Any, _record: Any) -> None:
+        dbapi_connection.isolation_level = None  # transactions begin in _begin, not in the driver
+        cursor = dbapi_connection.cursor()
+        cursor.execute(f"PRAGMA busy_timeout = {int(busy_timeout * 1000)}")
+        cursor.execute("PRAGMA journal_mode = WAL")
+        cursor.execute("PRAGMA synchronous = NORMAL")
+        cursor.close()
+
+    @sa.event.listens_for(engine, "begin")
+    def _begin(connection: sa.Connection) -> None:
+        write = connection.get_execution_options().get("lineage_plus_write")
+        connection.exec_driver_sql("BEGIN IMMEDIATE" if write else "BEGIN")

@@ -1,0 +1,126 @@
+"""The lineage store's subcommands of ``lineage-plus``: ``import`` and ``retention`` (docs/graph.md).
+
+    lineage-plus import LOG [--store URL]        load a JSONL event log into the store (idempotent)
+    lineage-plus retention [--days N] [--store URL]   delete raw events older than the window
+
+:func:`register` adds them to the CLI's subparsers and :func:`run` runs one; the CLI module only wires
+them. Exit status: 0 done, 1 the store or the log cannot be used, 2 bad arguments.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Iterator
+from pathlib import Path
+
+from airflow_lineage_plus.exceptions import SourceUnavailable
+from airflow_lineage_plus.graph import logfile
+from airflow_lineage_plus.sources import open_store
+from airflow_lineage_plus.store import apply_retention, cutoff
+
+COMMANDS = ("import", "retention")
+Result = tuple[int, str, str]
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    """Add ``import`` and ``retention`` to the ``lineage-plus`` subparsers."""
+    load = subparsers.add_parser(
+        "import",
+        help="load a JSONL event log into the lineage store (importing it again adds nothing)",
+        description="Load newline-delimited OpenLineage events into the lineage store. Events already "
+        "stored (the same bytes) are skipped, so a log can be imported again after it grew.",
+    )
+    load.add_argument("log", metavar="LOG", help="the event log to load (newline-delimited OpenLineage JSON)")
+    _store_option(load)
+    keep = subparsers.add_parser(
+        "retention",
+        help="delete the store's raw events older than the retention window (current runs are kept)",
+        description="Delete raw events older than --days (default [lineage_plus] retention_days) in small "
+        "batches, keeping each job's current runs: the graph and the latest runs survive.",
+    )
+    keep.add_argument(
+        "--days", type=float, help="the window in days (default: [lineage_plus] retention_days)"
+    )
+    _store_option(keep)
+
+
+def _store_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--store",
+        metavar="URL",
+        help="SQLAlchemy URL of the lineage store (default: [lineage_plus] store_url)",
+    )
+
+
+def run(args: argparse.Namespace) -> Result:
+    """(exit status, stdout, stderr) of ``import`` or ``retention``."""
+    if args.command == "import":
+        return import_log(Path(args.log), args.store)
+    return retention(args.days, args.store)
+
+
+def import_log(path: Path, url: str | None = None) -> Result:
+    """``lineage-plus import LOG``: append the log's events the store does not have yet."""
+    if not path.is_file():
+        return 2, "", f"lineage-plus: no event log at {path}\n"
+    problems: dict[str, int] = {}
+    try:
+        store = open_store(url)
+        try:
+            result = store.append(_lines(path, problems))
+            where = store.where
+        finally:
+            store.close()
+    except (SourceUnavailable, OSError, ValueError) as exc:
+        return 1, "", f"lineage-plus: cannot import {path}: {exc}\n"
+    for kind, number in result.rejected.items():
+        problems[kind] = problems.get(kind, 0) + number
+    out = (
+        f"imported {result.added} new events from {path} into {where} ({result.duplicates} already stored)\n"
+    )
+    err = ""
+    if problems:
+        err = (
+            "lineage-plus: skipped input: "
+            + ", ".join(f"{k}={v}" for k, v in sorted(problems.items()))
+            + "\n"
+        )
+    return 0, out, err
+
+
+def _lines(path: Path, problems: dict[str, int]) -> Iterator[bytes]:
+    """Every complete, non-blank line of the log (lines over the size budget counted as too_large)."""
+    with open(path, "rb") as handle:
+        size = path.stat().st_size
+        for _, view in logfile.chunks(handle, 0, size, problems):
+            data = view.tobytes()
+            for line in data.split(b"\n"):
+                if len(line) > logfile.MAX_LINE:
+                    problems["too_large"] = problems.get("too_large", 0) + 1
+                elif line.strip():
+                    yield line
+
+
+def retention(days: float | None, url: str | None = None) -> Result:
+    """``lineage-plus retention``: delete raw events older than ``days`` (default: the configuration)."""
+    if days is None:
+        from airflow_lineage_plus import conf
+
+        days = conf.retention_days()
+        if days is None:
+            return 2, "", "lineage-plus: set [lineage_plus] retention_days or give --days\n"
+    if days <= 0:
+        return 2, "", "lineage-plus: --days must be more than 0\n"
+    try:
+        store = open_store(url, create=False)
+        try:
+            result = apply_retention(store, cutoff(days))
+        finally:
+            store.close()
+    except (SourceUnavailable, OSError) as exc:
+        return 1, "", f"lineage-plus: cannot apply retention: {exc}\n"
+    return (
+        0,
+        f"deleted {result.deleted} raw events older than {days:g} days; kept {result.kept} of current runs\n",
+        "",
+    )

@@ -1,0 +1,50 @@
+"""The lineage store on both engines for tests: a SQLite file, or a database of its own on a throwaway
+PostgreSQL cluster (Debian's server programs, started by :class:`postgres_env.PostgresServer` on a free
+port; one cluster per test process, a new database per test)."""
+
+from __future__ import annotations
+
+import itertools
+import shutil
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from postgres_env import PostgresServer
+
+ENGINES = ("sqlite", "postgresql")
+_databases = itertools.count()
+
+
+@pytest.fixture(scope="session")
+def postgres_server() -> Iterator[PostgresServer]:
+    root = Path(tempfile.mkdtemp(prefix="alp-store-pg-"))
+    server = PostgresServer(root)
+    try:
+        server.start()
+        yield server
+    finally:
+        server.stop()
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def new_store_url(engine: str, tmp_path: Path, request: pytest.FixtureRequest) -> str:
+    """A URL of an empty lineage store on ``engine``."""
+    if engine == "sqlite":
+        return f"sqlite:///{tmp_path / 'lineage_plus' / f'lineage-{next(_databases)}.db'}"
+    server: PostgresServer = request.getfixturevalue("postgres_server")
+    name = f"store_{next(_databases)}"
+    connection = server.connect("postgres")
+    try:
+        connection.autocommit = True
+        connection.cursor().execute(f"CREATE DATABASE {name}")
+    finally:
+        connection.close()
+    return server.url(name)
+
+
+@pytest.fixture(params=ENGINES)
+def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """An empty lineage store on each engine in turn."""
+    return new_store_url(request.param, tmp_path, request)
