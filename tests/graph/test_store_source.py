@@ -1,0 +1,203 @@
+"""The lineage store as a source gives the event log's answers: shuffled, repeated, split across writers,
+as of any time, details and runs, read incrementally; on SQLite and on PostgreSQL."""
+
+from __future__ import annotations
+
+import json
+import tempfile
+import threading
+from pathlib import Path
+from typing import Any
+
+import pytest
+import sqlalchemy as sa
+from graph_builders import dataset_node, job_node, permissions_world, varied_events, write_log
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from store_engines import ENGINES, new_store_url
+
+from airflow_lineage_plus.cli import run
+from airflow_lineage_plus.graph import LineageQueries, LineageSource, open_source
+from airflow_lineage_plus.graph.store_source import StoreSource
+from airflow_lineage_plus.graph.wire import to_micros
+from airflow_lineage_plus.store import LineageStore, raw_event, schema
+
+BASE = varied_events()
+LINES = [json.dumps(e).encode() for e in BASE]
+
+
+def answers(source: LineageSource, as_of: int | None = None) -> dict[str, Any]:
+    """What the order-independence tests ask, as of a time."""
+    q = LineageQueries(source)
+    found: dict[str, Any] = {}
+    for key, ask in {
+        "up": lambda: q.upstream(dataset_node("orders_report"), 10, as_of=as_of),
+        "down": lambda: q.downstream(dataset_node("raw_orders"), 10, as_of=as_of),
+        "failed": lambda: q.failed_upstream(dataset_node("orders_report"), 10, as_of=as_of),
+        "impact": lambda: q.impact(dataset_node("raw_orders"), 10, as_of=as_of),
+        "schema": lambda: q.schema_diff(dataset_node("stg_orders"), as_of=as_of),
+        "columns": lambda: q.columns(dataset_node("fct_daily_orders"), "total_usd", 10, as_of=as_of),
+        "lint": q.lint_names,
+        "lineage": lambda: q.lineage(dataset_node("stg_orders"), 5, limit=3, as_of=as_of),
+        "job": lambda: q.node_details(job_node("orders.build_fct"), as_of=as_of),
+    }.items():
+        try:
+            found[key] = ask()
+        except LookupError as exc:  # a node with no events yet at that time
+            found[key] = f"not found: {exc}"
+    return found
+
+
+def _from_log(lines: list[bytes]) -> dict[str, Any]:
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "events.jsonl"
+        path.write_bytes(b"".join(line + b"\n" for line in lines))
+        return answers(open_source(events=path))
+
+
+EXPECTED = _from_log(LINES)
+
+
+@pytest.fixture(scope="module", params=ENGINES)
+def engine_url(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> str:
+    return new_store_url(request.param, tmp_path_factory.mktemp("store"), request)
+
+
+def _emptied(url: str) -> LineageStore:
+    store = LineageStore(url)
+    with store.engine.begin() as connection:
+        connection.execute(sa.text("DELETE FROM lineage_plus_event"))
+    return store
+
+
+def _append_from_writers(url: str, parts: list[list[bytes]]) -> None:
+    """Each part appended by a writer of its own (its own engine), all at once."""
+    errors: list[BaseException] = []
+
+    def write(part: list[bytes]) -> None:
+        writer = LineageStore(url)
+        try:
+            for start in range(0, len(part), 3):
+                writer.append(part[start : start + 3])
+        except BaseException as exc:  # reported below
+            errors.append(exc)
+        finally:
+            writer.close()
+
+    threads = [threading.Thread(target=write, args=(part,)) for part in parts]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(60)
+    assert errors == []
+
+
+def test_the_reference_answers_are_not_trivial() -> None:
+    assert [n["latestRun"]["state"] for n in EXPECTED["failed"]["nodes"]] == ["FAILED", "ABORTED"]
+    assert EXPECTED["schema"]["changes"] and EXPECTED["columns"]["upstream"]
+
+
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    order=st.permutations(range(len(BASE))),
+    repeats=st.lists(st.integers(min_value=0, max_value=len(BASE) - 1), max_size=6),
+    writers=st.integers(min_value=1, max_value=4),
+)
+def test_shuffled_repeated_events_split_across_writers_give_the_event_logs_answers(
+    engine_url: str, order: list[int], repeats: list[int], writers: int
+) -> None:
+    lines = [LINES[i] for i in order] + [LINES[i] for i in repeats]
+    store = _emptied(engine_url)
+    try:
+        _append_from_writers(engine_url, [lines[w::writers] for w in range(writers)])
+        assert answers(StoreSource(store)) == EXPECTED
+    finally:
+        store.close()
+
+
+def test_answers_as_of_every_event_time_are_the_event_logs(engine_url: str, tmp_path: Path) -> None:
+    log = open_source(events=write_log(tmp_path / "events.jsonl", BASE))
+    store = _emptied(engine_url)
+    try:
+        store.append(reversed(LINES))
+        source = StoreSource(store)
+        times = sorted({to_micros(e["eventTime"]) for e in BASE})
+        for moment in [times[0] - 1, *times]:
+            assert answers(source, moment) == answers(log, moment), moment
+    finally:
+        store.close()
+
+
+@pytest.mark.parametrize(("world", "counts"), [(varied_events, (7, 7)), (permissions_world, (24, 13))])
+def test_details_of_every_node_and_run_are_the_event_logs(
+    engine_url: str, tmp_path: Path, world: Any, counts: tuple[int, int]
+) -> None:
+    events = world()
+    log = open_source(events=write_log(tmp_path / "events.jsonl", events))
+    store = _emptied(engine_url)
+    try:
+        store.append(json.dumps(e).encode() for e in events)
+        source = StoreSource(store)
+        nodes = [*log.graph.jobs, *log.graph.datasets]  # type: ignore[attr-defined]
+        runs = list(log.graph.runs)  # type: ignore[attr-defined]
+        assert (len(nodes), len(runs)) == counts
+        for node in nodes:
+            assert source.node_details(node) == log.node_details(node), node
+        for run_id in runs:
+            assert source.run_details(run_id) == log.run_details(run_id), run_id
+        assert source.summary()[:2] == log.summary()[:2] and source.time_range() == log.time_range()
+        assert sorted(source.dataset_names()) == sorted(log.dataset_names())
+        assert source.search("orders", 50) == log.search("orders", 50)
+        assert source.problems == log.problems
+    finally:
+        store.close()
+
+
+def test_a_refresh_folds_only_what_was_appended_since(engine_url: str) -> None:
+    store = _emptied(engine_url)
+    try:
+        store.append(LINES[:5])
+        source = StoreSource(store, batch=2)
+        assert source.events == 5
+        store.append(LINES)  # the first five again (stored once) and the rest
+        assert source.refresh() == len(LINES) - 5
+        assert source.refresh() == 0
+        assert answers(source) == EXPECTED
+    finally:
+        store.close()
+
+
+def test_a_row_committed_after_a_higher_one_was_read_is_folded_later(
+    request: pytest.FixtureRequest, tmp_path: Path
+) -> None:
+    """PostgreSQL hands out ids before commit: the id a reader skipped is read once it is committed."""
+    url = new_store_url("postgresql", tmp_path, request)
+    store = LineageStore(url)
+    engine = sa.create_engine(url)
+    try:
+        source = StoreSource(store)
+        with engine.connect() as slow:
+            transaction = slow.begin()
+            slow.execute(sa.insert(schema.event), [raw_event(LINES[0]).row()])  # id 1, not committed yet
+            assert store.append([LINES[1]]).added == 1  # id 2, committed
+            assert source.refresh() == 1 and source.offset == 2
+            transaction.commit()
+        assert source.refresh() == 1
+        assert source.refresh() == 0 and source.events == 2
+    finally:
+        engine.dispose()
+        store.close()
+
+
+def test_import_loads_a_log_once_and_the_store_answers_like_it(engine_url: str, tmp_path: Path) -> None:
+    _emptied(engine_url).close()
+    log = write_log(tmp_path / "events.jsonl", BASE)
+    with log.open("ab") as handle:
+        handle.write(b"{garbage\n\n")
+    first = run(["import", str(log), "--store", engine_url])
+    second = run(["import", str(log), "--store", engine_url])
+    assert first[0] == 0 and f"imported {len(BASE)} new events" in first[1]
+    assert "skipped input: malformed=1" in first[2]
+    assert second[0] == 0 and "imported 0 new events" in second[1]
+    assert f"({len(BASE)} already stored)" in second[1]
+    assert answers(open_source(store=engine_url)) == EXPECTED

@@ -1,0 +1,155 @@
+"""The lineage store's database: tables on first use, idempotent appends, modes, damage, on both engines."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+from pathlib import Path
+
+import pytest
+import sqlalchemy as sa
+from graph_builders import orders_pipeline
+
+from airflow_lineage_plus.exceptions import StoreDamaged, StoreUnavailable
+from airflow_lineage_plus.store import SCHEMA_VERSION, LineageStore, ddl, raw_event, sqlite_url
+
+EVENTS = [json.dumps(e).encode() for e in orders_pipeline()]
+
+
+def test_a_new_store_has_its_tables_and_the_schema_version(store_url: str) -> None:
+    store = LineageStore(store_url)
+    try:
+        with store.engine.connect() as connection:
+            names = set(sa.inspect(connection).get_table_names())
+            version = connection.exec_driver_sql(
+                "SELECT value FROM lineage_plus_meta WHERE name = 'schema_version'"
+            ).scalar()
+        assert {"lineage_plus_meta", "lineage_plus_event"} <= names
+        assert version == str(SCHEMA_VERSION)
+        assert store.count() == 0 and store.last_id() == 0
+    finally:
+        store.close()
+
+
+def test_appending_the_same_events_twice_stores_them_once(store_url: str) -> None:
+    store = LineageStore(store_url)
+    try:
+        first = store.append([*EVENTS, EVENTS[0]], batch=5)
+        second = store.append(EVENTS)
+        assert (first.added, first.duplicates) == (len(EVENTS), 1)
+        assert (second.added, second.duplicates) == (0, len(EVENTS))
+        assert store.count() == len(EVENTS)
+        assert [payload for _, payload in store.rows_after(0, 1000)] == EVENTS
+    finally:
+        store.close()
+
+
+def test_bytes_that_are_not_an_event_are_counted_and_not_stored(store_url: str) -> None:
+    store = LineageStore(store_url)
+    try:
+        result = store.append([b"{not json", b"[1, 2]", b'{"eventTime": "yesterday"}', EVENTS[0]])
+        assert result.rejected == {"malformed": 2, "invalid": 1}
+        assert result.added == 1 and store.count() == 1
+    finally:
+        store.close()
+
+
+def test_the_columns_come_from_the_event_and_hostile_values_are_cut() -> None:
+    event = {
+        "eventTime": "2026-03-01T00:00:00Z",
+        "eventType": "COMPLETE",
+        "run": {"runId": "r" * 400, "facets": {"parent": {"run": {"runId": "p1"}}}},
+        "job": {"namespace": 7, "name": "dag.task"},
+    }
+    row = raw_event(json.dumps(event).encode())
+    assert row.event_time == 1772323200000000
+    assert (row.event_type, row.parent_run_id, row.job_namespace, row.job_name) == (
+        "COMPLETE",
+        "p1",
+        None,
+        "dag.task",
+    )
+    assert row.run_id == "r" * 255
+
+
+def test_a_new_sqlite_store_gets_the_event_logs_modes_and_wal(tmp_path: Path) -> None:
+    path = tmp_path / "home" / "lineage_plus" / "lineage.db"
+    old = os.umask(0o022)
+    try:
+        store = LineageStore(sqlite_url(path), file_mode=0o640, dir_mode=0o750)
+    finally:
+        os.umask(old)
+    try:
+        store.append(EVENTS[:2])
+        with store.engine.connect() as connection:
+            mode = connection.exec_driver_sql("PRAGMA journal_mode").scalar()
+        assert mode == "wal"
+        files = {p.name: stat.S_IMODE(p.stat().st_mode) for p in path.parent.iterdir()}
+        assert files == {"lineage.db": 0o640, "lineage.db-wal": 0o640, "lineage.db-shm": 0o640}
+        assert stat.S_IMODE(path.parent.stat().st_mode) == 0o750
+    finally:
+        store.close()
+
+
+def test_a_store_that_is_not_a_database_is_refused_naming_the_fix_and_kept(tmp_path: Path) -> None:
+    path = tmp_path / "lineage.db"
+    path.write_bytes(b"this is not a database at all" * 100)
+    before = path.read_bytes()
+    with pytest.raises(StoreDamaged, match=r"damaged .*lineage-plus import") as caught:
+        LineageStore(sqlite_url(path))
+    assert str(path) in str(caught.value)
+    assert path.read_bytes() == before  # never deleted or rewritten
+
+
+def test_a_truncated_store_is_refused_naming_the_fix_and_kept(tmp_path: Path) -> None:
+    path = tmp_path / "lineage.db"
+    store = LineageStore(sqlite_url(path))
+    store.append(EVENTS * 1)
+    store.append([json.dumps({**e, "x": "y" * 3000}).encode() for e in orders_pipeline()])
+    store.close()
+    data = path.read_bytes()
+    path.write_bytes(data[: len(data) // 2])
+    with pytest.raises(StoreDamaged, match=r"lineage-plus import"):
+        opened = LineageStore(sqlite_url(path))
+        try:
+            opened.rows_after(0, 10_000)
+        finally:
+            opened.close()
+    assert path.read_bytes() == data[: len(data) // 2]
+
+
+def test_a_store_of_a_newer_schema_is_refused_and_left_as_it_is(store_url: str) -> None:
+    LineageStore(store_url).close()
+    engine = sa.create_engine(store_url)
+    with engine.begin() as connection:
+        connection.exec_driver_sql("UPDATE lineage_plus_meta SET value = '99' WHERE name = 'schema_version'")
+    with pytest.raises(StoreDamaged, match=r"schema version 99, written by a newer .*upgrade the package"):
+        LineageStore(store_url)
+    with engine.connect() as connection:
+        assert connection.exec_driver_sql("SELECT value FROM lineage_plus_meta").scalar() == "99"
+    engine.dispose()
+
+
+def test_a_store_with_a_garbage_schema_version_is_refused(store_url: str) -> None:
+    LineageStore(store_url).close()
+    engine = sa.create_engine(store_url)
+    with engine.begin() as connection:
+        connection.exec_driver_sql("UPDATE lineage_plus_meta SET value = 'x' WHERE name = 'schema_version'")
+    engine.dispose()
+    with pytest.raises(StoreDamaged, match=r"unusable schema version 'x'"):
+        LineageStore(store_url)
+
+
+def test_a_missing_store_is_not_created_when_only_reading(tmp_path: Path) -> None:
+    path = tmp_path / "none" / "lineage.db"
+    with pytest.raises(StoreUnavailable, match=r"no lineage store at .*lineage-plus import"):
+        LineageStore(sqlite_url(path), create=False)
+    assert not path.parent.exists()
+
+
+def test_the_documented_ddl_creates_what_the_store_creates() -> None:
+    for dialect in ("sqlite", "postgresql", "mysql"):
+        text = ddl(dialect)
+        assert text.count("CREATE TABLE") == 2 and text.count("CREATE INDEX") == 2
+    assert "BYTEA" in ddl("postgresql") and "LONGBLOB" in ddl("mysql")
