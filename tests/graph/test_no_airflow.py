@@ -60,3 +60,20 @@ def test_cli_with_events_works_without_airflow_and_asks_for_a_source_otherwise(t
     first, second = done.stdout.splitlines()
     assert first == "0 3"
     assert "2" in second.split(",")[0] and "give --events PATH or --marquez URL" in second
+
+
+def test_the_lineage_store_and_its_source_work_without_airflow(tmp_path: Path) -> None:
+    log = write_log(tmp_path / "e.jsonl", orders_pipeline())
+    url = f"sqlite:///{tmp_path / 'lineage.db'}"
+    done = _run(
+        "from airflow_lineage_plus.store import LineageStore\n"
+        "import airflow_lineage_plus.graph as g\n"
+        f"store = LineageStore({url!r})\n"
+        f"print(store.append(open({str(log)!r}, 'rb').read().splitlines()).added)\n"
+        "store.close()\n"
+        f"q = g.LineageQueries(g.open_source(store={url!r}))\n"
+        "print(q.failed_upstream('dataset:warehouse:fct_daily_orders')['nodes'][0]['name'])\n"
+        "assert not any(m == 'airflow' or m.startswith('airflow.') for m in sys.modules)\n"
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["10", "orders.build_fct"]
