@@ -38,7 +38,8 @@ event = sa.Table(
     "lineage_plus_event",
     metadata,
     sa.Column("id", _ROW_ID, primary_key=True, autoincrement=True),
-    sa.Column("digest", sa.LargeBinary(16), nullable=False),
+    # MySQL cannot put a unique key on a BLOB: BINARY(16) there
+    sa.Column("digest", sa.LargeBinary(16).with_variant(mysql.BINARY(16), "mysql"), nullable=False),
     sa.Column("event_time", sa.BigInteger(), nullable=False),
     sa.Column("event_type", sa.String(32), nullable=True),
     sa.Column("run_id", sa.String(255), nullable=True),
