@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -79,7 +80,13 @@ class LineageStore:
         else:
             self.engine = sa.create_engine(self.url, pool_pre_ping=True, pool_size=4, max_overflow=4)
         try:
-            self._prepare(create)
+            try:
+                self._prepare(create)
+            except StoreDamaged:
+                raise
+            except StoreUnavailable:  # another process created the tables at the same moment
+                time.sleep(0.2)
+                self._prepare(create)
         except BaseException:
             self.engine.dispose()
             raise

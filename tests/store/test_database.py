@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import stat
+import threading
 from pathlib import Path
 
 import pytest
@@ -153,3 +154,23 @@ def test_the_documented_ddl_creates_what_the_store_creates() -> None:
         text = ddl(dialect)
         assert text.count("CREATE TABLE") == 2 and text.count("CREATE INDEX") == 2
     assert "BYTEA" in ddl("postgresql") and "LONGBLOB" in ddl("mysql")
+
+
+def test_processes_opening_a_new_store_at_once_all_get_it(store_url: str) -> None:
+    opened: list[int] = []
+    errors: list[BaseException] = []
+
+    def open_one() -> None:
+        try:
+            store = LineageStore(store_url)
+            opened.append(store.append(EVENTS).added)
+            store.close()
+        except BaseException as exc:  # reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=open_one) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(60)
+    assert errors == [] and sorted(opened)[-1] + sum(sorted(opened)[:-1]) == len(EVENTS)
