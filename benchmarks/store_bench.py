@@ -141,6 +141,7 @@ def main() -> None:
         "load_1min": os.getloadavg()[0],
     }
     root = Path(tempfile.mkdtemp(prefix="alp-store-bench-"))
+    os.chmod(root, 0o755)  # PostgreSQL's server runs as the postgres user when this runs as root
     try:
         if not args.no_sqlite:
             (root / "sqlite").mkdir()
