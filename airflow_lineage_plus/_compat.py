@@ -215,6 +215,14 @@ def translate_asset(asset: Any) -> Any | None:
     return translate_airflow_asset(asset, None)
 
 
+def runtime_outlet_assets(task_instance: Any) -> list[Any]:
+    """The Airflow Assets a running task attached to its outlets at run time (``outlet_events[alias].add``,
+    ``outlet_events[asset].extra``), as the provider's inlets/outlets fallback reads them (2.16.0+)."""
+    from airflow.providers.openlineage.utils.utils import get_runtime_outlet_assets
+
+    return [asset for asset, _alias in get_runtime_outlet_assets(task_instance)]
+
+
 def task_events_allowed(task: Any, dag_id: str, task_id: str) -> bool:
     """Whether the provider's emission policy lets task-level events out for this task."""
     try:
