@@ -218,8 +218,10 @@ def translate_asset(asset: Any) -> Any | None:
 def runtime_outlet_assets(task_instance: Any) -> list[Any]:
     """The Airflow Assets a running task attached to its outlets at run time (``outlet_events[alias].add``,
     ``outlet_events[asset].extra``), as the provider's inlets/outlets fallback reads them (2.16.0+)."""
-    from airflow.providers.openlineage.utils.utils import get_runtime_outlet_assets
-
+    try:
+        from airflow.providers.openlineage.utils.utils import get_runtime_outlet_assets
+    except ImportError:  # every provider the package supports has it (2.20.0 is the floor); a later one may not
+        return []
     return [asset for asset, _alias in get_runtime_outlet_assets(task_instance)]
 
 

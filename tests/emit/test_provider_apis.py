@@ -127,3 +127,20 @@ def test_tasks_matching_the_policy_pattern_get_no_skip_record(run: tuple[DagRunR
     assert _events(run, "quiet_skipped") == []
     (record,) = skip_records(run[0].events)
     assert record["job"]["name"] == f"{DAG_ID}.loud_skipped"
+
+
+def test_the_graph_joins_the_api_datasets_and_the_declared_ones_in_one_job(
+    run: tuple[DagRunResult, Path], tmp_path: Path
+) -> None:
+    from airflow_lineage_plus.graph import LineageQueries, dataset_id, open_source
+
+    log = tmp_path / "events.jsonl"
+    log.write_text("".join(json.dumps(e) + "\n" for e in run[0].events))
+    queries = LineageQueries(open_source(events=log))
+    for name in ("declared-api-out", "target", "attached/export.parquet"):
+        answer = queries.upstream(dataset_id(BUCKET, name), 2)
+        assert {n["id"] for n in answer["nodes"]} == {
+            f"job:test-airflow:{DAG_ID}.declared_and_api",
+            f"dataset:{BUCKET}:source",
+            f"dataset:{BUCKET}:declared-api-in",
+        }
