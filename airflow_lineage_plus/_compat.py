@@ -220,7 +220,7 @@ def runtime_outlet_assets(task_instance: Any) -> list[Any]:
     ``outlet_events[asset].extra``), as the provider's inlets/outlets fallback reads them (2.16.0+)."""
     try:
         from airflow.providers.openlineage.utils.utils import get_runtime_outlet_assets
-    except ImportError:  # every provider the package supports has it (2.20.0 is the floor); a later one may not
+    except ImportError:  # every provider from the floor (2.20.0) up has it; a later one may not
         return []
     return [asset for asset, _alias in get_runtime_outlet_assets(task_instance)]
 
