@@ -1,13 +1,14 @@
 """A real Great Expectations run inside real Airflow tasks: each expectation is a dataQualityAssertions entry.
 
 One recording (module scope) of ``dags/gx_quality.py``: a GX Checkpoint over the sample pipelines' contacts
-and orders (two data assets, mapped to the two declared inputs) that fails its gate, and a
+and orders (data assets mapped to the two declared inputs; a third left unmapped) that fails its gate, and a
 ValidationDefinition run recorded on a declared output. Expected figures come from the sample data itself.
 """
 
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
 import subprocess
 import sys
@@ -107,6 +108,14 @@ def test_checkpoint_expectations_land_on_the_dataset_of_their_data_asset(gx_run:
         ("expect_column_values_to_be_in_set", "status", True),
         ("expect_column_mean_to_be_between", "total_amount_usd", True),
     }
+
+
+def test_a_data_asset_the_mapping_does_not_name_is_left_out_and_logged(gx_run: DagRunResult) -> None:
+    failed = _terminal(gx_run, "crm_quality_gate")
+    assert "accounts" not in json.dumps(failed["inputs"])
+    assert len(_assertions(failed, "inputs", CONTACTS)) == 4  # the other assets are recorded all the same
+    assert "Great Expectations results of data asset 'accounts' was lost: LookupError" in gx_run.output
+    assert "add 'accounts': <its dataset>" in gx_run.output
 
 
 def test_counts_severity_and_arguments_come_from_the_real_validation(gx_run: DagRunResult) -> None:
