@@ -235,6 +235,17 @@ def task_events_allowed(task: Any, dag_id: str, task_id: str) -> bool:
     return bool(getattr(controls, "emit", True)) and bool(getattr(controls, "emit_task_events", True))
 
 
+def task_metadata_allowed(task: Any, dag_id: str, task_id: str) -> bool:
+    """Whether the provider's emission policy lets this task's events carry its lineage metadata
+    (``extract_operator_metadata``: off means a minimal event, without datasets)."""
+    try:
+        from airflow.providers.openlineage.utils.emission_policy import resolve_task_emission_policy
+    except ImportError:  # providers before 2.19.0 have no emission policy
+        return True
+    controls = resolve_task_emission_policy(operator=task, dag_id=dag_id, task_id=task_id)
+    return bool(getattr(controls, "extract_operator_metadata", True))
+
+
 def submit_to_openlineage_pool(func: Callable[..., Any], *args: Any) -> None:
     """Run ``func(*args)`` in the provider's DAG-event process pool (raises when there is none)."""
     from airflow.providers.openlineage.plugins.listener import get_openlineage_listener

@@ -29,6 +29,10 @@ POLICY = [
         "match_mode": "regex",
         "controls": {"emit_task_events": False},
     },
+    {
+        "scope": {"dag_id": DAG_ID, "task_id": "bare_skipped"},
+        "controls": {"extract_operator_metadata": False},
+    },
 ]
 BUCKET = "s3://provider-apis"
 
@@ -52,7 +56,7 @@ def run(airflow_db: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[Dag
     # skip records come from the provider's process pool once the DAG run ended: wait for the one expected
     log = workdir / f"events-{DAG_ID}.jsonl"
     deadline = time.monotonic() + 60
-    while time.monotonic() < deadline and not skip_records(result.events):
+    while time.monotonic() < deadline and len(skip_records(result.events)) < 2:
         time.sleep(0.5)
         result.events = read_events(log)
     return result, out
@@ -81,7 +85,8 @@ def test_each_task_instance_is_one_run_with_exact_event_counts(run: tuple[DagRun
         # START, the provider API's RUNNING, COMPLETE: all on the task's own run
         "declared_and_api": Counter({"START": 1, "RUNNING": 1, "COMPLETE": 1}),
         "gate": Counter({"START": 1, "COMPLETE": 1}),
-        "loud_skipped": Counter({"ABORT": 1}),  # our skip record: no rule covers it
+        "loud_skipped": Counter({"ABORT": 1}),  # our skip records: no rule stops their events
+        "bare_skipped": Counter({"ABORT": 1}),
     }
     assert all(len(ids) == 1 for ids in runs.values())
     assert len(set().union(*runs.values())) == len(runs)
@@ -125,8 +130,16 @@ def test_dbt_run_by_a_task_the_policy_turns_off_reports_nothing(run: tuple[DagRu
 
 def test_tasks_matching_the_policy_pattern_get_no_skip_record(run: tuple[DagRunResult, Path]) -> None:
     assert _events(run, "quiet_skipped") == []
-    (record,) = skip_records(run[0].events)
-    assert record["job"]["name"] == f"{DAG_ID}.loud_skipped"
+    records = {r["job"]["name"].removeprefix(f"{DAG_ID}."): r for r in skip_records(run[0].events)}
+    assert set(records) == {"loud_skipped", "bare_skipped"}
+    assert _ids(records["loud_skipped"]["inputs"]) == {(BUCKET, "source")}
+
+
+def test_a_skip_record_carries_no_datasets_where_the_policy_turns_metadata_off(
+    run: tuple[DagRunResult, Path],
+) -> None:
+    (record,) = [r for r in skip_records(run[0].events) if r["job"]["name"] == f"{DAG_ID}.bare_skipped"]
+    assert record["inputs"] == []
 
 
 def test_the_graph_joins_the_api_datasets_and_the_declared_ones_in_one_job(

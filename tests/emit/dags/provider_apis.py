@@ -7,7 +7,8 @@ turns off task events for ``excluded`` (by name) and for every task matching ``q
   and attaches an asset at run time through an ``AssetAlias`` (``outlet_events``).
 * ``excluded``: the same calls, but the policy says no lineage; it also builds dbt's lineage environment
   (``dbt_lineage_env``) and writes it to ``$PROVIDER_APIS_OUT`` for the test to read.
-* ``gate`` closes: ``quiet_skipped`` (policy: none) and ``loud_skipped`` (no rule) never run.
+* ``gate`` closes: ``quiet_skipped`` (policy: no events), ``bare_skipped`` (policy: no operator metadata)
+  and ``loud_skipped`` (no rule) never run.
 """
 
 from __future__ import annotations
@@ -72,8 +73,13 @@ def provider_apis() -> None:
     def loud_skipped() -> None:
         pass
 
+    @lineage(inputs=[HIDDEN_SOURCE])
+    @task
+    def bare_skipped() -> None:
+        pass
+
     declared_and_api() >> excluded()
-    gate() >> [quiet_skipped(), loud_skipped()]
+    gate() >> [quiet_skipped(), loud_skipped(), bare_skipped()]
 
 
 provider_apis()
