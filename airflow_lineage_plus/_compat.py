@@ -215,6 +215,16 @@ def translate_asset(asset: Any) -> Any | None:
     return translate_airflow_asset(asset, None)
 
 
+def runtime_outlet_assets(task_instance: Any) -> list[Any]:
+    """The Airflow Assets a running task attached to its outlets at run time (``outlet_events[alias].add``,
+    ``outlet_events[asset].extra``), as the provider's inlets/outlets fallback reads them (2.16.0+)."""
+    try:
+        from airflow.providers.openlineage.utils.utils import get_runtime_outlet_assets
+    except ImportError:  # every provider from the floor (2.20.0) up has it; a later one may not
+        return []
+    return [asset for asset, _alias in get_runtime_outlet_assets(task_instance)]
+
+
 def task_events_allowed(task: Any, dag_id: str, task_id: str) -> bool:
     """Whether the provider's emission policy lets task-level events out for this task."""
     try:
@@ -223,6 +233,17 @@ def task_events_allowed(task: Any, dag_id: str, task_id: str) -> bool:
         return True
     controls = resolve_task_emission_policy(operator=task, dag_id=dag_id, task_id=task_id)
     return bool(getattr(controls, "emit", True)) and bool(getattr(controls, "emit_task_events", True))
+
+
+def task_metadata_allowed(task: Any, dag_id: str, task_id: str) -> bool:
+    """Whether the provider's emission policy lets this task's events carry its lineage metadata
+    (``extract_operator_metadata``: off means a minimal event, without datasets)."""
+    try:
+        from airflow.providers.openlineage.utils.emission_policy import resolve_task_emission_policy
+    except ImportError:  # providers before 2.19.0 have no emission policy
+        return True
+    controls = resolve_task_emission_policy(operator=task, dag_id=dag_id, task_id=task_id)
+    return bool(getattr(controls, "extract_operator_metadata", True))
 
 
 def submit_to_openlineage_pool(func: Callable[..., Any], *args: Any) -> None:

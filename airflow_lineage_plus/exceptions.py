@@ -19,6 +19,8 @@ written against those keeps working::
     ├── BadEventError (ValueError)             bytes of the event log that are not a usable event
     ├── StaticLineageError (RuntimeError)      a DAG folder version could not be read for static lineage
     ├── UsageError (ValueError)                bad command-line arguments
+    ├── NotAValidationResult (TypeError)       ``runtime.record_expectations`` got no Great Expectations
+    │                                          result (contained: logged once, the task goes on)
     ├── ContractBreachError (RuntimeError)     a task wrote data that breaks its output's DataContract,
     │                                          raised only with ``[lineage_plus] contract_mode = fail``
     └── DbtRunFailed (RuntimeError)            dbt run by ``run_dbt`` failed: the task fails (on purpose)
@@ -101,6 +103,11 @@ class StaticLineageError(LineagePlusError, RuntimeError):
 
 class UsageError(LineagePlusError, ValueError):
     """Bad command-line arguments (the CLI exits with status 2)."""
+
+
+class NotAValidationResult(LineagePlusError, TypeError):  # noqa: N818 - the name callers use
+    """What ``runtime.record_expectations`` was given is none of the Great Expectations result shapes it
+    reads; the message names the ones it does."""
 
 
 class DbtRunFailed(LineagePlusError, RuntimeError):  # noqa: N818 - names what happened, as dbt says it

@@ -68,11 +68,14 @@ def to_operator_lineage(
     *,
     final: bool = False,
     resolved_refs: Mapping[Any, datasets.DatasetRef] | None = None,
+    attached: Sequence[datasets.DatasetRef] = (),
 ) -> OperatorLineage:
     """The provider's ``OperatorLineage`` for ``spec``, with runtime ``facts`` when ``final``.
 
     ``resolved_refs`` are connection-derived identities resolved beforehand in the task process
     (see ``LineageMixin.render_template_fields``); others are resolved here, within a time bound.
+    ``attached``: the assets the task attached to its outlets at run time (``outlet_events``), outputs
+    of the final event like those added with ``runtime.add_output``.
     """
     from airflow.providers.openlineage.extractors import OperatorLineage
 
@@ -80,8 +83,8 @@ def to_operator_lineage(
     used = facts if final else None
     inputs = [_input_dataset(decl, resolve(decl.dataset), used) for decl in spec.inputs]
     outputs = [_output_dataset(decl, resolve(decl.dataset), resolve, used) for decl in spec.outputs]
-    if final and facts is not None:
-        _add_found_datasets(inputs, outputs, facts, resolve)
+    if final:
+        _add_found_datasets(inputs, outputs, facts, resolve, attached)
     run_facets = {facet_key(f): f for f in spec.facets if isinstance(f, RunFacet)}
     return OperatorLineage(
         inputs=inputs, outputs=outputs, run_facets=run_facets, job_facets=_job_facets(spec)
@@ -109,16 +112,23 @@ def _resolver(resolved_refs: Mapping[Any, datasets.DatasetRef] | None) -> Resolv
 
 
 def _add_found_datasets(
-    inputs: list[InputDataset], outputs: list[OutputDataset], facts: TaskFacts, resolve: Resolver
+    inputs: list[InputDataset],
+    outputs: list[OutputDataset],
+    facts: TaskFacts | None,
+    resolve: Resolver,
+    attached: Sequence[datasets.DatasetRef] = (),
 ) -> None:
     """Append the inputs and outputs the task found at run time and did not declare."""
     declared = {(d.namespace, d.name) for d in [*inputs, *outputs]}
-    for extra_ref, extra_schema in facts.extra_outputs.items():
+    found_outputs = dict(facts.extra_outputs) if facts is not None else {}
+    for ref in attached:
+        found_outputs.setdefault(ref, None)
+    for extra_ref, extra_schema in found_outputs.items():
         ref = resolve(extra_ref)
         if (ref.namespace, ref.name) not in declared:
             outputs.append(_output_dataset(_Found(ref, extra_schema), ref, resolve, facts))
             declared.add((ref.namespace, ref.name))
-    for extra_ref, extra_schema in facts.extra_inputs.items():
+    for extra_ref, extra_schema in (facts.extra_inputs if facts is not None else {}).items():
         ref = resolve(extra_ref)
         if (ref.namespace, ref.name) not in declared:
             inputs.append(_input_dataset(_Found(ref, extra_schema), ref, facts))

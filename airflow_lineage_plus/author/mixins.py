@@ -23,7 +23,7 @@ from typing import Any
 
 import attr
 
-from airflow_lineage_plus import _compat, conf
+from airflow_lineage_plus import _compat, conf, datasets
 from airflow_lineage_plus.author import contracts, runtime
 from airflow_lineage_plus.author.spec import Input, LineageSpec, Output, failing_field
 from airflow_lineage_plus.containment import contained, report
@@ -228,6 +228,7 @@ def _lineage(operator: Any, own: Any, task_instance: Any) -> Any:
             facts,
             final=task_instance is not None,
             resolved_refs=getattr(operator, RESOLVED_ATTRIBUTE, None),
+            attached=_attached_outlets(task_instance),
         )
     except Exception as exc:
         report(f"declared lineage of task {getattr(operator, 'task_id', '?')!r}", exc)
@@ -239,6 +240,24 @@ def _lineage(operator: Any, own: Any, task_instance: Any) -> Any:
         # Marquez record a new version of each output, as if it had been refreshed.
         result = attr.evolve(result, outputs=[])
     return result
+
+
+def _attached_outlets(task_instance: Any) -> list[Any]:
+    """Datasets of the assets the task attached at run time (``outlet_events[alias].add(asset)``, an
+    ``outlet_events[asset].extra``), named as this package names them.
+
+    The provider adds these in its inlets/outlets fallback only, which is never reached once operator
+    methods report datasets, as a declaration does: without this they would be lost.
+    """
+    if task_instance is None:
+        return []
+    found: list[Any] = []
+    with contained("the assets the task attached at run time (outlet_events)"):
+        for asset in _compat.runtime_outlet_assets(task_instance):
+            ref = datasets.from_asset(asset)  # None (logged at debug) for a URI that names no dataset
+            if ref is not None:
+                found.append(ref)
+    return found
 
 
 def _skipped(task_instance: Any) -> bool:

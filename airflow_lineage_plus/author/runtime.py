@@ -15,6 +15,7 @@ saying what was lost, and never reaches the task.
     rows = load_rows()
     runtime.record(STG_ORDERS, rows)  # row count, null counts per column, bytes
     runtime.assertion(STG_ORDERS, "order_id_not_null", success=..., column="order_id")
+    runtime.record_expectations(checkpoint.run(...), STG_ORDERS)  # a Great Expectations run
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ from openlineage.client.facet_v2 import (
 )
 
 from airflow_lineage_plus import conf, datasets
-from airflow_lineage_plus.author import profiling
+from airflow_lineage_plus.author import expectations, profiling
 from airflow_lineage_plus.author.spec import DatasetLike, Field, FieldLike, as_field, as_ref
 from airflow_lineage_plus.containment import contain, contained
 from airflow_lineage_plus.emit import registry
@@ -215,6 +216,42 @@ def assertion(
     return bool(success)
 
 
+def record_expectations(result: Any, dataset: DatasetLike | Mapping[str, DatasetLike]) -> bool:
+    """Record each expectation of a Great Expectations run as a ``dataQualityAssertions`` entry.
+
+    ``result`` is what a GX ``Checkpoint.run()`` or ``ValidationDefinition.run()`` returns (or its
+    ``to_json_dict()``); :mod:`airflow_lineage_plus.author.expectations` says what each entry carries.
+    ``dataset`` is the dataset the validations ran on or, for a checkpoint over several GX data assets, a
+    mapping from data asset name to dataset: a validation of an asset the mapping does not name is left
+    out, logged once. Like :func:`assertion`, the entries land on the task's COMPLETE/FAIL event on that
+    dataset, which the task declares (or adds with :func:`add_input`). Returns whether every expectation
+    passed, so the task can fail its own quality gate after recording it.
+    """
+    passed = bool(getattr(result, "success", False))
+    found: dict[str, list[Any]] = {}
+    with contained("Great Expectations results"):
+        found = expectations.assertions_by_asset(result, include_values=conf.quality_include_values())
+        passed = all(a.success for entries in found.values() for a in entries)
+    for asset, entries in found.items():
+        with contained(f"Great Expectations results of data asset {asset!r}"):
+            if entries:
+                _current().facts(as_ref(_expectation_target(dataset, asset))).assertions.extend(entries)
+    return passed
+
+
+def _expectation_target(dataset: DatasetLike | Mapping[str, DatasetLike], asset: str) -> DatasetLike:
+    """The dataset of the validations of GX data asset ``asset``."""
+    if not isinstance(dataset, Mapping):
+        return dataset
+    if asset in dataset:
+        return dataset[asset]
+    named = ", ".join(map(repr, dataset)) or "none"
+    raise LookupError(
+        f"the Great Expectations data asset {asset!r} is not in the datasets given ({named}): "
+        f"add {asset!r}: <its dataset> to record_expectations(result, {{...}})"
+    )
+
+
 def set_schema(dataset: DatasetLike, fields: Iterable[FieldLike]) -> None:
     """Record the schema of ``dataset`` as found at run time; it replaces the declared one on the event."""
     with contained(f"run-time schema of {dataset!r}"):
@@ -248,4 +285,13 @@ def set_execution_mode(mode: str, reason: str | None = None) -> None:
     )
 
 
-__all__ = ["add_input", "add_output", "assertion", "facts_for", "record", "set_execution_mode", "set_schema"]
+__all__ = [
+    "add_input",
+    "add_output",
+    "assertion",
+    "facts_for",
+    "record",
+    "record_expectations",
+    "set_execution_mode",
+    "set_schema",
+]

@@ -238,6 +238,9 @@ class LineageSpec:
         *,
         final: bool = False,
         resolved_refs: Mapping[Any, datasets.DatasetRef] | None = None,
+        attached: Sequence[datasets.DatasetRef] = (),
     ) -> OperatorLineage:
         """The provider's ``OperatorLineage`` for this declaration (see :func:`build.to_operator_lineage`)."""
-        return build.to_operator_lineage(self, facts, final=final, resolved_refs=resolved_refs)
+        return build.to_operator_lineage(
+            self, facts, final=final, resolved_refs=resolved_refs, attached=attached
+        )

@@ -51,6 +51,10 @@ UNSET = {
     "OPENLINEAGE_NAMESPACE": "dbt",
     "OPENLINEAGE__TRANSPORT": json.dumps({"type": TRANSPORT_CLASS}),
 }
+#: The environment of ``dbt-ol`` run by a task whose events the provider's ``emission_policy`` turns off:
+#: its runs would be children of a run nobody reports, so it reports nothing (the client's own switch, and
+#: a no-op transport for the ``BashOperator`` templates, which pass ``OPENLINEAGE__TRANSPORT`` only).
+POLICY_SAYS_NONE = {"OPENLINEAGE_DISABLED": "true", "OPENLINEAGE__TRANSPORT": json.dumps({"type": "noop"})}
 #: Airflow's owner of a task nobody named: not an owner to carry.
 DEFAULT_OWNER = "airflow"
 #: Inherited variables that would change the transport dbt-ol's client builds around ours.
@@ -152,7 +156,8 @@ def dbt_lineage_env(
     ``task_instance`` defaults to the running one; ``target_path`` is dbt's target folder when it is not
     ``target`` in the project (``--target-path``); ``job_name`` names dbt-ol's run of the whole command
     (default ``dbt-run-<project>``). Returns what it could build: on an error (logged once) the
-    variables it could not compute are left out, and dbt runs without that part of its lineage.
+    variables it could not compute are left out, and dbt runs without that part of its lineage. For a task
+    whose events the provider's ``emission_policy`` turns off: :data:`POLICY_SAYS_NONE` (dbt reports nothing).
     """
     env: dict[str, str] = {}
     if conf.is_disabled():
@@ -162,6 +167,8 @@ def dbt_lineage_env(
             from airflow.sdk import get_current_context
 
             task_instance = get_current_context()["ti"]
+        if not _task_events_allowed(task_instance):
+            return dict(POLICY_SAYS_NONE)
         env.update(TaskRunIds.of(task_instance).parent_env())
     with contained("the transport of dbt's events (OPENLINEAGE__TRANSPORT)"):
         config = dbt_transport_config(
@@ -171,6 +178,15 @@ def dbt_lineage_env(
     if job_name:
         env["OPENLINEAGE_DBT_JOB_NAME"] = job_name
     return env
+
+
+def _task_events_allowed(task_instance: Any) -> bool:
+    """Whether the provider's ``emission_policy`` lets this task instance's events out (a task without its
+    operator at hand, as on the API server, is allowed: the provider decides there)."""
+    task = getattr(task_instance, "task", None)
+    if task is None:
+        return True
+    return _compat.task_events_allowed(task, str(task_instance.dag_id), str(task_instance.task_id))
 
 
 def dbt_lineage_env_templates(

@@ -57,6 +57,11 @@ def _declared_inputs(task: Any) -> list[Any]:
     return inputs
 
 
+def _metadata_allowed(dag_run: Any, task_id: str, task: Any) -> bool:
+    """Whether the emission policy lets the task's events carry its datasets (a minimal event otherwise)."""
+    return task is None or _compat.task_metadata_allowed(task, dag_run.dag_id, task_id)
+
+
 def _dataset_identity(inlet: Any) -> tuple[str, str] | None:
     """(namespace, name) of an inlet: an OpenLineage dataset, or an Airflow asset with a known scheme."""
     namespace, name = getattr(inlet, "namespace", None), getattr(inlet, "name", None)
@@ -139,7 +144,7 @@ def build_record(dag_run: Any, snapshot: DagRunSnapshot, task_id: str, map_index
         job=Job(
             namespace=ol_conf.namespace(), name=f"{dag_run.dag_id}.{task_id}", facets={"jobType": job_type}
         ),
-        inputs=_declared_inputs(task),
+        inputs=_declared_inputs(task) if _metadata_allowed(dag_run, task_id, task) else [],
         outputs=[],
     )
 
