@@ -45,7 +45,11 @@ FORMAT_HELP = {
 
 
 class HelpFormatter(RawDescriptionRichHelpFormatter):
-    """rich-argparse's formatter (Airflow's CLI uses it), keeping the examples' line breaks."""
+    """rich-argparse's formatter (Airflow's CLI uses it), keeping the examples' line breaks; help texts
+    are plain text, not rich markup (``[lineage_plus] event_log_path`` is a config section, not a style)."""
+
+    help_markup = False
+    text_markup = False
 
 
 def exit_codes_text(codes: Sequence[int] = (OK, ERROR, USAGE)) -> str:
