@@ -137,3 +137,9 @@ def test_a_command_another_module_adds_gets_the_same_help_and_epilog() -> None:
         commands.add_command(sub, "bad", help="two\nlines", example="bad")
     with pytest.raises(ValueError, match="example"):
         commands.add_command(sub, "bad2", help="no example", example=[])
+
+
+def test_the_readme_shows_the_help_as_it_is() -> None:
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    shown = readme.split("$ lineage-plus --help\n", 1)[1].split("\n```", 1)[0] + "\n"
+    assert shown == (SNAPSHOTS / "lineage-plus.txt").read_text(), "copy the snapshot into the README"
