@@ -20,6 +20,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from airflow_lineage_plus.node_ids import split_node_id
+
 #: a label longer than this is cut (names can be long; the JSON has them whole)
 MAX_LABEL = 120
 _SAFE = re.compile(r"[A-Za-z0-9 _.\-/:]")
@@ -119,8 +121,12 @@ class Picture:
 
 
 def _name_of(node_id: str) -> str:
-    """The name part of a node id (``dataset:<namespace>:<name>``, ``job:<namespace>:<name>``)."""
-    return node_id.split(":", 1)[1] if ":" in node_id else node_id
+    """``<namespace> / <name>`` of a node id, as the text report and the graph pictures show nodes."""
+    try:
+        _, namespace, name = split_node_id(node_id)
+    except ValueError:
+        return node_id
+    return f"{namespace} / {name}"
 
 
 def _label(kind: str, name: str, state: str | None) -> str:

@@ -156,9 +156,10 @@ def test_mermaid_itself_parses_every_kind_of_picture_and_rejects_a_broken_one(tm
     base = [job_event("j", 0, inputs=[ds("a")], outputs=[ds("b", fields=[("x", "INT")])])]
     head = [job_event("j", 1, inputs=[ds(HOSTILE)], outputs=[ds("b", fields=[("x", "BIGINT")])])]
     pictures.append(picture(compare(base, head)).mermaid())
-    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
-    pictures += [block.split("\n```", 1)[0] for block in readme.split("```mermaid\n")[1:]]
-    assert len(pictures) == 6
+    repo = Path(__file__).resolve().parents[1]
+    for doc in (repo / "README.md", repo / "docs" / "static-lineage.md"):  # the pictures the docs show
+        pictures += [block.split("\n```", 1)[0] for block in doc.read_text().split("```mermaid\n")[1:]]
+    assert len(pictures) == 7
     broken = pictures[0].replace('")]', '"]', 1)  # a cylinder left open
     results = parse_all([*pictures, broken])
     assert [r.get("type") for r in results[:-1]] == ["flowchart-v2"] * len(pictures), results
