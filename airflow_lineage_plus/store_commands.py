@@ -3,8 +3,9 @@
     lineage-plus import LOG [--store URL]        load a JSONL event log into the store (idempotent)
     lineage-plus retention [--days N] [--store URL]   delete raw events older than the window
 
-:func:`register` adds them to the CLI's subparsers and :func:`run` runs one; the CLI module only wires
-them. Exit status: 0 done, 1 the store or the log cannot be used, 2 bad arguments.
+:func:`add_import_arguments` and :func:`add_retention_arguments` give the CLI's parser their options
+and :func:`run` runs one; the CLI module only wires them. Exit status: 0 done, 1 the store or the log
+cannot be used, 2 bad arguments.
 """
 
 from __future__ import annotations
@@ -22,22 +23,14 @@ COMMANDS = ("import", "retention")
 Result = tuple[int, str, str]
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    """Add ``import`` and ``retention`` to the ``lineage-plus`` subparsers."""
-    load = subparsers.add_parser(
-        "import",
-        help="load a JSONL event log into the lineage store (importing it again adds nothing)",
-        description="Load newline-delimited OpenLineage events into the lineage store. Events already "
-        "stored (the same bytes) are skipped, so a log can be imported again after it grew.",
-    )
+def add_import_arguments(load: argparse.ArgumentParser) -> None:
+    """The options of ``import`` (the CLI's parser declares the command itself)."""
     load.add_argument("log", metavar="LOG", help="the event log to load (newline-delimited OpenLineage JSON)")
     _store_option(load)
-    keep = subparsers.add_parser(
-        "retention",
-        help="delete the store's raw events older than the retention window (current runs are kept)",
-        description="Delete raw events older than --days (default [lineage_plus] retention_days) in small "
-        "batches, keeping each job's current runs: the graph and the latest runs survive.",
-    )
+
+
+def add_retention_arguments(keep: argparse.ArgumentParser) -> None:
+    """The options of ``retention``."""
     keep.add_argument(
         "--days", type=float, help="the window in days (default: [lineage_plus] retention_days)"
     )

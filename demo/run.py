@@ -7,6 +7,9 @@
    day whose dbt model ``fct_daily_orders`` fails on purpose;
 7. the lineage report of ``analytics.marts.fct_daily_orders`` (upstream, failed upstream, impact);
 8. ``airflow api-server`` with the Lineage view, until Ctrl-C (skipped with ``--no-serve``).
+
+Ctrl-C, SIGTERM and SIGHUP all stop what the demo started (the api-server, the S3 endpoint, a running
+``airflow`` command) before it exits (130, 143, 129).
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ from __future__ import annotations
 import argparse
 import json
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -36,6 +40,24 @@ MART_TABLE = "analytics.marts.fct_daily_orders"
 
 class DemoError(RuntimeError):
     """A step of the demo went wrong; the message says what and where its log is."""
+
+
+class Stopped(BaseException):
+    """SIGTERM or SIGHUP arrived (a process manager, a closed terminal): stop as on Ctrl-C."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
+#: the signals that stop the demo like Ctrl-C does (exit status 128 + the signal's number)
+STOP_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
+
+
+def _stop(signum: int, _frame: object) -> None:
+    for sig in STOP_SIGNALS:  # once: a second signal must not interrupt the stopping itself
+        signal.signal(sig, signal.SIG_IGN)
+    raise Stopped(signum)
 
 
 @dataclass(frozen=True)
@@ -168,6 +190,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--home", type=Path, default=REPO / "demo-home", help="where the demo keeps its files"
     )
     args = parser.parse_args(argv)
+    for sig in STOP_SIGNALS:
+        signal.signal(sig, _stop)
 
     home = DemoHome(args.home.resolve())
     processes = ProcessGroup()
@@ -250,6 +274,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("\nstopping ...", flush=True)
         return 130
+    except Stopped as stopped:
+        print(f"\nstopping ({signal.Signals(stopped.signum).name}) ...", flush=True)
+        return 128 + stopped.signum
     finally:
         processes.stop_all()
         s3.stop()

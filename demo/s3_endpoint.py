@@ -30,7 +30,10 @@ class LocalS3:
         return self.endpoint_url
 
     def stop(self) -> None:
-        self._server.stop()
+        """Stop the server if it was started (the demo may be stopped before it is)."""
+        if self.endpoint_url:
+            self._server.stop()
+            self.endpoint_url = ""
 
     def create_bucket(self, name: str) -> None:
         client = boto3.client(

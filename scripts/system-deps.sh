@@ -3,12 +3,17 @@
 #   chromium, chromium-driver   the browser tests (tests/ui)
 #   postgresql                  the production-shaped tests (tests/emit/test_scheduler_postgres.py) and
 #                               benchmarks/scheduler_bench.py; they run the server themselves from a temp dir
+#   graphviz                    `dot -Tsvg` checks the CLI's `--format dot` pictures (tests/test_pictures.py)
+#   nodejs, npm                 Mermaid's own parser checks the `--format mermaid` pictures (scripts/js-deps.sh)
 set -euo pipefail
 missing=()
 command -v chromium >/dev/null 2>&1 || missing+=(chromium)
 command -v chromedriver >/dev/null 2>&1 || missing+=(chromium-driver)
 # Debian keeps the server programs in /usr/lib/postgresql/<major>/bin, off PATH.
 compgen -G "/usr/lib/postgresql/*/bin/initdb" >/dev/null || missing+=(postgresql)
+command -v dot >/dev/null 2>&1 || missing+=(graphviz)
+command -v node >/dev/null 2>&1 || missing+=(nodejs)
+command -v npm >/dev/null 2>&1 || missing+=(npm)
 [ ${#missing[@]} -eq 0 ] && exit 0
 SUDO=""
 [ "$(id -u)" -ne 0 ] && SUDO="sudo"

@@ -7,6 +7,7 @@ cd "$ROOT"
 # shellcheck source=scripts/bootstrap.sh
 source "$ROOT/scripts/bootstrap.sh" test
 bash "$ROOT/scripts/system-deps.sh"
+bash "$ROOT/scripts/js-deps.sh"
 
 echo "==> ruff check"
 ruff check .

@@ -39,6 +39,10 @@ BASE = {
     "datasets",
     # the one ISO 8601 time parser (Python 3.10 rejects "Z" in fromisoformat): the graph and replay share it
     "timestamps",
+    # pictures of lineage (Mermaid, DOT) from plain nodes and edges: the CLI's answers and diff's Markdown
+    "pictures",
+    # progress bars of long work on a terminal (index builds, replay, publish-static, diff)
+    "progress",
 }
 #: stage -> the stages (besides BASE and itself) its modules may import.
 #:

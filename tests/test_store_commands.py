@@ -3,14 +3,13 @@
 
 from __future__ import annotations
 
-import argparse
 import json
 from pathlib import Path
 
 import pytest
 from graph_builders import orders_pipeline, run_pair, write_log
 
-from airflow_lineage_plus import conf, store_commands
+from airflow_lineage_plus import conf
 from airflow_lineage_plus.cli import run
 from airflow_lineage_plus.store import LineageStore, sqlite_url
 
@@ -80,14 +79,3 @@ def test_a_bad_retention_window_names_the_option(monkeypatch: pytest.MonkeyPatch
     monkeypatch.setenv("AIRFLOW__LINEAGE_PLUS__RETENTION_DAYS", "forever")
     with pytest.raises(ValueError, match=r"\[lineage_plus\] retention_days"):
         conf.retention_days()
-
-
-def test_every_store_subcommand_and_option_has_help() -> None:
-    parser = argparse.ArgumentParser()
-    subparsers = parser.add_subparsers(dest="command")
-    store_commands.register(subparsers)
-    helps = {action.dest: action.help for action in subparsers._choices_actions}
-    assert set(helps) == set(store_commands.COMMANDS) and all(helps.values())
-    for name in store_commands.COMMANDS:
-        options = [a for a in subparsers.choices[name]._actions if not isinstance(a, argparse._HelpAction)]
-        assert options and all(a.help for a in options), name

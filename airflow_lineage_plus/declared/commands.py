@@ -21,12 +21,13 @@ from airflow_lineage_plus.declared import render
 from airflow_lineage_plus.declared.versions import PARSE_TIMEOUT, materialize, read_both
 from airflow_lineage_plus.exceptions import SourceUnavailable, StaticLineageError, UsageError
 from airflow_lineage_plus.graph import LineageQueries, LineageSource
+from airflow_lineage_plus.progress import progress
 
 if TYPE_CHECKING:  # the extraction imports the OpenLineage client: only the commands that parse DAGs need it
     from airflow_lineage_plus.declared.extract import StaticLineage
 
 #: Exit status of ``diff`` when a change matched ``--fail-on``.
-FAILED_ON_CHANGE = 3
+FAILED_ON_CHANGE = 3  # lineage-plus's exit codes: airflow_lineage_plus/cli/commands.py, docs/cli.md
 Result = tuple[int, str, str]
 
 
@@ -49,7 +50,9 @@ def add_publish_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--dags", required=True, help="the DAG folder (or one DAG file's folder) to parse")
     _common(parser)
     parser.add_argument("--dry-run", action="store_true", help="print the JobEvents instead of sending them")
-    parser.add_argument("--format", choices=("text", "json"), default="text")
+    parser.add_argument(
+        "--format", choices=("text", "json"), default="text", help="output format: text (default) or JSON"
+    )
 
 
 def add_diff_arguments(parser: argparse.ArgumentParser) -> None:
@@ -58,7 +61,12 @@ def add_diff_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--repo", default=".", help="the git repository refs are read from (default: .)")
     parser.add_argument("--dags-path", default="dags", help="the DAG folder inside the repository")
     _common(parser)
-    parser.add_argument("--format", choices=("text", "json", "markdown"), default="text")
+    parser.add_argument(
+        "--format",
+        choices=("text", "json", "markdown"),
+        default="text",
+        help="output format (default: text); markdown: a pull-request comment with a Mermaid picture",
+    )
     parser.add_argument(
         "--fail-on", choices=("breaking", "any"), help=f"exit with {FAILED_ON_CHANGE} on such a change"
     )
@@ -76,7 +84,10 @@ def publish_command(args: argparse.Namespace) -> Result:
     if not (args.events or args.marquez or args.dry_run) and _openlineage_disabled():
         return 1, "", "lineage-plus: OpenLineage is disabled ([openlineage] disabled): nothing published\n"
     namespace = (args.namespace or default_namespace()) + args.namespace_suffix
-    with contextlib.redirect_stdout(sys.stderr):  # Airflow logs to stdout: keep it for the answer
+    with (
+        contextlib.redirect_stdout(sys.stderr),  # Airflow logs to stdout: keep it for the answer
+        progress(f"parsing the DAG files in {args.dags}", unit="files"),
+    ):
         found = read_dag_folder(args.dags, namespace=namespace, resolve_connections=args.resolve_connections)
     err = _notes(found)
     if args.dry_run:
@@ -144,7 +155,10 @@ def diff_command(args: argparse.Namespace, open_graph: Callable[[], LineageSourc
     if args.depth < 0:
         return 2, "", "lineage-plus: --depth must be 0 or more\n"
     try:
-        with tempfile.TemporaryDirectory(prefix="lineage-plus-diff-") as work:
+        with (
+            tempfile.TemporaryDirectory(prefix="lineage-plus-diff-") as work,
+            progress(f"parsing {args.base} and {args.head}", total=2, unit="steps") as bar,
+        ):
             repo, workdir = Path(args.repo), Path(work)
             base = materialize(args.base, repo=repo, dags_path=args.dags_path, workdir=workdir)
             head = materialize(args.head, repo=repo, dags_path=args.dags_path, workdir=workdir)
@@ -155,6 +169,7 @@ def diff_command(args: argparse.Namespace, open_graph: Callable[[], LineageSourc
                 resolve_connections=args.resolve_connections,
                 timeout=args.parse_timeout,
             )
+            bar.advance(2)
     except StaticLineageError as exc:
         return 1, "", f"lineage-plus: {exc}\n"
     err = "".join(
@@ -175,7 +190,9 @@ def diff_command(args: argparse.Namespace, open_graph: Callable[[], LineageSourc
     answer["unresolvedConnections"] = sorted(
         set(old.unresolved_connections) | set(new.unresolved_connections)
     )
-    _impact(answer, args, open_graph)
+    with progress("weighing the downstream impact", total=1, unit="steps") as bar:
+        _impact(answer, args, open_graph)
+        bar.advance()
     rendered = {
         "json": lambda: json.dumps(answer, indent=2),
         "markdown": lambda: render.render_markdown(answer),

@@ -22,6 +22,7 @@ from airflow_lineage_plus.deliver import transport
 from airflow_lineage_plus.deliver.budget import enforce
 from airflow_lineage_plus.deliver.serialize import dumps
 from airflow_lineage_plus.marquez_client import MarquezClient
+from airflow_lineage_plus.progress import progress
 
 
 @attr.frozen
@@ -68,14 +69,17 @@ def publish(
     send, close, destination = _sender(events_log, marquez, api_key, timeout)
     sent = failed = 0
     error = None
+    events = list(events)
     try:
-        for event in events:
-            try:
-                send(enforce(event))  # redaction and size limits, as for every event that leaves
-                sent += 1
-            except Exception as exc:
-                failed += 1
-                error = error or f"{type(exc).__name__}: {exc}"
+        with progress(f"sending to {destination}", total=len(events)) as bar:
+            for event in events:
+                try:
+                    send(enforce(event))  # redaction and size limits, as for every event that leaves
+                    sent += 1
+                except Exception as exc:
+                    failed += 1
+                    error = error or f"{type(exc).__name__}: {exc}"
+                bar.advance()
     finally:
         close()
     return Delivery(destination, sent, failed, error)

@@ -2,15 +2,19 @@
 request comment.
 
 Every name in the Markdown comes from DAG code or the lineage graph: it is written inside code spans
-(literal text on GitHub and GitLab: no HTML, no links, no mentions), with ``|`` escaped so a name cannot
-break the table, and line breaks flattened.
+(literal text on GitHub and GitLab: no HTML, no links, no mentions) whose fence no run of backticks in
+the name can close, with ``|`` escaped so a name cannot break the table, and line breaks flattened. The
+picture of the added, removed and changed edges is a Mermaid block (:mod:`airflow_lineage_plus.pictures`
+escapes its labels, so no name can end the block).
 """
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from airflow_lineage_plus.node_ids import split_node_id
+from airflow_lineage_plus.pictures import Picture
 
 _ICON = {"breaking": ":red_circle: breaking", "compatible": ":green_circle: compatible"}
 
@@ -103,10 +107,44 @@ def _item(item: Any) -> str:
 
 
 def code(text: str) -> str:
-    """``text`` as a Markdown code span that is safe in a table cell."""
+    """``text`` as a Markdown code span that is safe in a table cell (CommonMark and GitHub's tables).
+
+    The fence is one backtick longer than the longest run of backticks in ``text`` (a shorter one could
+    close the span early and leave the rest live: links, images, HTML), padded with spaces when the text
+    has a backtick; ``|`` is escaped so it cannot end a table cell; line breaks are flattened.
+    """
     flat = " ".join(str(text).split()).replace("|", "\\|")
-    fence = "``" if "`" in flat else "`"
-    return f"{fence} {flat} {fence}" if fence == "``" else f"`{flat}`"
+    runs = [len(run) for run in re.findall(r"`+", flat)]
+    if not runs:
+        return f"`{flat}`"
+    fence = "`" * (max(runs) + 1)
+    return f"{fence} {flat} {fence}"
+
+
+#: change kinds that change what a job writes into a dataset it keeps writing (the edge is "changed")
+_EDGE_CHANGES = {"COLUMN_REMOVED", "COLUMN_ADDED", "TYPE_CHANGED", "COLUMN_LINEAGE_CHANGED"}
+
+
+def picture(answer: dict[str, Any]) -> Picture:
+    """The added, removed and changed edges of a diff, as a picture."""
+    drawn = Picture()
+    for side in ("added", "removed"):
+        for edge in answer["edges"][side]:
+            drawn.edge(edge["origin"], edge["destination"], side)
+    seen = {(o, d) for o, d, _ in drawn.edges}
+    for change in answer["changes"]:
+        pair = (change["job"], change.get("dataset", ""))
+        if change["kind"] in _EDGE_CHANGES and pair not in seen:
+            seen.add(pair)
+            drawn.edge(*pair, "changed")
+    return drawn
+
+
+def _mermaid_block(answer: dict[str, Any]) -> list[str]:
+    drawn = picture(answer)
+    if not drawn.edges:
+        return []
+    return ["", "```mermaid", drawn.mermaid(), "```"]
 
 
 def render_markdown(answer: dict[str, Any]) -> str:
@@ -130,6 +168,7 @@ def render_markdown(answer: dict[str, Any]) -> str:
             lines.append("| " + " | ".join(cells) + " |")
     else:
         lines += ["", "No changes in the declared lineage."]
+    lines += _mermaid_block(answer)
     lines += _markdown_details(answer)
     jobs = answer["jobs"]
     lines += [

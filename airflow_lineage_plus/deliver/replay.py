@@ -32,6 +32,7 @@ import orjson
 
 from airflow_lineage_plus import conf
 from airflow_lineage_plus.exceptions import NodeNotFound, ReplayError, SourceUnavailable
+from airflow_lineage_plus.progress import progress
 from airflow_lineage_plus.timestamps import parse_iso
 
 TERMINAL_EVENTS = frozenset({"COMPLETE", "FAIL", "ABORT"})
@@ -176,10 +177,21 @@ def replay(
     if until <= since:
         raise ReplayError(f"--until ({until.isoformat()}) must be after --since ({since.isoformat()})")
     report = ReplayReport(since=since, until=until, dry_run=dry_run)
+    window = _window(log, report)
+    states: dict[str, str | Exception | None] = {}
+    with progress("replaying to Marquez", total=len(window)) as bar:
+        for event in window:
+            _replay_one(event, marquez, states, report)
+            bar.advance()
+    return report
+
+
+def _window(log: Path, report: ReplayReport) -> list[LoggedEvent]:
+    """The events of the log in the report's window, each once (the others are counted as skipped)."""
     seen: set[tuple[str | None, str, datetime]] = set()
     window: list[LoggedEvent] = []
     for event in read_log(log, report):
-        if not since <= event.event_time < until:
+        if not report.since <= event.event_time < report.until:
             continue
         report.in_window += 1
         identity = (event.run_id, event.event_type, event.event_time)
@@ -188,34 +200,38 @@ def replay(
             continue
         seen.add(identity)
         window.append(event)
+    return window
 
-    states: dict[str, str | Exception | None] = {}
-    for event in window:
-        if event.run_id is None:
-            report.skipped.append((event, "no run id: cannot ask Marquez whether it arrived"))
-            continue
-        if event.run_id not in states:
-            try:
-                states[event.run_id] = marquez.run_state(event.run_id)
-            except SourceUnavailable as exc:
-                states[event.run_id] = exc
-        state = states[event.run_id]
-        if isinstance(state, Exception):
-            report.failed.append((event, f"could not ask Marquez about the run: {state}"))
-        elif state in FINISHED_RUNS:
-            report.skipped.append((event, f"Marquez already has the run ({state})"))
-        elif state is not None and event.event_type not in TERMINAL_EVENTS:
-            report.skipped.append((event, f"Marquez already has the run ({state}) with this event"))
-        elif dry_run:
-            report.sent.append(event)
+
+def _replay_one(
+    event: LoggedEvent, marquez: Marquez, states: dict[str, str | Exception | None], report: ReplayReport
+) -> None:
+    """Send one event of the window unless Marquez has it; note what happened in ``report``."""
+    dry_run = report.dry_run
+    if event.run_id is None:
+        report.skipped.append((event, "no run id: cannot ask Marquez whether it arrived"))
+        return
+    if event.run_id not in states:
+        try:
+            states[event.run_id] = marquez.run_state(event.run_id)
+        except SourceUnavailable as exc:
+            states[event.run_id] = exc
+    state = states[event.run_id]
+    if isinstance(state, Exception):
+        report.failed.append((event, f"could not ask Marquez about the run: {state}"))
+    elif state in FINISHED_RUNS:
+        report.skipped.append((event, f"Marquez already has the run ({state})"))
+    elif state is not None and event.event_type not in TERMINAL_EVENTS:
+        report.skipped.append((event, f"Marquez already has the run ({state}) with this event"))
+    elif dry_run:
+        report.sent.append(event)
+    else:
+        try:
+            marquez.send(event.raw)
+        except SourceUnavailable as exc:
+            report.failed.append((event, str(exc)))
         else:
-            try:
-                marquez.send(event.raw)
-            except SourceUnavailable as exc:
-                report.failed.append((event, str(exc)))
-            else:
-                report.sent.append(event)
-    return report
+            report.sent.append(event)
 
 
 # -- command line -------------------------------------------------------------------------------------
@@ -229,7 +245,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--until", help="end of the window, exclusive (default: now)")
     parser.add_argument("--event-log", help="event log to read (default: [lineage_plus] event_log_path)")
     parser.add_argument("--dry-run", action="store_true", help="report what would be sent, send nothing")
-    parser.add_argument("--format", choices=("text", "json"), default="text")
+    parser.add_argument(
+        "--format", choices=("text", "json"), default="text", help="output format: text (default) or JSON"
+    )
 
 
 def command(args: argparse.Namespace) -> tuple[int, str, str]:

@@ -158,3 +158,64 @@ def test_diff_refuses_a_ref_the_repository_does_not_have(tmp_path: Path) -> None
     assert "'no-such-branch' is neither a directory nor a git ref" in err
     code, _, err = run(["diff", "--repo", str(tmp_path), "--base", "--upload-pack=x", "--head", "HEAD"])
     assert code in (1, 2) and "upload-pack" not in err.replace("'--upload-pack=x'", "")
+
+
+#: names a DAG author (or an attacker with a pull request) can give datasets and tasks
+HOSTILE = [
+    "a``![pixel](https://evil.example/p.png)``b",  # two backticks: once closed the code span early (#27)
+    "``[click me](https://evil.example/)``",
+    "x\\|![pixel](https://evil.example/q.png)",  # a backslash before the escaped pipe
+    "``` <img src=x onerror=alert(1)> ```",
+    "<script>alert(1)</script>",
+    "```mermaid\nclick n0 href https://evil.example/",
+    "https://evil.example/autolink @someone",
+]
+
+
+def _hostile_diff() -> dict[str, Any]:
+    base = [job_event("orders.load", 0, outputs=[ds(HOSTILE[0], fields=[("a", "INT"), ("b", "INT")])])]
+    head = [
+        job_event("orders.load", 1, outputs=[ds(HOSTILE[0], fields=[("a", "INT")])]),
+        job_event(HOSTILE[1], 1, inputs=[ds(name) for name in HOSTILE[2:5]], outputs=[ds(HOSTILE[5])]),
+        job_event("orders.report", 1, inputs=[ds(HOSTILE[5])], outputs=[ds(HOSTILE[6])]),
+    ]
+    answer = _labelled(compare(base, head))
+    answer["base"]["label"] = "main``![x](https://evil.example/r.png)``"
+    return answer
+
+
+def test_hostile_names_give_no_live_link_image_or_html_in_the_pull_request_comment() -> None:
+    from markdown_it import MarkdownIt
+
+    markdown = render_markdown(_hostile_diff())
+    # GitHub's dialect: CommonMark, tables, autolinked URLs, raw HTML allowed (GitHub then sanitises it)
+    parser = MarkdownIt("gfm-like", {"html": True})
+    tokens = [t for token in parser.parse(markdown) for t in [token, *(token.children or [])]]
+    kinds = {t.type for t in tokens}
+    assert not kinds & {"link_open", "image", "autolink_open"}, markdown
+    html = [t.content.strip() for t in tokens if t.type in ("html_inline", "html_block")]
+    ours = {"<details><summary>", "</summary>", "</details>", "<sub>", "</sub>"}
+    assert {h for h in html if not any(h.startswith(o) for o in ours)} == set(), html
+    rendered = parser.render(markdown)
+    assert "<img" not in rendered and "<script" not in rendered and "<a " not in rendered
+    # every hostile name is shown, literally, in code
+    spans = {" ".join(t.content.split()) for t in tokens if t.type == "code_inline"}
+    for name in HOSTILE[:2]:
+        assert any(name in span for span in spans), name
+    # one Mermaid picture, no name can end its block: the rest of the comment is still Markdown
+    [fence] = [t for t in tokens if t.type == "fence"]
+    assert fence.info == "mermaid" and "`" not in fence.content and "<" not in fence.content
+    assert markdown.rstrip().endswith("</sub>") and tokens[-1].type != "fence"
+
+
+def test_the_markdown_picture_shows_added_removed_and_changed_edges() -> None:
+    answer = _labelled(compare(*_versions()))
+    markdown = render_markdown(answer)
+    block = markdown.split("```mermaid\n", 1)[1].split("\n```", 1)[0]
+    arrows = [line.strip() for line in block.splitlines() if "-->" in line or "-.->" in line or "==>" in line]
+    added, removed = len(answer["edges"]["added"]), len(answer["edges"]["removed"])
+    assert sum("==>|added|" in a for a in arrows) == added == 4
+    assert sum("-.->|removed|" in a for a in arrows) == removed == 4
+    # stg_orders keeps being written by load_orders, with other columns: that edge is "changed"
+    assert sum("-->|changed|" in a for a in arrows) == 1
+    assert len(arrows) == added + removed + 1

@@ -157,5 +157,10 @@ def test_markdown_and_text_render_the_same_diff(diffed: dict[str, Any]) -> None:
     assert "**2 breaking changes, 1 compatible**" in markdown
     assert len([line for line in markdown.splitlines() if line.startswith("| :")]) == 3
     assert "LOW: 1 downstream job | `team:analytics` |" in markdown
+    picture = markdown.split("```mermaid\n", 1)[1].split("\n```", 1)[0]
+    edges = answer["edges"]
+    assert picture.count("==>|added|") == len(edges["added"]) and picture.count("-.->|removed|") == len(
+        edges["removed"]
+    )
     text = render_text(answer)
     assert "BREAKING   column email (VARCHAR) removed from analytics.staging.stg_contacts" in text

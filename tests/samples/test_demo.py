@@ -1,5 +1,6 @@
 """The README's first command, ``python -m demo``, end to end: the pipelines, the report, the Lineage view it
-serves (logged into as the demo prints), and Ctrl-C ending everything it started."""
+serves (logged into as the demo prints), and SIGTERM (a process manager) ending everything it started; Ctrl-C,
+SIGTERM and SIGHUP each ending what it started in the middle of a step."""
 
 from __future__ import annotations
 
@@ -111,18 +112,59 @@ def test_demo_runs_the_pipelines_reports_the_failed_upstream_job_and_serves_the_
         ]
     finally:
         if proc.poll() is None:
-            os.kill(proc.pid, signal.SIGINT)  # Ctrl-C
-        try:
-            remaining, _ = proc.communicate(timeout=120)
-        except subprocess.TimeoutExpired:  # leave nothing running: the demo and what it started
-            for child in psutil.Process(proc.pid).children(recursive=True):
-                child.kill()
-            proc.kill()
-            raise
-    assert proc.returncode == 130, remaining[-3000:]
-    assert "stopping ..." in remaining
+            os.kill(proc.pid, signal.SIGTERM)  # a process manager stopping it (it once left the api-server)
+        remaining = _ended(proc)
+    assert proc.returncode == 128 + signal.SIGTERM, remaining[-3000:]
+    assert "stopping (SIGTERM) ..." in remaining
     with socket.socket() as probe:
-        assert probe.connect_ex(("127.0.0.1", port)) != 0, "the api-server still answers after Ctrl-C"
+        assert probe.connect_ex(("127.0.0.1", port)) != 0, "the api-server still answers after SIGTERM"
+
+
+def _ended(proc: subprocess.Popen[str]) -> str:
+    """The rest of the demo's output once it ended; on a hang, what it started is killed and it fails."""
+    try:
+        remaining, _ = proc.communicate(timeout=120)
+    except subprocess.TimeoutExpired:  # leave nothing running: the demo and what it started
+        for child in psutil.Process(proc.pid).children(recursive=True):
+            child.kill()
+        proc.kill()
+        raise
+    return remaining
+
+
+@pytest.mark.timeout(300)
+@pytest.mark.parametrize(
+    ("sig", "code", "said"),
+    [
+        (signal.SIGINT, 130, "stopping ..."),
+        (signal.SIGTERM, 143, "stopping (SIGTERM) ..."),
+        (signal.SIGHUP, 129, "stopping (SIGHUP) ..."),
+    ],
+)
+def test_ctrl_c_sigterm_and_sighup_stop_the_command_the_demo_is_running(
+    tmp_path: Path, sig: signal.Signals, code: int, said: str
+) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("AIRFLOW", "OPENLINEAGE"))}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "demo", "--no-serve", "--home", str(tmp_path / "home")],
+        cwd=REPO,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
+        preexec_fn=_sigint_as_at_a_terminal,
+    )
+    deadline, started = time.monotonic() + 120, []
+    while time.monotonic() < deadline and not started and proc.poll() is None:
+        started = psutil.Process(proc.pid).children()  # step 1's `airflow db migrate`
+        time.sleep(0.05)
+    assert started, "the demo started no command"
+    os.kill(proc.pid, sig)
+    remaining = _ended(proc)
+    assert proc.returncode == code, remaining[-3000:]
+    assert said in remaining
+    assert not any(_alive(child.pid) for child in started), "a command the demo started still runs"
 
 
 def test_stopping_the_demo_ends_each_process_group_it_started(tmp_path: Path) -> None:

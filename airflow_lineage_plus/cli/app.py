@@ -1,14 +1,13 @@
-"""``lineage-plus``: ask the lineage graph questions from a terminal.
-
-    lineage-plus [--events PATH [--index PATH | --no-index] | --marquez URL [--api-key KEY]] COMMAND [options]
+"""One ``lineage-plus`` invocation: the parsed command run against the lineage source.
 
 Every graph question takes ``--as-of TIME`` (the answer from what the events up to then said) and
 ``--include-retired`` (also the edges a job no longer reports). An event log is read through its index
 (``lineage-plus index``); a log with no index yet gets its first answer from a quick scan, and the
 console command then builds the index in the background for the next one.
 
-Exit status: 0 with an answer; 2 for bad arguments or an unknown dataset or job; 1 when the source
-cannot be read. See docs/graph.md for the JSON contract. ``publish-static`` and ``diff`` (static
+Exit status (:mod:`.commands`, docs/cli.md): 0 with an answer; 2 for bad arguments or an unknown dataset
+or job; 1 when the source cannot be read; 4 when ``failed-upstream`` found a failed job. See docs/graph.md
+for the JSON contract. ``publish-static`` and ``diff`` (static
 lineage, docs/static-lineage.md) are owned by :mod:`airflow_lineage_plus.declared.commands`.
 """
 
@@ -22,8 +21,10 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from airflow_lineage_plus import store_commands
+from airflow_lineage_plus import pictures, store_commands
 from airflow_lineage_plus.act import freshness
+from airflow_lineage_plus.cli import commands as codes
+from airflow_lineage_plus.cli.parser import DATASET_ONLY, QUICK, build
 from airflow_lineage_plus.declared import commands as declared
 from airflow_lineage_plus.deliver import replay
 from airflow_lineage_plus.exceptions import NodeNotFound, SourceUnavailable, UsageError
@@ -35,89 +36,8 @@ from airflow_lineage_plus.graph.scan import QuickSource
 from airflow_lineage_plus.graph.source import LineageSource
 from airflow_lineage_plus.graph.wire import to_micros
 from airflow_lineage_plus.node_ids import dataset_id, job_id
+from airflow_lineage_plus.progress import progress
 from airflow_lineage_plus.sources import open_configured_source
-
-COMMANDS = (
-    "upstream",
-    "downstream",
-    "failed-upstream",
-    "impact",
-    "schema-diff",
-    "columns",
-    "lint-names",
-    "report",
-)
-DATASET_ONLY = {"failed-upstream", "impact", "schema-diff", "columns"}
-#: what a quick scan of a log without an index answers (:mod:`airflow_lineage_plus.graph.scan`)
-QUICK = {"upstream", "downstream", "failed-upstream", "impact", "schema-diff"}
-WALKS = {"upstream", "downstream", "failed-upstream", "impact"}
-
-
-def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="lineage-plus", description="Query the OpenLineage lineage graph.")
-    where = parser.add_mutually_exclusive_group()
-    where.add_argument("--events", help="event log (newline-delimited OpenLineage JSON)")
-    where.add_argument("--marquez", help="Marquez base URL, e.g. http://localhost:5000")
-    parser.add_argument("--api-key", help="Marquez API key (sent as a Bearer token)")
-    parser.add_argument("--timeout", type=float, default=None, help="Marquez request timeout in seconds")
-    index = parser.add_mutually_exclusive_group()
-    index.add_argument("--index", help="the event log's index (default: beside the log, <log>.lpindex)")
-    index.add_argument("--no-index", action="store_true", help="read the whole event log into memory")
-    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for name in COMMANDS:
-        _question_arguments(sub.add_parser(name), name)
-    fresh = sub.add_parser("freshness", help="datasets older than their SLO, and the job responsible")
-    fresh.add_argument("--format", choices=("text", "json"), default="text")
-    fresh.add_argument("--at", help="judge freshness at this ISO-8601 time instead of now")
-    fresh.add_argument(
-        "--notify",
-        action="store_true",
-        help="alert the owners of each breach once ([lineage_plus] alert_notifier)",
-    )
-    # -- replay (owned by airflow_lineage_plus.deliver.replay; docs/reliability.md) --
-    replay.add_arguments(sub.add_parser("replay", help="re-send to Marquez the events it missed"))
-    sub.add_parser("index", help="build the event log's index, or bring it up to date")
-    store_commands.register(sub)  # import, retention (the lineage store; docs/graph.md)
-    # -- static lineage (owned by airflow_lineage_plus.declared; docs/static-lineage.md) --
-    declared.add_publish_arguments(
-        sub.add_parser("publish-static", help="send the lineage DAG files declare, before they run")
-    )
-    declared.add_diff_arguments(
-        sub.add_parser("diff", help="what a change to DAG files does to lineage, and whom it affects")
-    )
-    return parser
-
-
-def _question_arguments(command: argparse.ArgumentParser, name: str) -> None:
-    """The options of a graph question ``name``."""
-    command.add_argument("--format", choices=("text", "json"), default="text")
-    if name in ("lint-names", "report"):
-        return
-    command.add_argument("--as-of", help="answer as of this time (ISO-8601, e.g. 2026-03-01T12:00:00Z)")
-    command.add_argument("--namespace", help="dataset namespace")
-    command.add_argument("--name", help="dataset name")
-    if name not in DATASET_ONLY:
-        command.add_argument("--job-namespace", help="job namespace")
-        command.add_argument("--job", help="job name")
-    if name != "schema-diff":
-        command.add_argument("--depth", type=int, default=10)
-    if name in WALKS:
-        command.add_argument(
-            "--include-retired", action="store_true", help="also edges the job no longer reports"
-        )
-        command.add_argument(
-            "--include-declared",
-            action=argparse.BooleanOptionalAction,
-            default=True,
-            help="follow edges declared in DAG code of jobs that have not run yet (default: on)",
-        )
-    if name == "columns":
-        command.add_argument("--column", required=True)
-    if name == "schema-diff":
-        command.add_argument(
-            "--proposed",
-            help="proposed schema: a JSON file or inline JSON ([{name, type}] or {name: type})",
-        )
 
 
 def _target(args: argparse.Namespace) -> str:
@@ -194,7 +114,7 @@ def run(argv: Sequence[str] | None = None) -> tuple[int, str, str]:
 
 def _run(argv: Sequence[str] | None) -> tuple[int, str, str, LineageSource | None]:
     """(exit status, stdout, stderr, the source that answered) of one invocation."""
-    parser = _parser()
+    parser = build()
     try:
         args = parser.parse_args(argv)
     except SystemExit as exc:
@@ -233,8 +153,25 @@ def _run(argv: Sequence[str] | None) -> tuple[int, str, str, LineageSource | Non
             + ", ".join(f"{k}={v}" for k, v in sorted(source.problems.items()))
             + "\n"
         )
-    out = json.dumps(answer, indent=2, ensure_ascii=False) if args.format == "json" else rendered
-    return 0, out + "\n", err, source
+    return _status(args, answer), _output(args.format, answer, rendered) + "\n", err, source
+
+
+def _output(form: str, answer: Any, rendered: str) -> str:
+    """The answer in the asked ``--format``."""
+    if form == "json":
+        return json.dumps(answer, indent=2, ensure_ascii=False)
+    if form == "mermaid":
+        return pictures.graph_picture(answer).mermaid()
+    if form == "dot":
+        return pictures.graph_picture(answer).dot()
+    return rendered
+
+
+def _status(args: argparse.Namespace, answer: Any) -> int:
+    """The exit status of an answer: ``failed-upstream`` says whether it found a failed job."""
+    if args.command == "failed-upstream" and answer["nodes"]:
+        return codes.FAILED_UPSTREAM
+    return codes.OK
 
 
 def _at(value: str | None) -> datetime | None:
@@ -320,7 +257,9 @@ def _index(args: argparse.Namespace) -> tuple[int, str, str]:
             "lineage-plus: index needs an event log (--events, or the configured one) and an index\n",
         )
     try:
-        source = _open(args)
+        with progress(f"indexing {args.events or 'the event log'}", unit="bytes") as bar:
+            source = _open(args)
+            bar.update(completed=getattr(source, "offset", 0), total=getattr(source, "offset", 0))
         try:
             events, offset = getattr(source, "events", 0), getattr(source, "offset", 0)
             written = source.rewrite() if hasattr(source, "rewrite") else False
