@@ -1,10 +1,10 @@
 """Redaction: every secret of the catalogue and every secret Airflow's masker knows, out of an event.
 
-The scan runs on the event's JSON text, once, with RE2 (``google-re2``): an automaton, not a
-backtracking engine, so its time is linear in the text whatever the input (a hostile 1 MB string
-costs milliseconds; ``benchmarks/redaction_bench.py``), on every supported Python (3.10 has no
-possessive quantifiers or atomic groups to make ``re`` safe). One pass finds all kinds of
-:data:`~airflow_lineage_plus.deliver.catalogue.CATALOGUE` at once; only the secret part of a match is
+The scan runs on the event's JSON text, once, left to right, with RE2 (``google-re2``): one automaton
+for every rule of :data:`~airflow_lineage_plus.deliver.catalogue.RULES`, written so that no search
+re-reads more than a few bytes an earlier search read (each rule starts at a fixed trigger; see the
+catalogue), so the time is O(n) whatever the input (a hostile 1 MB string costs milliseconds;
+``benchmarks/redaction_bench.py``), on every supported Python. Only the secret part of a match is
 replaced by ``***``, in place in the JSON text; strings that hold no secret are never decoded.
 
 Then the secrets registered with Airflow's masker in this process (connection passwords and extras,
@@ -13,10 +13,15 @@ wherever they appear, by a second RE2 pass over their JSON-encoded literals.
 
 Values under secret-looking keys (``{"password": "..."}``, any facet, any depth) are masked by the
 ``secret-key-in-json`` rule; when such a key holds an object or a list (rare), every string inside it
-is masked on the decoded event instead (as Airflow's masker does). When a replacement made the text
-invalid JSON (a registered secret that is also a number, say), the event is redacted again string by
-string on the decoded event. What cannot be checked raises :class:`UncheckedEventError`: the caller
-then sends nothing (fail closed).
+is masked on the decoded event instead (as Airflow's masker does) — except column-lineage and
+column-metrics entries keyed by a column name (:data:`COLUMNS`): names are never masked.
+
+The Python work per match is bounded by a budget (:data:`FIELD_MATCHES` per string,
+:data:`EVENT_MATCHES` and :data:`MAX_SECRETS` per event): a string past it is withheld whole
+(:data:`WITHHELD` replaces its content) and the scan goes on; the event is kept. When a replacement
+made the text invalid JSON (a registered secret that is also a number, say), the event is redacted
+again string by string on the decoded event. What cannot be checked at all raises
+:class:`UncheckedEventError`: the caller then sends nothing (fail closed).
 """
 
 from __future__ import annotations
