@@ -43,7 +43,7 @@ from airflow_lineage_plus.containment import report
 from airflow_lineage_plus.deliver import limits
 from airflow_lineage_plus.deliver.redaction import redact_json
 from airflow_lineage_plus.deliver.serialize import (
-    CLEANUP,
+    CLEANUP_MARKERS,
     describe,
     dumps,
     dumps_direct,
@@ -262,6 +262,8 @@ def _drop_largest_facets(event: Any, budget: int, size: int, cuts: dict[str, int
 # -- the whole pass -------------------------------------------------------------------------------------
 
 
+#: What the redaction pass also looks for: Serde's cleanup (then the event is serialised the exact way).
+PROBES = (("cleanup", CLEANUP_MARKERS),)
 #: What a string withheld whole by redaction (:data:`~.redaction.WITHHELD`) is counted as.
 WITHHELD_CUT = "strings withheld whole (not checked for secrets within the redaction budget)"
 #: Stands for the event's size in the ``lineagePlus_trimmed`` facet until the size is known (random per
@@ -284,10 +286,9 @@ def check(event: Any, settings: Limits | None = None) -> bytes:
     facet = _trimmed_facet(cuts, budget) if cuts else None
     if facet is not None:
         view, others = _with_run_facet(view, facet)
-    raw = dumps_direct(view)
-    if CLEANUP.search(raw) is not None:  # what Serde drops (nulls, empty objects in lists): the exact way
-        raw = dumps_exact(view)
-    done = redact_json(raw)
+    done = redact_json(dumps_direct(view), PROBES)
+    if "cleanup" in done.probes:  # what Serde drops (nulls, empty objects in lists): the exact way
+        done = redact_json(dumps_exact(view))
     if done.masked:
         limits.count_cut("redacted strings", done.masked)
         log.info("airflow-lineage-plus: redacted %d secret(s) in %s", done.masked, describe(event))
@@ -375,6 +376,17 @@ def _without_values(event: Any) -> tuple[Any, int]:
     return (event if view is None else view), cut
 
 
+def _has_values(column: Any) -> bool:
+    if isinstance(column, dict):
+        get = column.get
+        return get("min") is not None or get("max") is not None or get("quantiles") is not None
+    return (
+        getattr(column, "min", None) is not None
+        or getattr(column, "max", None) is not None
+        or getattr(column, "quantiles", None) is not None
+    )
+
+
 def _dataset_without_values(dataset: Any) -> tuple[Any, int]:
     copy: dict[str, Any] | None = None
     cut = 0
@@ -383,6 +395,8 @@ def _dataset_without_values(dataset: Any) -> tuple[Any, int]:
         metrics = facets.get("dataQualityMetrics") if isinstance(facets, dict) else None
         columns = _get(metrics, "columnMetrics") if metrics is not None else None
         if not columns:
+            continue
+        if not any(map(_has_values, columns.values())):
             continue
         kept: dict[str, Any] = {}
         removed = 0
