@@ -75,6 +75,7 @@ def build() -> argparse.ArgumentParser:
         command = c.add_command(sub, name, help=text, example=examples, exit_codes=codes)
         _question_arguments(command, name)
     _other_commands(sub)
+    _store_commands(sub)
     return parser
 
 
@@ -118,6 +119,31 @@ def _other_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="build the event log's index, or bring it up to date",
         example=f"{_LOG} index",
     )
+    # -- static lineage (owned by airflow_lineage_plus.declared; docs/static-lineage.md) --
+    declared.add_publish_arguments(
+        c.add_command(
+            sub,
+            "publish-static",
+            help="send the lineage DAG files declare, before they run (imports the DAG files)",
+            example=[f"{_LOG} publish-static --dags dags/", "publish-static --dags dags/ --dry-run"],
+        )
+    )
+    declared.add_diff_arguments(
+        c.add_command(
+            sub,
+            "diff",
+            help="what a change to DAG files does to lineage, and whom it affects (imports the DAG files)",
+            example=[
+                "diff --base origin/main --head HEAD --format markdown > comment.md",
+                "diff --base old_dags/ --head dags/ --fail-on breaking",
+            ],
+            exit_codes=(c.OK, c.ERROR, c.USAGE, c.CHANGE_FOUND),
+        )
+    )
+
+
+def _store_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """The lineage store's ``import`` and ``retention``."""
     # -- the lineage store (owned by airflow_lineage_plus.store_commands; docs/graph.md) --
     store_commands.add_import_arguments(
         c.add_command(
@@ -140,27 +166,6 @@ def _other_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) ->
             example=["retention --days 90"],
             description="Delete raw events older than --days (default [lineage_plus] retention_days) in "
             "small batches, keeping each job's current runs: the graph and the latest runs survive.",
-        )
-    )
-    # -- static lineage (owned by airflow_lineage_plus.declared; docs/static-lineage.md) --
-    declared.add_publish_arguments(
-        c.add_command(
-            sub,
-            "publish-static",
-            help="send the lineage DAG files declare, before they run (imports the DAG files)",
-            example=[f"{_LOG} publish-static --dags dags/", "publish-static --dags dags/ --dry-run"],
-        )
-    )
-    declared.add_diff_arguments(
-        c.add_command(
-            sub,
-            "diff",
-            help="what a change to DAG files does to lineage, and whom it affects (imports the DAG files)",
-            example=[
-                "diff --base origin/main --head HEAD --format markdown > comment.md",
-                "diff --base old_dags/ --head dags/ --fail-on breaking",
-            ],
-            exit_codes=(c.OK, c.ERROR, c.USAGE, c.CHANGE_FOUND),
         )
     )
 
