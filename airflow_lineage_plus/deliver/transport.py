@@ -18,9 +18,8 @@ line is lost. :class:`EventLogTransport` instead
   ``event_log_dir_mode``): lineage carries SQL and error messages that not everyone may read,
 * checks every event first (:func:`airflow_lineage_plus.deliver.budget.check`: values policy, size
   limits, redaction; ``budget: false`` turns the limits and the values policy off, never redaction)
-  and fails closed: a string that cannot be checked within the redaction budget is withheld whole
-  (a marker replaces it, the event is kept), and an event that could not be checked at all is
-  neither logged nor forwarded, with one warning saying which event was lost,
+  and fails closed: an event that could not be checked is neither logged nor forwarded, and one
+  warning says which event was lost,
 * never raises into its caller: a failed write (disk full, not writable, missing directory, lock
   not acquired in time) is counted as a lost event and logged once through
   :mod:`airflow_lineage_plus.containment`.
