@@ -285,3 +285,38 @@ def openlineage_client() -> Any:
     from airflow.providers.openlineage.plugins.adapter import OpenLineageAdapter
 
     return OpenLineageAdapter().get_or_create_openlineage_client()
+
+
+def readable_dag_ids(user: Any) -> set[str]:
+    """The DAGs the configured auth manager lets ``user`` read (what Airflow's own DAG list shows them)."""
+    from airflow.api_fastapi.app import create_auth_manager
+
+    return set(create_auth_manager().get_authorized_dag_ids(user=user, method="GET"))
+
+
+def readable_dag_ids_of(name: str | None, email: str | None) -> set[str] | None:
+    """The DAGs the Airflow user called ``name`` (else the one whose e-mail is ``email``) may read, or None
+    when the auth manager holds no such user or cannot look one up (only FAB's and the simple one can)."""
+    from airflow.api_fastapi.app import get_auth_manager_cls
+
+    manager = get_auth_manager_cls()
+    if manager.__name__ == "SimpleAuthManager":  # users in [core] simple_auth_manager_users, no e-mail
+        users = [u for u in manager.get_users() if name is not None and u.username == name]  # type: ignore[attr-defined]
+        return readable_dag_ids(users[0]) if users else None
+    if manager.__name__ != "FabAuthManager":
+        return None
+    from airflow.providers.fab.auth_manager.models import User
+    from airflow.utils.session import create_session
+    from sqlalchemy import func, select
+
+    with create_session() as session:  # the user's roles are read lazily: inside this session
+        if name is not None:
+            query = select(User).where(User.username == name)
+        elif email is not None:
+            query = select(User).where(func.lower(User.email) == email.lower())
+        else:
+            return None
+        found = list(session.scalars(query))
+        if len(found) != 1 or not found[0].is_active:
+            return None
+        return readable_dag_ids(found[0])

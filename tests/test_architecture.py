@@ -39,6 +39,8 @@ BASE = {
     "datasets",
     # the one ISO 8601 time parser (Python 3.10 rejects "Z" in fromisoformat): the graph and replay share it
     "timestamps",
+    # the directories the package creates, one mode whoever comes first
+    "private_dirs",
 }
 #: stage -> the stages (besides BASE and itself) its modules may import.
 #:
