@@ -11,7 +11,7 @@ importing this module imports neither Airflow nor the provider.
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from datetime import datetime
 from functools import cache
 from typing import Any
@@ -67,9 +67,20 @@ def _secrets_maskers() -> list[Any]:
     return maskers
 
 
+#: Secrets (``re.escape``-d) handed in by another process's masker: the task's, for the ``dbt-ol`` it runs.
+_handed_in: set[str] = set()
+
+
+def add_secret_patterns(patterns: Iterable[str]) -> None:
+    """Treat ``patterns`` (as :func:`registered_secret_patterns` gives them) as registered in this process:
+    ``dbt-ol`` gets the secrets of the task's masker this way, without loading Airflow's."""
+    _handed_in.update(str(p) for p in patterns if p)
+
+
 def registered_secret_patterns() -> list[str]:
-    """The regex-escaped secrets Airflow's maskers hold in this process (``re.escape`` of each value)."""
-    patterns: set[str] = set()
+    """The regex-escaped secrets Airflow's maskers hold in this process (``re.escape`` of each value), and
+    those handed in (:func:`add_secret_patterns`)."""
+    patterns: set[str] = set(_handed_in)
     for masker in _secrets_maskers():
         if getattr(masker, "replacer", None) is not None:
             patterns.update(str(p) for p in getattr(masker, "patterns", ()) or ())
@@ -81,6 +92,10 @@ def secrets_redactor() -> Callable[[str], str] | None:
     replacers = [
         masker.replacer for masker in _secrets_maskers() if getattr(masker, "replacer", None) is not None
     ]
+    if _handed_in:
+        import re
+
+        replacers.append(re.compile("|".join(sorted(_handed_in, key=len, reverse=True))))
     if not replacers:
         return None
 
