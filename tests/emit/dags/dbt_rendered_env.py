@@ -1,8 +1,8 @@
 """A BashOperator with ``dbt_lineage_env_templates()`` (tests/emit/test_dbt_rendered_secrets.py).
 
 Its command stands in for ``dbt-ol``: it builds the dbt transport from ``OPENLINEAGE__TRANSPORT`` as
-``dbt-ol``'s client does, and redacts a line holding the warehouse password the task rendered (it prints whether it did: the
-task log is masked by Airflow either way).
+``dbt-ol``'s client does, and redacts a line holding the warehouse password the task rendered (it
+prints whether it did: the task log is masked by Airflow either way).
 """
 
 from __future__ import annotations
