@@ -82,7 +82,7 @@ def test_dbt_ol_redacts_the_secrets_of_the_task_masker(rendered: tuple[dict, str
     _, output = rendered
     # the printed answer (the logged command holds the words too, without the space)
     answers = [
-        line.rsplit("DBT-OL REDACTS IT: ", 1)[1]
+        line.rsplit("DBT-OL REDACTS IT: ", 1)[1].split()[0]
         for line in output.splitlines()
         if "DBT-OL REDACTS IT: " in line
     ]
