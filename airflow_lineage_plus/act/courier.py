@@ -3,8 +3,9 @@
 Where a failure is seen (a task process on a worker, the scheduler, the API server), :func:`hand_off`
 writes the job to a file and starts ``python -m airflow_lineage_plus.act.courier FILE`` in a new session,
 without waiting for it: the caller pays for one small file and one process start (measured in
-``benchmarks/alert_bench.py``). The courier reads the lineage, claims and sends, and is killed by an alarm
-after ``[lineage_plus] alert_timeout`` seconds whatever it is doing. Its output goes to
+``benchmarks/alert_bench.py``). The courier reads the lineage, claims and sends within ``[lineage_plus]
+alert_timeout`` seconds (a notifier that hangs gets bounded tries, then its claim back:
+:func:`~.notifiers.send_once`), and is killed by an alarm 2 s later whatever it is doing. Its output goes to
 ``$AIRFLOW_HOME/lineage_plus/alerts.log``. At most :data:`MAX_COURIERS` run at once per process; more
 jobs wait, in a thread, for one to end.
 """
