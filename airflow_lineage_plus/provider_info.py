@@ -193,6 +193,16 @@ OPTIONS: dict[str, dict[str, Any]] = {
         "default": "",
         "example": '{"team:analytics": "analytics@example.com"}',
     },
+    "alert_users": {
+        "description": "JSON object mapping an alert recipient (an address of ``alert_recipients`` or an "
+        "owner that is an address) to the Airflow user whose rights it has. An alert tells its recipient "
+        "only what the Lineage view shows that user; a recipient with no entry is matched to the FAB user "
+        "with that e-mail; one with no user gets only its own datasets' names and that an upstream failed "
+        "(docs/alerts.md).",
+        "type": "string",
+        "default": "",
+        "example": '{"analytics@example.com": "ana", "#data-alerts": "alerts-bot"}',
+    },
     "alert_smtp_conn_id": {
         "description": "Airflow connection of the SMTP server the ``smtp`` notifier sends through.",
         "type": "string",

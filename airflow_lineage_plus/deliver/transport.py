@@ -57,6 +57,7 @@ from airflow_lineage_plus.deliver.budget import check
 from airflow_lineage_plus.deliver.redaction import redact_json
 from airflow_lineage_plus.deliver.serialize import describe, dumps
 from airflow_lineage_plus.exceptions import EventLostError
+from airflow_lineage_plus.private_dirs import ensure_dir
 
 _counts_lock = threading.Lock()
 _counts = {"lost": 0, "torn": 0}
@@ -228,9 +229,7 @@ def _open_for_append(path: str) -> int:
         pass
     file_mode, dir_mode = _modes()
     directory = os.path.dirname(path) or "."
-    if not os.path.isdir(directory):
-        os.makedirs(directory, mode=dir_mode, exist_ok=True)
-        os.chmod(directory, dir_mode)  # exactly, whatever the umask
+    ensure_dir(directory, dir_mode)
     try:
         fd = os.open(path, flags | os.O_CREAT | os.O_EXCL, file_mode)
     except FileExistsError:  # another writer created it first

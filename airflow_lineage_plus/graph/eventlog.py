@@ -367,6 +367,9 @@ class EventLogSource(LineageSource):
             raise NodeNotFound(f"{node_id} has no events up to that time")
         return eventlog_details.node_details(graph, node_id, self._read_ref)
 
+    def jobs_of_run(self, run_id: str) -> list[str]:
+        return self.graph.jobs_of_run(run_id)
+
     def run_details(self, run_id: str) -> dict[str, Any]:
         run = self.graph.runs.get(run_id)
         if run is None:

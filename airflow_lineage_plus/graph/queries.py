@@ -514,9 +514,14 @@ class LineageQueries:
 
     @_guarded
     def run_details(self, run_id: str) -> dict[str, Any]:
-        details = self.source.run_details(run_id)
+        """Inputs, outputs and facets of one run; a run of a job the reader may not see is "not found",
+        decided before its details are read (a hidden run costs what a missing one does)."""
         if self.may_read_dag is None:
-            return details
+            return self.source.run_details(run_id)
+        jobs = self.source.jobs_of_run(run_id)
+        if jobs is not None and not (jobs and all(self._shown(job_id) for job_id in jobs)):
+            raise NodeNotFound(f"unknown run {run_id}")
+        details = self.source.run_details(run_id)
         job_id = str((details.get("job") or {}).get("id") or "")
         try:
             _, visibility = self._graph(job_id, 1)
@@ -527,9 +532,26 @@ class LineageQueries:
 
     @_guarded
     def time_range(self) -> dict[str, Any]:
-        """``{"from", "to"}``: the earliest and the latest event time the source knows (null: unknown)."""
+        """``{"from", "to"}``: the earliest and the latest event time the source knows (null: unknown); for a
+        reader of some DAGs only, the earliest and the latest time of the runs they may see."""
         first, last = self.source.time_range()
+        if self.may_read_dag is not None and (first, last) != (None, None):
+            first, last = self._visible_time_range()
         return {"from": w.format_micros(first), "to": w.format_micros(last)}
+
+    def _visible_time_range(self) -> tuple[int | None, int | None]:
+        graph = self.source.full_graph()
+        visibility = self.visibility(graph)
+        assert visibility is not None
+        times = [
+            moment
+            for job in graph.jobs.values()
+            if visibility.job(job.id)
+            for run in graph.all_runs(job)
+            for moment in (run.first_seen, run.start, run.end)
+            if moment is not None
+        ]
+        return min(times, default=None), max(times, default=None)
 
     def may_read(self, dag_id: str) -> bool:
         """Whether this reader may read the DAG ``dag_id`` (always, unscoped)."""

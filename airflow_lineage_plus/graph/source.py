@@ -55,6 +55,11 @@ class LineageSource(abc.ABC):
     def run_details(self, run_id: str) -> dict[str, Any]:
         """Inputs, outputs and facets of one run."""
 
+    def jobs_of_run(self, run_id: str) -> list[str] | None:
+        """Ids of the jobs that may hold the run, found without reading its details (empty: no such run);
+        None when the source cannot tell without reading them (Marquez)."""
+        return None
+
     @abc.abstractmethod
     def summary(self) -> tuple[int, int, LineageGraph, list[str]]:
         """(dataset count, job count, a graph holding the failed jobs, ids of jobs whose latest run failed)"""
