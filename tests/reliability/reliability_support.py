@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 from harness import AirflowRunner
+from openlineage_spec import validate_events
 
 HERE = Path(__file__).resolve().parent
 DAGS = HERE / "dags"
@@ -82,6 +83,7 @@ def timed(
             time.sleep(0.5)  # DAG-run events come from the provider's process pool
             if log.exists():
                 events = [json.loads(line) for line in log.read_text().splitlines() if line.strip()]
+        validate_events(events)  # the broken-facet and API-misuse runs' events too, DAG-run events included
         return TimedRun(result.returncode, result.output, events, seconds, log)
 
     return run

@@ -27,7 +27,7 @@ from reliability_support import (
 from airflow_lineage_plus.author.build import CONNECTION_LOOKUP_SECONDS
 from airflow_lineage_plus.deliver.replay import Marquez, replay
 
-pytestmark = [pytest.mark.airflow, pytest.mark.timeout(600)]
+pytestmark = [pytest.mark.airflow, pytest.mark.timeout(600), pytest.mark.minutes(5)]
 
 JOB = "test-airflow/reliability_baseline.load"
 _STAMP = re.compile(r"^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d+)Z")
