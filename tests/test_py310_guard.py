@@ -3,7 +3,6 @@ included: that run loads the same tests/conftest.py as test.sh, not a cut-down o
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import pytest
@@ -12,10 +11,12 @@ TESTS = Path(__file__).resolve().parent
 
 
 def test_the_suite_conftest_and_its_assertion_count_guard_are_loaded(request: pytest.FixtureRequest) -> None:
-    conftest = sys.modules.get("conftest") or sys.modules.get("tests.conftest")
-    assert conftest is not None and Path(conftest.__file__) == TESTS / "conftest.py"
     plugins = request.config.pluginmanager
-    assert plugins.is_registered(conftest)
+    loaded = [
+        p for p in plugins.get_plugins() if Path(getattr(p, "__file__", "") or "") == TESTS / "conftest.py"
+    ]
+    assert len(loaded) == 1, "tests/conftest.py is not loaded in this run"
+    conftest = loaded[0]
     # assertion_count.pytest_configure wraps pytest.raises to count it as a check: it ran in this session
     assert getattr(pytest.raises, "__wrapped__", None) is not None
     hooks = {impl.plugin for impl in plugins.hook.pytest_runtest_call.get_hookimpls()}
