@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# The JavaScript checks' tools: Node.js (node --test) and ESLint, from tests/js/package.json and its
+# lockfile into tests/js/node_modules (npm ci: the locked versions, nothing else). system-deps.sh installs
+# nodejs and npm from Debian when they are missing.
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$ROOT/tests/js"
+if [ -x node_modules/.bin/eslint ] && cmp -s package-lock.json node_modules/.installed-from.json 2>/dev/null; then
+  exit 0  # installed from this lockfile already
+fi
+echo "==> npm ci (tests/js: ESLint)"
+npm ci --no-audit --no-fund --loglevel=error
+cp package-lock.json node_modules/.installed-from.json
