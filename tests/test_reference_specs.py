@@ -20,10 +20,17 @@ from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
-import marquez_spec
 import pytest
-from openlineage_spec import KNOWN_GAPS, SchemaStore, client_spec_uri, default_store, validate_event
-from spec_files import SpecPlaces, SpecUnavailableError
+
+from tests.support import marquez_spec
+from tests.support.openlineage_spec import (
+    KNOWN_GAPS,
+    SchemaStore,
+    client_spec_uri,
+    default_store,
+    validate_event,
+)
+from tests.support.spec_files import SpecPlaces, SpecUnavailableError
 
 SPEC = "https://openlineage.io/spec/9-9-9/OpenLineage.json"
 FACET = "https://openlineage.io/spec/facets/1-0-1/ThingRunFacet.json"

@@ -12,11 +12,11 @@ from pathlib import Path
 
 import notifier_support
 import pytest
-from smtp_server import LocalSmtp
 
 from airflow_lineage_plus.act.claims import FileClaims
 from airflow_lineage_plus.act.message import Alert
 from airflow_lineage_plus.act.notifiers import configured_factory, send_once
+from tests.support.smtp_server import LocalSmtp
 
 
 def _alert(owner: str, recipients: tuple[str, ...] = ("someone@example.com",)) -> Alert:
