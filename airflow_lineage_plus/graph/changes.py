@@ -9,6 +9,7 @@ plain argument; the configured values come from ``[lineage_plus] what_changed_*`
 
 from __future__ import annotations
 
+import itertools
 import statistics
 from collections import Counter
 from collections.abc import Sequence
@@ -278,7 +279,7 @@ def _partitions(node: str, latest: DatasetRun, base: list[DatasetRun]) -> list[C
     if any(d is None for d in days) or len(days) < 3:
         return []
     ordinals = [d.toordinal() for d in days if d is not None]
-    steps = [a - b for a, b in zip(ordinals[1:], ordinals[2:], strict=False)]
+    steps = [a - b for a, b in itertools.pairwise(ordinals[1:])]
     step = int(statistics.median(steps)) if steps else 0
     gap = ordinals[0] - ordinals[1]
     if step <= 0 or gap <= step or any(s != step for s in steps):
@@ -323,7 +324,7 @@ def _freshness(history: History, runs: list[DatasetRun], t: Thresholds, now: int
             )
         )
     times = [r.at for r in runs]
-    intervals = [a - b for a, b in zip(times[1:], times[2:], strict=False)]
+    intervals = [a - b for a, b in itertools.pairwise(times[1:])]
     if len(intervals) + 1 < t.min_baseline:
         return found
     usual = statistics.median(intervals)
