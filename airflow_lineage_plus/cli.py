@@ -22,6 +22,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from airflow_lineage_plus import cli_what_changed
 from airflow_lineage_plus.act import freshness
 from airflow_lineage_plus.declared import commands as declared
 from airflow_lineage_plus.deliver import replay
@@ -46,7 +47,7 @@ COMMANDS = (
     "lint-names",
     "report",
 )
-DATASET_ONLY = {"failed-upstream", "impact", "schema-diff", "columns"}
+DATASET_ONLY = {"failed-upstream", "impact", "schema-diff", "columns", cli_what_changed.COMMAND}
 #: what a quick scan of a log without an index answers (:mod:`airflow_lineage_plus.graph.scan`)
 QUICK = {"upstream", "downstream", "failed-upstream", "impact", "schema-diff"}
 WALKS = {"upstream", "downstream", "failed-upstream", "impact"}
@@ -76,6 +77,7 @@ def _parser() -> argparse.ArgumentParser:
     # -- replay (owned by airflow_lineage_plus.deliver.replay; docs/reliability.md) --
     replay.add_arguments(sub.add_parser("replay", help="re-send to Marquez the events it missed"))
     sub.add_parser("index", help="build the event log's index, or bring it up to date")
+    cli_what_changed.register(sub)  # owned by airflow_lineage_plus.cli_what_changed
     # -- static lineage (owned by airflow_lineage_plus.declared; docs/static-lineage.md) --
     declared.add_publish_arguments(
         sub.add_parser("publish-static", help="send the lineage DAG files declare, before they run")
@@ -282,6 +284,8 @@ def _answer(
         answer = _report(queries, args)
         return answer, text.render_report(answer)
     assert target is not None
+    if command == cli_what_changed.COMMAND:
+        return cli_what_changed.answer(queries, args, target, as_of)
     if command == "schema-diff":
         answer = queries.schema_diff(target, _proposed(args.proposed), as_of=as_of)
         return answer, text.render_schema_diff(answer)

@@ -99,7 +99,9 @@ def stage_of(module: str) -> str:
         return "base"
     if first == "sources":
         return "source"
-    if first in {"cli", "ui"}:
+    if first in {"cli", "ui"} or first.startswith(
+        "cli_"
+    ):  # cli_*: a command of the CLI in a module of its own
         return "view"
     return "wiring"  # the package __init__, the plugin, the user-path re-exports
 

@@ -47,6 +47,8 @@ KIND_ORDER = {
     "retries": 10,
     "duration": 11,
 }
+#: the kinds nothing upstream explains (someone changed the job): always among the causes
+INTRINSIC = frozenset({"sql", "sourceCode"})
 #: the kinds that may explain changes downstream (a slower run or a retry does not change data)
 EXPLAINING = frozenset(kind for kind, order in KIND_ORDER.items() if order <= KIND_ORDER["nullCount"])
 
@@ -70,7 +72,7 @@ class Thresholds:
     null_rate_points: float = 0.01
     late_factor: float = 1.5
     late_minutes: float = 10.0
-    min_baseline: int = 3
+    min_baseline: int = attrs.field(default=3, converter=int)
 
 
 @attrs.frozen
@@ -226,8 +228,11 @@ def _figures(node: str, latest: DatasetRun, base: list[DatasetRun], t: Threshold
     latest_nulls = dict(latest.nulls)
     for column in sorted(latest_nulls):
         count = latest_nulls[column]
-        counts = [(dict(r.nulls).get(column), r.rows) for r in base]
-        counts = [(n, rows) for n, rows in counts if n is not None]
+        counts: list[tuple[int, int | None]] = []
+        for run in base:
+            nulls = dict(run.nulls).get(column)
+            if nulls is not None:
+                counts.append((nulls, run.rows))
         if len(counts) < t.min_baseline:
             continue
         if latest.rows and all(rows for _, rows in counts):

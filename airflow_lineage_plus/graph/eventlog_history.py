@@ -148,8 +148,8 @@ def _dataset_run(dataset_id: str, job_id: str, run: RunRecord, facets: dict[str,
     nulls = []
     for column, figures in sorted(_dict(metrics.get("columnMetrics")).items()):
         count = _dict(figures).get("nullCount")
-        if _is_int(count):
-            nulls.append((str(column), int(count)))
+        if isinstance(count, int) and not isinstance(count, bool):
+            nulls.append((str(column), count))
     schema = facets.get(fk.SCHEMA)
     fields = None
     if isinstance(schema, dict) and isinstance(schema.get("fields"), list):

@@ -6,7 +6,7 @@ changes; here each gets its depth and its path to the target, and they are ranke
 
 1. *causes* first: changes of a node that no other changed node is upstream of (nothing changed above
    it explains it; a slower run, a retry or a byte size explains nothing: :data:`.changes.EXPLAINING`);
-   then the changes they may explain;
+   then the changes they may explain; a new SQL or code version is always a cause;
 2. among each, by kind (:data:`.changes.KIND_ORDER`: a failed or skipped job, a new SQL or code version,
    a cached run, a schema change ... a duration last), then farther upstream first, then bigger first.
 
@@ -22,6 +22,7 @@ from typing import Any
 from airflow_lineage_plus.graph import wire as w
 from airflow_lineage_plus.graph.changes import (
     EXPLAINING,
+    INTRINSIC,
     KIND_ORDER,
     Change,
     Thresholds,
@@ -101,7 +102,7 @@ def rank(changes: list[Change], seen: Mapping[str, int], paths: Mapping[str, lis
 
     def key(change: Change) -> tuple[int, int, int, float, str, str, str]:
         return (
-            1 if change.node in explained else 0,
+            1 if change.node in explained and change.kind not in INTRINSIC else 0,
             KIND_ORDER.get(change.kind, len(KIND_ORDER)),
             -seen.get(change.node, 0),
             -min(change.weight, 1e12),
