@@ -283,6 +283,11 @@ def what_changed_duration_relative() -> float:
     return _get_float("what_changed_duration_relative")
 
 
+def what_changed_duration_seconds() -> float:
+    """[lineage_plus] what_changed_duration_seconds."""
+    return _get_float("what_changed_duration_seconds")
+
+
 def what_changed_null_rate_points() -> float:
     """[lineage_plus] what_changed_null_rate_points."""
     return _get_float("what_changed_null_rate_points")
@@ -309,6 +314,7 @@ def what_changed_thresholds() -> dict[str, float]:
         "spread": what_changed_spread(),
         "min_relative": what_changed_min_relative(),
         "duration_relative": what_changed_duration_relative(),
+        "duration_seconds": what_changed_duration_seconds(),
         "null_rate_points": what_changed_null_rate_points(),
         "late_factor": what_changed_late_factor(),
         "late_minutes": what_changed_late_minutes(),

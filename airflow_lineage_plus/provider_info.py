@@ -249,6 +249,15 @@ OPTIONS: dict[str, dict[str, Any]] = {
         "default": "0.5",
         "example": "1.0",
     },
+    "what_changed_duration_seconds": {
+        "description": (
+            "The least change of a run's duration, in seconds, that ``what-changed`` reports (a run a few "
+            "seconds slower than usual is noise)."
+        ),
+        "type": "float",
+        "default": "60",
+        "example": "300",
+    },
     "what_changed_null_rate_points": {
         "description": (
             "How much a column's null rate (nulls / rows) must rise, as a fraction (0.01: one percentage "

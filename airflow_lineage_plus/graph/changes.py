@@ -59,7 +59,8 @@ class Thresholds:
 
     ``spread``: how many robust deviations (1.4826 x MAD of the baseline) a figure must move;
     ``min_relative``: and by at least this fraction of the baseline median (row count, null count,
-    bytes); ``duration_relative``: the same minimum for a run's duration; ``null_rate_points``: how much
+    bytes); ``duration_relative``: the same minimum for a run's duration, which must also move by at least
+    ``duration_seconds`` (a run a few seconds slower is noise); ``null_rate_points``: how much
     a column's null rate must rise (absolute: 0.01 is one percentage point); ``late_factor`` and
     ``late_minutes``: a dataset is late when its latest write is older (or came later after the one
     before) than ``late_factor`` x its usual interval between writes and the usual interval plus
@@ -69,6 +70,7 @@ class Thresholds:
     spread: float = 3.0
     min_relative: float = 0.05
     duration_relative: float = 0.5
+    duration_seconds: float = 60.0
     null_rate_points: float = 0.01
     late_factor: float = 1.5
     late_minutes: float = 10.0
@@ -165,7 +167,8 @@ def job_changes(history: History, baseline_runs: int, thresholds: Thresholds) ->
         and len(durations) >= thresholds.min_baseline
     ):
         relative = moved(latest.duration, durations, thresholds.duration_relative, thresholds.spread)
-        if relative is not None:
+        far = abs(latest.duration - statistics.median(durations)) >= thresholds.duration_seconds
+        if relative is not None and far:
             before = round(statistics.median(durations), 3)
             found.append(
                 Change(
