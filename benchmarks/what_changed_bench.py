@@ -104,6 +104,7 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=11)
     args = parser.parse_args()
     if args.generate:
+        args.log.parent.mkdir(parents=True, exist_ok=True)
         dags = max(1, args.generate // (EVENTS_PER_DAG_RUN * RUNS_PER_DAG))
         began = time.perf_counter()
         plan = generate(args.log, args.generate, datasets=dags * 60, jobs=dags * TASKS_PER_DAG)
