@@ -35,6 +35,7 @@ def _targets(log: Path, count: int, seed: int) -> list[tuple[str, str]]:
     """Datasets some job writes, with an upstream at least a few hops deep when there are such."""
     from airflow_lineage_plus.graph import LineageQueries
     from airflow_lineage_plus.graph.index import IndexedEventLog
+    from airflow_lineage_plus.node_ids import split_node_id
 
     source = IndexedEventLog(log)
     try:
@@ -46,7 +47,7 @@ def _targets(log: Path, count: int, seed: int) -> list[tuple[str, str]]:
         for node in ids[: count * 20]:
             nodes = queries.upstream(node, 10).get("nodes", [])
             if len(nodes) >= 6:
-                _, namespace, name = node.split(":", 2)
+                _, namespace, name = split_node_id(node)
                 deep.append((namespace, name))
             if len(deep) >= count:
                 break
@@ -59,7 +60,7 @@ def _new_process(log: Path, namespace: str, name: str) -> float:
     command = [str(Path(sys.executable).parent / "lineage-plus"), "--events", str(log), "what-changed"]
     command += ["--namespace", namespace, "--name", name, "--depth", "10", "--format", "json"]
     began = time.perf_counter()
-    done = subprocess.run(command, capture_output=True, text=True, timeout=120)
+    done = subprocess.run(command, capture_output=True, text=True, timeout=600)
     took = time.perf_counter() - began
     if done.returncode != 0:
         raise SystemExit(f"what-changed failed: {done.stderr[-2000:]}")

@@ -780,6 +780,10 @@ def test_attention_lists_the_failed_job_for_the_first_page(
     response = client.get("/lineage-plus/api/attention", headers=viewer)
     assert response.status_code == 200
     answer = response.json()
-    assert [job["id"] for job in answer["failedJobs"]] == [JOB_IDS["load_stg_orders"]]
+    # the failed task, and its DAG run (the DAG's own job) that failed with it
+    assert [job["id"] for job in answer["failedJobs"]] == [
+        f"job:test-airflow:{DAG_ID}",
+        JOB_IDS["load_stg_orders"],
+    ]
     assert answer["stale"] == []
     assert answer["changes"] == []  # the runs are older than a day
