@@ -786,4 +786,8 @@ def test_attention_lists_the_failed_job_for_the_first_page(
         JOB_IDS["load_stg_orders"],
     ]
     assert answer["stale"] == []
-    assert answer["changes"] == []  # the runs are older than a day
+    # both runs were today: the largest changes of the last day are the two jobs that did not complete
+    assert [(c["node"], c["kind"], c["to"]) for c in answer["changes"]] == [
+        (JOB_IDS["fct_daily_orders"], "state", "UPSTREAM_FAILED"),
+        (JOB_IDS["load_stg_orders"], "state", "FAILED"),
+    ]
