@@ -297,3 +297,66 @@ def airflow_api_base_path() -> str:
 
     path = urlsplit(conf.get("api", "base_url", fallback="") or "").path or "/"
     return path if path.endswith("/") else path + "/"
+
+
+def _get_float(option: str) -> float:
+    return float(_get(option))
+
+
+def what_changed_baseline_runs() -> int:
+    """[lineage_plus] what_changed_baseline_runs."""
+    return _get_int("what_changed_baseline_runs")
+
+
+def what_changed_spread() -> float:
+    """[lineage_plus] what_changed_spread."""
+    return _get_float("what_changed_spread")
+
+
+def what_changed_min_relative() -> float:
+    """[lineage_plus] what_changed_min_relative."""
+    return _get_float("what_changed_min_relative")
+
+
+def what_changed_duration_relative() -> float:
+    """[lineage_plus] what_changed_duration_relative."""
+    return _get_float("what_changed_duration_relative")
+
+
+def what_changed_duration_seconds() -> float:
+    """[lineage_plus] what_changed_duration_seconds."""
+    return _get_float("what_changed_duration_seconds")
+
+
+def what_changed_null_rate_points() -> float:
+    """[lineage_plus] what_changed_null_rate_points."""
+    return _get_float("what_changed_null_rate_points")
+
+
+def what_changed_late_factor() -> float:
+    """[lineage_plus] what_changed_late_factor."""
+    return _get_float("what_changed_late_factor")
+
+
+def what_changed_late_minutes() -> float:
+    """[lineage_plus] what_changed_late_minutes."""
+    return _get_float("what_changed_late_minutes")
+
+
+def what_changed_min_baseline() -> int:
+    """[lineage_plus] what_changed_min_baseline."""
+    return _get_int("what_changed_min_baseline")
+
+
+def what_changed_thresholds() -> dict[str, float]:
+    """The ``what-changed`` thresholds, as the keyword arguments of ``graph.changes.Thresholds``."""
+    return {
+        "spread": what_changed_spread(),
+        "min_relative": what_changed_min_relative(),
+        "duration_relative": what_changed_duration_relative(),
+        "duration_seconds": what_changed_duration_seconds(),
+        "null_rate_points": what_changed_null_rate_points(),
+        "late_factor": what_changed_late_factor(),
+        "late_minutes": what_changed_late_minutes(),
+        "min_baseline": what_changed_min_baseline(),
+    }

@@ -7,10 +7,11 @@ import argparse
 
 from airflow_lineage_plus import store_commands
 from airflow_lineage_plus.cli import commands as c
+from airflow_lineage_plus.cli import what_changed
 from airflow_lineage_plus.declared import commands as declared
 from airflow_lineage_plus.deliver import replay
 
-DATASET_ONLY = {"failed-upstream", "impact", "schema-diff", "columns"}
+DATASET_ONLY = {"failed-upstream", "impact", "schema-diff", "columns", what_changed.COMMAND}
 #: what a quick scan of a log without an index answers (:mod:`airflow_lineage_plus.graph.scan`)
 QUICK = {"upstream", "downstream", "failed-upstream", "impact", "schema-diff"}
 WALKS = {"upstream", "downstream", "failed-upstream", "impact"}
@@ -75,6 +76,7 @@ def build() -> argparse.ArgumentParser:
         command = c.add_command(sub, name, help=text, example=examples, exit_codes=codes)
         _question_arguments(command, name)
     _other_commands(sub)
+    _store_and_change_commands(sub)
     return parser
 
 
@@ -118,6 +120,41 @@ def _other_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="build the event log's index, or bring it up to date",
         example=f"{_LOG} index",
     )
+    # -- static lineage (owned by airflow_lineage_plus.declared; docs/static-lineage.md) --
+    declared.add_publish_arguments(
+        c.add_command(
+            sub,
+            "publish-static",
+            help="send the lineage DAG files declare, before they run (imports the DAG files)",
+            example=[f"{_LOG} publish-static --dags dags/", "publish-static --dags dags/ --dry-run"],
+        )
+    )
+    declared.add_diff_arguments(
+        c.add_command(
+            sub,
+            "diff",
+            help="what a change to DAG files does to lineage, and whom it affects (imports the DAG files)",
+            example=[
+                "diff --base origin/main --head HEAD --format markdown > comment.md",
+                "diff --base old_dags/ --head dags/ --fail-on breaking",
+            ],
+            exit_codes=(c.OK, c.ERROR, c.USAGE, c.CHANGE_FOUND),
+        )
+    )
+
+
+def _store_and_change_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """``what-changed``, and the lineage store's ``import`` and ``retention``."""
+    # -- what changed upstream (owned by airflow_lineage_plus.cli.what_changed; docs/what-changed.md) --
+    changed = c.add_command(
+        sub,
+        what_changed.COMMAND,
+        help=what_changed.HELP,
+        example=list(what_changed.EXAMPLES),
+        description=what_changed.DESCRIPTION,
+    )
+    what_changed.add_arguments(changed)
+    c.add_format(changed, ("text", "json"))
     # -- the lineage store (owned by airflow_lineage_plus.store_commands; docs/graph.md) --
     store_commands.add_import_arguments(
         c.add_command(
@@ -140,27 +177,6 @@ def _other_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) ->
             example=["retention --days 90"],
             description="Delete raw events older than --days (default [lineage_plus] retention_days) in "
             "small batches, keeping each job's current runs: the graph and the latest runs survive.",
-        )
-    )
-    # -- static lineage (owned by airflow_lineage_plus.declared; docs/static-lineage.md) --
-    declared.add_publish_arguments(
-        c.add_command(
-            sub,
-            "publish-static",
-            help="send the lineage DAG files declare, before they run (imports the DAG files)",
-            example=[f"{_LOG} publish-static --dags dags/", "publish-static --dags dags/ --dry-run"],
-        )
-    )
-    declared.add_diff_arguments(
-        c.add_command(
-            sub,
-            "diff",
-            help="what a change to DAG files does to lineage, and whom it affects (imports the DAG files)",
-            example=[
-                "diff --base origin/main --head HEAD --format markdown > comment.md",
-                "diff --base old_dags/ --head dags/ --fail-on breaking",
-            ],
-            exit_codes=(c.OK, c.ERROR, c.USAGE, c.CHANGE_FOUND),
         )
     )
 

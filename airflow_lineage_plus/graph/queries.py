@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import time
 from collections import deque
 from collections.abc import Callable
 from typing import Any, Concatenate, ParamSpec, TypeVar
@@ -11,6 +12,7 @@ import attrs
 
 from airflow_lineage_plus import node_ids as ids
 from airflow_lineage_plus.exceptions import NodeNotFound
+from airflow_lineage_plus.graph import what_changed as changes
 from airflow_lineage_plus.graph import wire as w
 from airflow_lineage_plus.graph.ancestry import descendant_jobs, ran_by_nodes
 from airflow_lineage_plus.graph.columns import column_walk
@@ -409,6 +411,40 @@ class LineageQueries:
             owners.update(record.owners if record is not None else ())
         level = "HIGH" if len(jobs) > HIGH_ABOVE else "MEDIUM" if len(jobs) > MEDIUM_ABOVE else "LOW"
         return {**answer, "level": level, "owners": sorted(owners)}
+
+    @_guarded
+    def what_changed(
+        self,
+        dataset_id: str,
+        baseline_runs: int = 7,
+        depth: int = 10,
+        *,
+        as_of: int | None = None,
+        thresholds: changes.Thresholds | None = None,
+        now: int | None = None,
+    ) -> dict[str, Any]:
+        """What changed upstream of a dataset, the dataset included: each node's latest run against its
+        last ``baseline_runs`` completed runs, the likely cause first (docs/what-changed.md). ``now``
+        (epoch microseconds) is when freshness is judged: default ``as_of``, else the clock."""
+        if baseline_runs < 1 or depth < 0:
+            raise ValueError("baseline_runs must be 1 or more and depth 0 or more")
+        way = Way(as_of)
+        graph, visibility = self._dataset_graph(dataset_id, depth, way)
+        walked = self._walk(graph, visibility, dataset_id, depth, True, way)
+        histories = self.source.run_history(sorted(walked.seen), 2 * baseline_runs + 1, as_of=as_of)
+        if visibility is not None:
+            histories = changes.visible_histories(histories, visibility.node)
+        moment = now if now is not None else as_of if as_of is not None else time.time_ns() // 1000
+        return changes.answer(
+            node_dict(graph, dataset_id, 0),
+            walked.seen,
+            walked.edges,
+            histories,
+            baseline_runs=baseline_runs,
+            thresholds=thresholds or changes.Thresholds(),
+            now=moment,
+            as_of=as_of,
+        )
 
     @_guarded
     def schema_diff(

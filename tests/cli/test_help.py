@@ -36,10 +36,11 @@ ALL_COMMANDS = [
     "freshness",
     "replay",
     "index",
-    "import",
-    "retention",
     "publish-static",
     "diff",
+    "what-changed",
+    "import",
+    "retention",
 ]
 FIXED = {"COLUMNS": "100", "NO_COLOR": "1", "TERM": "dumb"}
 

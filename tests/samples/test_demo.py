@@ -78,7 +78,12 @@ def test_demo_runs_the_pipelines_reports_the_failed_upstream_job_and_serves_the_
         out = "\n".join(lines)
         assert lines[-1].startswith("Press Ctrl-C to stop"), out[-4000:]
         steps = [line for line in lines if line.startswith("[")]
-        assert [s.split("]")[0] for s in steps] == [f"[{i}/8" for i in range(1, 9)]
+        assert [s.split("]")[0] for s in steps] == [f"[{i}/12" for i in range(1, 13)]
+        # the two days that change on purpose, each with what-changed of the contact dimension
+        short, new_sql = out.split("what-changed --namespace")[1:3]
+        assert "Most likely cause for " in short.splitlines()[1]
+        assert "dataset s3://raw-data-lake:crm/contacts: 42 rows (usually 60, -30 %)" in short.splitlines()[1]
+        assert "crm_contacts_ingestion.load_stg_contacts: its SQL changed" in new_sql.splitlines()[1]
         assert "the dbt model fct_daily_orders fails on purpose) ... failed, as intended" in out
         assert "fct_daily_orders=skipped" in out and "load_stg_orders=skipped" in out
         assert "fct_daily_orders=failed" in out

@@ -44,6 +44,8 @@ PROTECTED = [
     f"/lineage-plus/api/dag?dag_id={DAG_ID}",
     f"/lineage-plus/api/task-instance?dag_id={DAG_ID}&task_id=load_stg_orders",
     "/lineage-plus/api/freshness",
+    f"/lineage-plus/api/what-changed?node={MART_ID}",
+    "/lineage-plus/api/attention",
 ]
 
 
@@ -749,3 +751,53 @@ def test_a_task_that_never_ran_shows_its_declared_lineage_dotted(
         ]
     finally:
         event_log.write_bytes(original)
+
+
+# -- what changed, what needs attention (docs/what-changed.md) -------------------------------------------
+
+
+def test_what_changed_names_the_failed_stage_first_and_says_what_it_cannot_tell(
+    client: TestClient, viewer: dict[str, str]
+) -> None:
+    response = client.get("/lineage-plus/api/what-changed", params={"node": MART_ID}, headers=viewer)
+    assert response.status_code == 200
+    answer = response.json()
+    assert [(c["node"], c["kind"], c["to"]) for c in answer["changes"]] == [
+        (JOB_IDS["load_stg_orders"], "state", "FAILED"),
+        (JOB_IDS["fct_daily_orders"], "state", "UPSTREAM_FAILED"),
+    ]
+    assert answer["changes"][0]["path"] == [
+        JOB_IDS["load_stg_orders"],
+        STG_ID,
+        JOB_IDS["fct_daily_orders"],
+        MART_ID,
+    ]
+    # one earlier run is no baseline for figures: the datasets cannot tell, they do not say "no change"
+    assert {item["node"] for item in answer["cannotTell"]} == {MART_ID, STG_ID, RAW_ID}
+    assert answer["baseline"] == {"runs": 7}
+
+
+def test_what_changed_rejects_a_bad_baseline(client: TestClient, viewer: dict[str, str]) -> None:
+    response = client.get(
+        "/lineage-plus/api/what-changed", params={"node": MART_ID, "baselineRuns": 0}, headers=viewer
+    )
+    assert response.status_code == 422
+
+
+def test_attention_lists_the_failed_job_for_the_first_page(
+    client: TestClient, viewer: dict[str, str]
+) -> None:
+    response = client.get("/lineage-plus/api/attention", headers=viewer)
+    assert response.status_code == 200
+    answer = response.json()
+    # the failed task, and its DAG run (the DAG's own job) that failed with it
+    assert [job["id"] for job in answer["failedJobs"]] == [
+        f"job:test-airflow:{DAG_ID}",
+        JOB_IDS["load_stg_orders"],
+    ]
+    assert answer["stale"] == []
+    # both runs were today: the largest changes of the last day are the two jobs that did not complete
+    assert [(c["node"], c["kind"], c["to"]) for c in answer["changes"]] == [
+        (JOB_IDS["fct_daily_orders"], "state", "UPSTREAM_FAILED"),
+        (JOB_IDS["load_stg_orders"], "state", "FAILED"),
+    ]

@@ -4,6 +4,7 @@
  * two actions (open a node, select a node). Data is only ever put in the page as text: see dom.js.
  */
 import { provideActions } from "./actions.js";
+import { renderAttention } from "./attention.js";
 import { api } from "./api.js";
 import { leaveColumnMode, loadColumns, onColumnNode, traceColumn } from "./columns.js";
 import { $, append, clear, el, setStatus } from "./dom.js";
@@ -111,7 +112,7 @@ function start() {
   if (state.node) { state.selected = state.node; loadGraph(); showDetails(state.node); }
   else if (state.dagId && state.taskId) loadTaskInstance();
   else if (state.dagId) loadGraph();
-  else setStatus("Search a dataset or a job to see where its data comes from and where it goes.");
+  else renderAttention($("details"));  // what needs attention, instead of an empty page
   if ($("search").value) runSearch($("search").value);  // typed before the script was ready
   document.body.setAttribute("data-ready", "true");
 }

@@ -4,6 +4,7 @@ import { api } from "./api.js";
 import { $, append, clear, el } from "./dom.js";
 import { renderImpact } from "./impact.js";
 import { renderDataset } from "./panel-dataset.js";
+import { renderWhatChanged } from "./what-changed.js";
 import { renderJob } from "./panel-job.js";
 import { renderSchemaChanges } from "./schema.js";
 import { latest } from "./sequence.js";
@@ -48,6 +49,7 @@ function renderDetails(panel, d, nodeId) {
 
   if (type === "JOB") renderJob(panel, d, take);
   else {
+    renderWhatChanged(panel, nodeId);
     renderImpact(panel, nodeId);
     renderDataset(panel, d, take);
     renderSchemaChanges(panel, nodeId);
