@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import urllib.parse
@@ -28,6 +29,7 @@ pytestmark = [pytest.mark.airflow, pytest.mark.browser]
 
 SCREENSHOT_NAME = "lineage-view.png"
 USER, PASSWORD = "viewer", "viewer-password"
+LINEAGE_PAGE = re.compile(r"/plugin/lineage(?:/lineage-plus/)?(?:[?#].*)?$")
 
 
 @pytest.fixture(scope="module")
@@ -90,7 +92,9 @@ def logged_in_page(browser: Any, airflow_ui: str) -> Iterator[Any]:
 
 def open_lineage_from_navigation(page: Any) -> Any:
     page.get_by_role("link", name="Lineage").first.click()
-    page.wait_for_url("**/plugin/lineage", timeout=30_000)
+    # Airflow 3.3 copies the same-origin iframe's path into the page's (``/plugin/lineage/lineage-plus/``),
+    # sometimes before the navigation to ``/plugin/lineage`` has settled: either URL is the Lineage page.
+    page.wait_for_url(LINEAGE_PAGE, timeout=30_000)
     frame = page.frame_locator("iframe[title=Lineage]")
     frame.locator("body[data-ready=true]").wait_for(timeout=30_000)
     return frame
