@@ -11,7 +11,7 @@ importing this module imports neither Airflow nor the provider.
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from datetime import datetime
 from functools import cache
 from typing import Any
@@ -67,9 +67,20 @@ def _secrets_maskers() -> list[Any]:
     return maskers
 
 
+#: Secrets (``re.escape``-d) handed in by another process's masker: the task's, for the ``dbt-ol`` it runs.
+_handed_in: set[str] = set()
+
+
+def add_secret_patterns(patterns: Iterable[str]) -> None:
+    """Treat ``patterns`` (as :func:`registered_secret_patterns` gives them) as registered in this process:
+    ``dbt-ol`` gets the secrets of the task's masker this way, without loading Airflow's."""
+    _handed_in.update(str(p) for p in patterns if p)
+
+
 def registered_secret_patterns() -> list[str]:
-    """The regex-escaped secrets Airflow's maskers hold in this process (``re.escape`` of each value)."""
-    patterns: set[str] = set()
+    """The regex-escaped secrets Airflow's maskers hold in this process (``re.escape`` of each value), and
+    those handed in (:func:`add_secret_patterns`)."""
+    patterns: set[str] = set(_handed_in)
     for masker in _secrets_maskers():
         if getattr(masker, "replacer", None) is not None:
             patterns.update(str(p) for p in getattr(masker, "patterns", ()) or ())
@@ -81,6 +92,10 @@ def secrets_redactor() -> Callable[[str], str] | None:
     replacers = [
         masker.replacer for masker in _secrets_maskers() if getattr(masker, "replacer", None) is not None
     ]
+    if _handed_in:
+        import re
+
+        replacers.append(re.compile("|".join(sorted(_handed_in, key=len, reverse=True))))
     if not replacers:
         return None
 
@@ -306,3 +321,38 @@ def openlineage_client() -> Any:
     from airflow.providers.openlineage.plugins.adapter import OpenLineageAdapter
 
     return OpenLineageAdapter().get_or_create_openlineage_client()
+
+
+def readable_dag_ids(user: Any) -> set[str]:
+    """The DAGs the configured auth manager lets ``user`` read (what Airflow's own DAG list shows them)."""
+    from airflow.api_fastapi.app import create_auth_manager
+
+    return set(create_auth_manager().get_authorized_dag_ids(user=user, method="GET"))
+
+
+def readable_dag_ids_of(name: str | None, email: str | None) -> set[str] | None:
+    """The DAGs the Airflow user called ``name`` (else the one whose e-mail is ``email``) may read, or None
+    when the auth manager holds no such user or cannot look one up (only FAB's and the simple one can)."""
+    from airflow.api_fastapi.app import get_auth_manager_cls
+
+    manager = get_auth_manager_cls()
+    if manager.__name__ == "SimpleAuthManager":  # users in [core] simple_auth_manager_users, no e-mail
+        users = [u for u in manager.get_users() if name is not None and u.username == name]  # type: ignore[attr-defined]
+        return readable_dag_ids(users[0]) if users else None
+    if manager.__name__ != "FabAuthManager":
+        return None
+    from airflow.providers.fab.auth_manager.models import User
+    from airflow.utils.session import create_session
+    from sqlalchemy import func, select
+
+    with create_session() as session:  # the user's roles are read lazily: inside this session
+        if name is not None:
+            query = select(User).where(User.username == name)
+        elif email is not None:
+            query = select(User).where(func.lower(User.email) == email.lower())
+        else:
+            return None
+        found = list(session.scalars(query))
+        if len(found) != 1 or not found[0].is_active:
+            return None
+        return readable_dag_ids(found[0])

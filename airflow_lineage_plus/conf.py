@@ -53,6 +53,11 @@ def airflow_home() -> Path:
     return Path(AIRFLOW_HOME)
 
 
+def package_home() -> Path:
+    """``$AIRFLOW_HOME/lineage_plus``: the package's own files (created ``0750``, :mod:`.private_dirs`)."""
+    return airflow_home() / "lineage_plus"
+
+
 def is_disabled() -> bool:
     """[lineage_plus] disabled."""
     return _get_bool("disabled")
@@ -63,7 +68,7 @@ def event_log_path() -> Path:
     configured = _get("event_log_path").strip()
     if configured:
         return Path(os.path.expanduser(configured))
-    return airflow_home() / "lineage_plus" / "events.jsonl"
+    return package_home() / "events.jsonl"
 
 
 def index_path() -> Path | None:
@@ -236,6 +241,20 @@ def alert_recipients() -> dict[str, list[str]]:
     return {str(k): [v] if isinstance(v, str) else [str(x) for x in v] for k, v in value.items()}
 
 
+def alert_users() -> dict[str, str]:
+    """[lineage_plus] alert_users: alert recipient -> the Airflow user name whose rights it has."""
+    import json
+
+    raw = _get("alert_users").strip() or "{}"
+    try:
+        value = json.loads(raw)
+    except ValueError as exc:
+        raise ValueError(f"[lineage_plus] alert_users is not JSON: {exc}") from exc
+    if not isinstance(value, dict) or not all(isinstance(v, str) for v in value.values()):
+        raise ValueError('[lineage_plus] alert_users must be a JSON object {"recipient": "user name"}')
+    return {str(k): v for k, v in value.items()}
+
+
 def alert_smtp_conn_id() -> str:
     """[lineage_plus] alert_smtp_conn_id."""
     return _get("alert_smtp_conn_id").strip() or "smtp_default"
@@ -253,7 +272,7 @@ def alert_timeout() -> float:
 
 def alert_claims_path() -> Path:
     """Where alert claims are noted when Airflow's metadata database cannot be reached."""
-    return airflow_home() / "lineage_plus" / "alert_claims.sqlite"
+    return package_home() / "alert_claims.sqlite"
 
 
 def airflow_base_url() -> str:
@@ -278,3 +297,66 @@ def airflow_api_base_path() -> str:
 
     path = urlsplit(conf.get("api", "base_url", fallback="") or "").path or "/"
     return path if path.endswith("/") else path + "/"
+
+
+def _get_float(option: str) -> float:
+    return float(_get(option))
+
+
+def what_changed_baseline_runs() -> int:
+    """[lineage_plus] what_changed_baseline_runs."""
+    return _get_int("what_changed_baseline_runs")
+
+
+def what_changed_spread() -> float:
+    """[lineage_plus] what_changed_spread."""
+    return _get_float("what_changed_spread")
+
+
+def what_changed_min_relative() -> float:
+    """[lineage_plus] what_changed_min_relative."""
+    return _get_float("what_changed_min_relative")
+
+
+def what_changed_duration_relative() -> float:
+    """[lineage_plus] what_changed_duration_relative."""
+    return _get_float("what_changed_duration_relative")
+
+
+def what_changed_duration_seconds() -> float:
+    """[lineage_plus] what_changed_duration_seconds."""
+    return _get_float("what_changed_duration_seconds")
+
+
+def what_changed_null_rate_points() -> float:
+    """[lineage_plus] what_changed_null_rate_points."""
+    return _get_float("what_changed_null_rate_points")
+
+
+def what_changed_late_factor() -> float:
+    """[lineage_plus] what_changed_late_factor."""
+    return _get_float("what_changed_late_factor")
+
+
+def what_changed_late_minutes() -> float:
+    """[lineage_plus] what_changed_late_minutes."""
+    return _get_float("what_changed_late_minutes")
+
+
+def what_changed_min_baseline() -> int:
+    """[lineage_plus] what_changed_min_baseline."""
+    return _get_int("what_changed_min_baseline")
+
+
+def what_changed_thresholds() -> dict[str, float]:
+    """The ``what-changed`` thresholds, as the keyword arguments of ``graph.changes.Thresholds``."""
+    return {
+        "spread": what_changed_spread(),
+        "min_relative": what_changed_min_relative(),
+        "duration_relative": what_changed_duration_relative(),
+        "duration_seconds": what_changed_duration_seconds(),
+        "null_rate_points": what_changed_null_rate_points(),
+        "late_factor": what_changed_late_factor(),
+        "late_minutes": what_changed_late_minutes(),
+        "min_baseline": what_changed_min_baseline(),
+    }

@@ -193,6 +193,16 @@ OPTIONS: dict[str, dict[str, Any]] = {
         "default": "",
         "example": '{"team:analytics": "analytics@example.com"}',
     },
+    "alert_users": {
+        "description": "JSON object mapping an alert recipient (an address of ``alert_recipients`` or an "
+        "owner that is an address) to the Airflow user whose rights it has. An alert tells its recipient "
+        "only what the Lineage view shows that user; a recipient with no entry is matched to the FAB user "
+        "with that e-mail; one with no user gets only its own datasets' names and that an upstream failed "
+        "(docs/alerts.md).",
+        "type": "string",
+        "default": "",
+        "example": '{"analytics@example.com": "ana", "#data-alerts": "alerts-bot"}',
+    },
     "alert_smtp_conn_id": {
         "description": "Airflow connection of the SMTP server the ``smtp`` notifier sends through.",
         "type": "string",
@@ -232,6 +242,88 @@ OPTIONS: dict[str, dict[str, Any]] = {
         "type": "integer",
         "default": "4",
         "example": "8",
+    },
+    "what_changed_baseline_runs": {
+        "description": (
+            "How many earlier completed runs of each node ``what-changed`` compares the latest run with "
+            "(``--baseline-runs`` overrides it). See docs/what-changed.md."
+        ),
+        "type": "integer",
+        "default": "7",
+        "example": "14",
+    },
+    "what_changed_spread": {
+        "description": (
+            "How many robust deviations (1.4826 x the median absolute deviation of the baseline runs) a "
+            "figure must move from the baseline's median to count as a change in ``what-changed``."
+        ),
+        "type": "float",
+        "default": "3.0",
+        "example": "4.0",
+    },
+    "what_changed_min_relative": {
+        "description": (
+            "The least relative change (a fraction of the baseline median) of a row count, null count or "
+            "byte size that ``what-changed`` reports, however steady the baseline."
+        ),
+        "type": "float",
+        "default": "0.05",
+        "example": "0.1",
+    },
+    "what_changed_duration_relative": {
+        "description": (
+            "The least relative change of a run's duration (a fraction of the baseline median) that ``what-"
+            "changed`` reports."
+        ),
+        "type": "float",
+        "default": "0.5",
+        "example": "1.0",
+    },
+    "what_changed_duration_seconds": {
+        "description": (
+            "The least change of a run's duration, in seconds, that ``what-changed`` reports (a run a few "
+            "seconds slower than usual is noise)."
+        ),
+        "type": "float",
+        "default": "60",
+        "example": "300",
+    },
+    "what_changed_null_rate_points": {
+        "description": (
+            "How much a column's null rate (nulls / rows) must rise, as a fraction (0.01: one percentage "
+            "point), for ``what-changed`` to report it."
+        ),
+        "type": "float",
+        "default": "0.01",
+        "example": "0.05",
+    },
+    "what_changed_late_factor": {
+        "description": (
+            "A dataset is later than usual in ``what-changed`` when its latest write is older, or came after"
+            " the one before, by more than this many times its usual interval between writes (and "
+            "``what_changed_late_minutes`` more than it)."
+        ),
+        "type": "float",
+        "default": "1.5",
+        "example": "2.0",
+    },
+    "what_changed_late_minutes": {
+        "description": (
+            "The least lateness, in minutes past the usual interval between writes, that ``what-changed`` "
+            "reports."
+        ),
+        "type": "float",
+        "default": "10",
+        "example": "60",
+    },
+    "what_changed_min_baseline": {
+        "description": (
+            "Fewer earlier completed runs than this and ``what-changed`` does not compare a node's figures "
+            "(it says it cannot tell)."
+        ),
+        "type": "integer",
+        "default": "3",
+        "example": "5",
     },
 }
 

@@ -9,7 +9,11 @@
    other transport's garbage and caches), with the ratio. Goal: wide event under 2 ms p50.
 2. Throughput of the profiling helper on 1M rows x 10 columns, as a list of dicts and as a pyarrow table.
 
-Run: python benchmarks/declare_bench.py [--rows 1000000]
+``--baseline DIR`` measures the per-event cost again, in the same run, against another copy of the package
+(``DIR`` holds its ``airflow_lineage_plus``, e.g. ``git archive main airflow_lineage_plus | tar -x -C DIR``)
+in a child process, alternating with this copy, and prints both.
+
+Run: python benchmarks/declare_bench.py [--rows 1000000] [--baseline DIR] [--no-profiling]
 """
 
 from __future__ import annotations
@@ -89,6 +93,7 @@ def bench_event_cost(repeat: int) -> None:
     cases = [
         ("small (1 in / 1 out x 5 columns)", _spec(1, 1, 5), repeat),
         ("wide (3 in / 3 out x 200 columns, column lineage, figures)", _spec(3, 3, 200), repeat),
+        ("wide (1 in / 1 out x 300 columns, column lineage, figures)", _spec(1, 1, 300), repeat),
         # just under the default event_size_budget (1 000 000 bytes), so nothing is trimmed
         ("1 MB (1 in / 1 out x 5 columns, 0.9 MB description)", _spec(1, 1, 5, "lorem ipsum " * 75_000), 30),
     ]
@@ -191,6 +196,19 @@ def bench_profiling(rows: int) -> None:
     print(f"    with distinct counts and min/max: {(time.perf_counter() - start) * 1000:.1f} ms")
 
 
+def _compare(directory: str, repeat: int) -> None:
+    """The per-event cost of this copy and of the one in ``directory``, each in its own child process,
+    this one, the other, then this one again (the machine's load changes over a run)."""
+    import subprocess
+    import sys
+
+    command = [sys.executable, __file__, "--no-profiling", "--repeat", str(repeat)]
+    for name, path in (("this copy", None), (f"baseline {directory}", directory), ("this copy, again", None)):
+        env = {**os.environ, **({"PYTHONPATH": path} if path else {})}
+        print(f"== {name}", flush=True)
+        subprocess.run(command, env=env, check=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -198,7 +216,11 @@ def main() -> None:
     parser.add_argument("--rows", type=int, default=1_000_000)
     parser.add_argument("--repeat", type=int, default=200)
     parser.add_argument("--no-profiling", action="store_true", help="only the per-event cost")
+    parser.add_argument("--baseline", help="a directory holding another airflow_lineage_plus to compare")
     args = parser.parse_args()
+    if args.baseline:
+        _compare(args.baseline, args.repeat)
+        return
     from airflow_lineage_plus import conf
 
     conf.sql_max_length()  # configure Airflow (and its logging) before timing

@@ -1,46 +1,54 @@
-"""Redaction over hostile strings of growing size: the time per MB must stay flat (linear time).
+"""Hostile strings through the recommended transport: time per event, and whether the event was kept.
 
-    .venv/bin/python benchmarks/redaction_bench.py [--sizes 65536,262144,1048576,4194304] [--repeat 5]
+    .venv/bin/python benchmarks/redaction_bench.py [--repeat 3] [--baseline DIR] [--baseline-timeout 300]
 
-Each hostile string is built to make a backtracking regex work hard: near misses of every rule (a URI
-scheme and a user with no ``@`` after it, names with no value, token prefixes one character short, an
-unterminated private key ...), long runs of one character, and, last, a string made only of real
-secrets. Each goes through what an event pays, :func:`airflow_lineage_plus.deliver.budget.check` (one
-event carrying the string in a facet), and is printed as ms and ms per MB per size. For reference, the
-credential regex this replaced (Python ``re``, quadratic) is timed on the first hostile shape at small
-sizes. Goal: 1 MB within 50 ms.
+Each shape is one event carrying the string in a facet, emitted through ``EventLogTransport`` (fixed
+limits, redaction, values policy, size budget, the locked write to a log in a temporary directory), so
+the figure is what a task pays. The shapes: those of issue 27 (``eyJaaaaa.eyJaaaaa.`` repeated, which
+made the old scan rescan from every JWT; ``a…a.ghp_…``; a flood of real secrets) and near misses of every
+rule (a URI scheme and user with no ``@``, names with no value, token prefixes one short, a private key
+never closed, ...). ``kept`` says whether the event reached the log. Goal: every shape, and 1 MB of any
+shape, within 100 ms with the event kept.
+
+``--baseline DIR`` runs the same shapes, in the same run, against another copy of the package (``DIR``
+holds its ``airflow_lineage_plus``, e.g. ``git archive main airflow_lineage_plus | tar -x -C DIR``) in a
+child process, once each (this copy is measured before and after it), and prints both with the
+ratio (to the slower of this copy's two figures); what the child has not finished within
+``--baseline-timeout`` seconds is shown as such.
 """
 
 from __future__ import annotations
 
 import argparse
-import contextlib
+import json
 import os
-import re
 import statistics
+import subprocess
+import sys
 import tempfile
 import time
-from collections.abc import Callable
+from pathlib import Path
 
 os.environ.setdefault("AIRFLOW_HOME", tempfile.mkdtemp(prefix="alp-bench-"))
 
-from airflow_lineage_plus.exceptions import UncheckedEventError
+KB, MB = 1000, 1_000_000
 
-#: the credential pattern before the catalogue (Python ``re``: quadratic on ``://`` without ``@``)
-OLD_CREDENTIALS = re.compile(r"(?P<head>[A-Za-z][A-Za-z0-9+.\-]*://[^\s:/@]*):(?P<secret>[^\s/@]+)@")
-
-HOSTILE: dict[str, str] = {
-    "a long word, then ://@ at the end (quadratic for the replaced regex)": "",
-    "URI scheme + user, no @": "a://b:c",
-    "secret-looking names, no value": "password token secret api_key ",
-    "name= with a value that never ends": "password=" + "x" * 64,
-    "token prefixes one short": "AKIAABCDEFGHIJKLMNO ghp_abc eyJabc.eyJ xoxb ",
-    "private key never closed": "-----BEGIN PRIVATE KEY-----" + "A" * 64,
-    "quotes and escapes": '\\"password\\": \\"' + "'" * 8,
-    "one character": "a",
-    "at signs and colons": "@:@:/",
-    "one real secret repeated (fails closed past 20 000)": "password=hunter2&",
-}
+#: (label, repeated unit, sizes in bytes)
+SHAPES: list[tuple[str, str, tuple[int, ...]]] = [
+    ("issue 27: eyJaaaaa.eyJaaaaa. repeated", "eyJaaaaa.eyJaaaaa.", (100 * KB, 250 * KB, 500 * KB, MB)),
+    ("issue 27: a...a.ghp_... (a long word, then a token)", "a" * 40 + ".ghp_" + "b7" * 18 + " ", (MB,)),
+    ("issue 27: real secrets only (password=hunter2&)", "password=hunter2&", (MB,)),
+    ("one word, then ://@", "", (MB,)),
+    ("URI scheme + user, no @", "a://b:c", (MB,)),
+    ("secret-looking names, no value", "password token secret api_key ", (MB,)),
+    ("name= with a value that never ends", "password=" + "x" * 64, (MB,)),
+    ("token prefixes one short", "AKIAABCDEFGHIJKLMNO ghp_abc eyJabc.eyJ xoxb dapi SG.x sk-proj- ", (MB,)),
+    ("private key never closed", "-----BEGIN PRIVATE KEY-----" + "A" * 64, (MB,)),
+    ("quotes and escapes", '\\"password\\": \\"' + "'" * 8, (MB,)),
+    ("CLI flags without values", "curl -u x mysql -p --password -x set ", (MB,)),
+    ("one character", "a", (MB,)),
+    ("at signs and colons", "@:@:/", (MB,)),
+]
 
 
 def hostile(unit: str, size: int) -> str:
@@ -49,60 +57,95 @@ def hostile(unit: str, size: int) -> str:
     return (unit * (size // len(unit) + 1))[:size]
 
 
-def _median_ms(func: Callable[[], object], repeat: int) -> float:
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        with contextlib.suppress(
-            UncheckedEventError
-        ):  # a flood of secrets fails closed: the measured outcome
-            func()
-        times.append((time.perf_counter() - start) * 1000)
-    return statistics.median(times)
+def measure(repeat: int) -> None:
+    """Print one JSON line per (shape, size): ms (median of ``repeat``) and whether the event was kept."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "support"))
+    import logging
 
-
-def bench(sizes: list[int], repeat: int) -> None:
     from reliability_events import run_event
 
-    from airflow_lineage_plus.deliver import budget
+    from airflow_lineage_plus import conf
     from airflow_lineage_plus.deliver.serialize import plain
+    from airflow_lineage_plus.deliver.transport import EventLogConfig, EventLogTransport
 
-    print("size:" + "".join(f"{s // 1024:>12,} KiB" for s in sizes) + "   (ms; ms per MB)")
-    for label, unit in HOSTILE.items():
-        cells = []
-        for size in sizes:
-            event = plain(run_event("bench.hostile"))
-            event["job"]["facets"]["documentation"] = {
-                "_producer": "p",
-                "_schemaURL": "https://openlineage.io/spec/facets/1-0-1/DocumentationJobFacet.json",
-                "description": hostile(unit, size),
-            }
-            ms = _median_ms(lambda event=event: budget.check(event), repeat)
-            cells.append(f"{ms:8.1f} ({ms / (size / 2**20):5.1f})")
-        print(f"{label}\n     " + "".join(cells))
-    print("for reference, the replaced Python re credential pattern on the first shape:")
-    for size in (4096, 16384, 65536):
-        text = hostile("", size)
-        ms = _median_ms(lambda text=text: OLD_CREDENTIALS.sub(r"\g<head>:***@", text), 1)
-        print(f"     {size // 1024:>4} KiB: {ms:9.1f} ms")
+    conf.sql_max_length()  # configure Airflow (and its logging) before timing
+    logging.getLogger("airflow_lineage_plus").setLevel(logging.CRITICAL)  # no per-event log lines
+    with tempfile.TemporaryDirectory() as tmp:
+        log = Path(tmp) / "events.jsonl"
+        transport = EventLogTransport(EventLogConfig(log_file_path=str(log)))
+        transport.emit(run_event("bench.warmup"))
+        for label, unit, sizes in SHAPES:
+            for size in sizes:
+                times, kept = [], 0
+                for _ in range(repeat):
+                    event = plain(run_event("bench.hostile"))
+                    event["job"]["facets"]["documentation"] = {
+                        "_producer": "p",
+                        "_schemaURL": "https://openlineage.io/spec/facets/1-1-0/DocumentationJobFacet.json",
+                        "description": hostile(unit, size),
+                    }
+                    before = log.stat().st_size
+                    start = time.perf_counter()
+                    transport.emit(event)
+                    times.append((time.perf_counter() - start) * 1000)
+                    kept += log.stat().st_size > before
+                cell = {"shape": label, "size": size, "ms": statistics.median(times), "kept": kept == repeat}
+                print(json.dumps(cell), flush=True)
+
+
+def _baseline(directory: str, timeout: float) -> dict[tuple[str, int], dict[str, object]]:
+    """The same shapes against the package in ``directory``, once each, in a child process; what it
+    has not finished within ``timeout`` seconds is left out."""
+    env = {**os.environ, "PYTHONPATH": directory}
+    command = [sys.executable, __file__, "--child", "--repeat", "1"]
+    try:
+        output: str | bytes = subprocess.run(
+            command, env=env, capture_output=True, text=True, timeout=timeout
+        ).stdout
+    except subprocess.TimeoutExpired as stopped:
+        output = stopped.stdout or ""
+    text = output.decode() if isinstance(output, bytes) else output
+    cells = [json.loads(line) for line in text.splitlines() if line.startswith("{")]
+    return {(cell["shape"], cell["size"]): cell for cell in cells}
 
 
 def main() -> None:
-    import sys
-    from pathlib import Path
-
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "support"))
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
-    parser.add_argument("--sizes", default="65536,262144,1048576,4194304")
-    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--baseline", help="a directory holding another airflow_lineage_plus to compare")
+    parser.add_argument("--baseline-timeout", type=float, default=300.0)
+    parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
-    from airflow_lineage_plus import conf
+    if args.child:
+        measure(args.repeat)
+        return
 
-    conf.sql_max_length()  # configure Airflow (and its logging) before timing
-    import logging
+    def ours() -> dict[tuple[str, int], dict[str, object]]:
+        command = [sys.executable, __file__, "--child", "--repeat", str(args.repeat)]
+        done = subprocess.run(command, capture_output=True, text=True, check=True)
+        cells = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
+        return {(cell["shape"], cell["size"]): cell for cell in cells}
 
-    logging.getLogger("airflow_lineage_plus").setLevel(logging.ERROR)  # no per-event log lines in the figures
-    bench([int(s) for s in args.sizes.split(",")], args.repeat)
+    # this copy before and after the baseline: the machine's load changes over a run
+    first = ours()
+    theirs = _baseline(args.baseline, args.baseline_timeout) if args.baseline else {}
+    second = ours() if args.baseline else first
+    header = f"{'shape':<55} {'size':>8} {'ours ms (before / after)':>26} {'kept':>5}"
+    print(header + (f" {'baseline ms':>12} {'kept':>5} {'ratio':>8}" if args.baseline else ""))
+    for key, cell in first.items():
+        again = second.get(key, cell)
+        worst = max(float(cell["ms"]), float(again["ms"]))  # type: ignore[arg-type]
+        kept = bool(cell["kept"]) and bool(again["kept"])
+        row = f"{cell['shape']:<55} {int(cell['size']) // KB:>6} KB"  # type: ignore[call-overload]
+        row += f" {float(cell['ms']):>12.1f} / {float(again['ms']):>9.1f} {kept!s:>5}"  # type: ignore[arg-type]
+        if args.baseline:
+            other = theirs.get(key)
+            if other is None:
+                row += f" {'not done':>12} {'-':>5} {'-':>8}"
+            else:
+                ratio = float(other["ms"]) / max(worst, 1e-6)  # type: ignore[arg-type]
+                row += f" {float(other['ms']):>12.1f} {other['kept']!s:>5} {ratio:>7.0f}x"  # type: ignore[arg-type]
+        print(row)
 
 
 if __name__ == "__main__":

@@ -10,10 +10,16 @@ Hops (each declares its lineage with airflow-lineage-plus, so the graph runs CRM
   (a TRANSFORMATION of ``annual_revenue_usd``).
 
 Where the data lives is set by the Airflow connections ``aws_default`` and ``warehouse`` alone.
+
+Two days that change on purpose, for ``lineage-plus what-changed`` (docs/what-changed.md), both opt-in so an
+ordinary run is unchanged: a run triggered with ``{"crm_contacts_returned": N}`` gets only the first N
+contacts from the CRM (an export that came back short), and with ``LINEAGE_SAMPLES_STAGING_SQL=v2`` in the
+environment (a deploy) ``load_stg_contacts`` runs a new version of its SQL that keeps active contacts only.
 """
 
 from __future__ import annotations
 
+import os
 from datetime import date, datetime, timezone
 from decimal import Decimal
 from typing import Any
@@ -38,6 +44,22 @@ SELECT contact_id, email, account_id, first_name || ' ' || last_name, is_active,
        END
 FROM {catalog.STG_CONTACTS_TABLE}
 """.strip()
+
+
+STAGING_SQL_VERSION = os.environ.get("LINEAGE_SAMPLES_STAGING_SQL", "v1")
+STG_CONTACTS_SQL = (
+    f"""
+INSERT INTO {catalog.STG_CONTACTS_TABLE}
+SELECT *, CURRENT_TIMESTAMP AS _loaded_at FROM read_json('{catalog.RAW_CONTACTS_ROOT}')
+""".strip()
+    + ("\nWHERE is_active" if STAGING_SQL_VERSION == "v2" else "")
+)
+
+
+def _returned(contacts: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The contacts the CRM returned: all, or the first ``crm_contacts_returned`` of the run's conf."""
+    limit = (get_current_context()["dag_run"].conf or {}).get("crm_contacts_returned")
+    return contacts if limit is None else contacts[: int(limit)]
 
 
 def _day() -> date:
@@ -69,7 +91,7 @@ def crm_contacts_ingestion() -> None:
     @task
     def extract_contacts_to_s3() -> str:
         day = _day()
-        contacts = sources.crm_contacts(day)
+        contacts = _returned(sources.crm_contacts(day))
         written = lake.write_partition(catalog.RAW_CONTACTS_ROOT, day, contacts, "contacts.jsonl")
         partition = catalog.RAW_CONTACTS.with_partition(date=day.isoformat())
         runtime.record(partition, contacts, bytes=written.size, file_count=1)
@@ -92,13 +114,14 @@ def crm_contacts_ingestion() -> None:
         ],
         owners=OWNERS,
         description="Loads the day's contact snapshot from the data lake into staging",
+        sql=STG_CONTACTS_SQL,
     )
     @task
     def load_stg_contacts() -> int:
         day = _day()
         contacts = lake.read_partition(catalog.RAW_CONTACTS_ROOT, day)
         loaded_at = datetime.now(timezone.utc).replace(tzinfo=None)
-        rows = [_contact_row(c, loaded_at) for c in contacts]
+        rows = [_contact_row(c, loaded_at) for c in contacts if STAGING_SQL_VERSION == "v1" or c["is_active"]]
         warehouse.ensure_table(catalog.STG_CONTACTS_TABLE, catalog.STG_CONTACTS_COLUMNS)
         columns = [name for name, _type in catalog.STG_CONTACTS_COLUMNS]
         warehouse.replace_rows(catalog.STG_CONTACTS_TABLE, "TRUE", columns, rows)

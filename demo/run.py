@@ -2,11 +2,13 @@
 
 1. a fresh Airflow home under ``demo-home/`` and its metadata database (``airflow db migrate``);
 2. a local S3-compatible endpoint (moto) with the ``raw-data-lake`` bucket, which ``aws_default`` points at;
-3-6. ``airflow dags test`` runs of the sample DAGs with the OpenLineage provider and this package: CRM
-   contacts, a good day of orders (the mart built by dbt), a day with no orders (the gate skips) and a
-   day whose dbt model ``fct_daily_orders`` fails on purpose;
-7. the lineage report of ``analytics.marts.fct_daily_orders`` (upstream, failed upstream, impact);
-8. ``airflow api-server`` with the Lineage view, until Ctrl-C (skipped with ``--no-serve``).
+3-9. ``airflow dags test`` runs of the sample DAGs with the OpenLineage provider and this package: CRM
+   contacts on three ordinary days, a day the CRM returns fewer contacts and a day the staging job's SQL
+   changes (each followed by ``lineage-plus what-changed`` of ``analytics.marts.dim_contacts``), a good day
+   of orders (the mart built by dbt), a day with no orders (the gate skips) and a day whose dbt model
+   ``fct_daily_orders`` fails on purpose;
+10. the lineage report of ``analytics.marts.fct_daily_orders`` (upstream, failed upstream, impact);
+11. ``airflow api-server`` with the Lineage view, until Ctrl-C (skipped with ``--no-serve``).
 
 Ctrl-C, SIGTERM and SIGHUP all stop what the demo started (the api-server, the S3 endpoint, a running
 ``airflow`` command) before it exits (130, 143, 129).
@@ -36,6 +38,7 @@ from demo.s3_endpoint import LocalS3
 
 BUCKET = "raw-data-lake"
 MART_TABLE = "analytics.marts.fct_daily_orders"
+DIM_CONTACTS = "analytics.marts.dim_contacts"
 
 
 class DemoError(RuntimeError):
@@ -69,6 +72,9 @@ class SampleRun:
     logical_date: str
     conf: dict[str, Any] = field(default_factory=dict)
     expect_failure: bool = False
+    env: dict[str, str] = field(default_factory=dict)
+    #: after the run, print ``lineage-plus what-changed`` of the contact dimension
+    what_changed: bool = False
 
 
 SAMPLE_RUNS = [
@@ -76,6 +82,26 @@ SAMPLE_RUNS = [
         "running crm_contacts_ingestion (CRM -> S3 -> staging -> dim_contacts)",
         "crm_contacts_ingestion",
         "2024-06-01",
+    ),
+    *(
+        SampleRun(
+            f"running crm_contacts_ingestion for {day} (an ordinary day)", "crm_contacts_ingestion", day
+        )
+        for day in ("2024-06-02", "2024-06-03")
+    ),
+    SampleRun(
+        "running crm_contacts_ingestion for 2024-06-04 (the CRM returns 42 of its 60 contacts)",
+        "crm_contacts_ingestion",
+        "2024-06-04",
+        {"crm_contacts_returned": 42},
+        what_changed=True,
+    ),
+    SampleRun(
+        "running crm_contacts_ingestion for 2024-06-05 (load_stg_contacts gets a new SQL)",
+        "crm_contacts_ingestion",
+        "2024-06-05",
+        env={"LINEAGE_SAMPLES_STAGING_SQL": "v2"},
+        what_changed=True,
     ),
     SampleRun(
         "running ecommerce_orders for 2024-06-01 (40 orders)",
@@ -182,6 +208,30 @@ def report_commands(log: Path, namespace: str, name: str) -> list[list[str]] | N
     return [[cli, "--events", str(log), query, *target] for query, _what in REPORTS]
 
 
+def _print_what_changed(log: Path, env: dict[str, str]) -> None:
+    """``lineage-plus what-changed`` of the contact dimension, as of now (what the last run changed)."""
+    cli = shutil.which("lineage-plus", path=str(Path(sys.executable).parent))
+    found = _output_dataset(read_events(log), DIM_CONTACTS)
+    if cli is None or found is None:
+        return
+    command = [cli, "--events", str(log), "what-changed", "--namespace", found[0], "--name", found[1]]
+    print(
+        f"\n  $ lineage-plus {' '.join(command[1:])}    # what changed upstream of the contacts", flush=True
+    )
+    report = subprocess.run(command, env=env, capture_output=True, text=True, check=False)
+    for line in (report.stdout.rstrip() or report.stderr.rstrip()).splitlines():
+        print(f"    {line}", flush=True)
+    print(flush=True)
+
+
+def _output_dataset(events: list[dict[str, Any]], name: str) -> tuple[str, str] | None:
+    for event in events:
+        for output in event.get("outputs") or ():
+            if output.get("name") == name:
+                return str(output["namespace"]), name
+    return None
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m demo", description=__doc__.splitlines()[0])
     parser.add_argument("--no-serve", action="store_true", help="stop after the lineage report")
@@ -221,7 +271,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 cmd = [airflow_bin(), "dags", "test", sample.dag_id, sample.logical_date]
                 if sample.conf:
                     cmd += ["-c", json.dumps(sample.conf)]
-                code = processes.run(cmd, env, log)
+                code = processes.run(cmd, {**env, **sample.env}, log)
                 dag_event = wait_for_dag_run_event(home.event_log, sample.dag_id, already)
                 failed = code != 0 or (dag_event is not None and dag_event["eventType"] == "FAIL")
                 if failed and not sample.expect_failure:
@@ -231,6 +281,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 if sample.expect_failure:
                     step.text = "failed, as intended"
                 step.detail(task_states(dag_event))
+            if sample.what_changed:
+                _print_what_changed(home.event_log, env)
         events = read_events(home.event_log)
         with progress.step(f"lineage report for {MART_TABLE}") as step:
             found = mart_dataset(events)

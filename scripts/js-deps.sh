@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
-# JavaScript the tests need: Mermaid's own parser (tests/support/mermaid, checked by tests/test_pictures.py),
-# installed with npm into tests/support/mermaid/node_modules when missing. Node comes from system-deps.sh.
+# The JavaScript the tests need (ESLint and node --test for the view, Mermaid's parser and jsdom for
+# tests/test_pictures.py), from tests/js/package.json and its lockfile into tests/js/node_modules (npm ci:
+# the locked versions, nothing else). system-deps.sh installs nodejs and npm from Debian when missing.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-DIR="$ROOT/tests/support/mermaid"
-[ -d "$DIR/node_modules/mermaid" ] && [ -d "$DIR/node_modules/jsdom" ] && exit 0
-if ! command -v npm >/dev/null 2>&1; then
-  echo "error: npm not found; run scripts/system-deps.sh (it installs nodejs and npm)" >&2
-  exit 1
+cd "$ROOT/tests/js"
+if [ -x node_modules/.bin/eslint ] && cmp -s package-lock.json node_modules/.installed-from.json 2>/dev/null; then
+  exit 0  # installed from this lockfile already
 fi
-echo "==> npm install (Mermaid's parser for the picture tests)"
-npm install --prefix "$DIR" --no-audit --no-fund --silent
+echo "==> npm ci (tests/js: ESLint, Mermaid)"
+npm ci --no-audit --no-fund --loglevel=error
+cp package-lock.json node_modules/.installed-from.json

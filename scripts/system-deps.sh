@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # System packages the tests need from Debian, installed only when missing:
 #   chromium, chromium-driver   the browser tests (tests/ui)
+#   nodejs, npm                 the Lineage view's JavaScript checks (node --test, ESLint: scripts/js-deps.sh)
 #   postgresql                  the production-shaped tests (tests/emit/test_scheduler_postgres.py) and
 #                               benchmarks/scheduler_bench.py; they run the server themselves from a temp dir
 #   graphviz                    `dot -Tsvg` checks the CLI's `--format dot` pictures (tests/test_pictures.py)
@@ -9,6 +10,8 @@ set -euo pipefail
 missing=()
 command -v chromium >/dev/null 2>&1 || missing+=(chromium)
 command -v chromedriver >/dev/null 2>&1 || missing+=(chromium-driver)
+command -v node >/dev/null 2>&1 || missing+=(nodejs)
+command -v npm >/dev/null 2>&1 || missing+=(npm)
 # Debian keeps the server programs in /usr/lib/postgresql/<major>/bin, off PATH.
 compgen -G "/usr/lib/postgresql/*/bin/initdb" >/dev/null || missing+=(postgresql)
 command -v dot >/dev/null 2>&1 || missing+=(graphviz)
@@ -18,7 +21,7 @@ command -v npm >/dev/null 2>&1 || missing+=(npm)
 SUDO=""
 [ "$(id -u)" -ne 0 ] && SUDO="sudo"
 if ! command -v apt-get >/dev/null 2>&1; then
-  echo "warning: apt-get not found; install ${missing[*]} yourself for the browser and PostgreSQL tests" >&2
+  echo "warning: apt-get not found; install ${missing[*]} yourself for the browser, JavaScript and PostgreSQL tests" >&2
   exit 0
 fi
 echo "==> apt-get install ${missing[*]}"

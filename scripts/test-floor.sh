@@ -1,16 +1,26 @@
 #!/usr/bin/env bash
-# Run the Airflow integration tests against the oldest versions pyproject.toml allows
-# (Airflow 3.1, the OpenLineage provider and client floors), in .venv-floor. CI runs it after test.sh.
-# Covered: a trivial DAG, the provider metadata, declared lineage and skip state (author/, emit/), the
-# Lineage view (ui/: the API in Airflow's app and the browser) and the sample pipelines (samples/).
-# Left to test.sh, as they test this package's own logic on seams the files above already cross on the
-# floor: the demo (the same sample pipelines, started as a user would), the two schedulers on PostgreSQL
-# (the database and the scheduler topology), data contracts (checked in the same listener call as the
-# declared lineage), and the browser tests of the graph views and of the one-DAG user (the same page and
-# permission filter; the auth manager's answers on the floor are tested by test_permissions_fab.py).
+# The whole test suite against the oldest versions pyproject.toml allows (Airflow 3.1, the OpenLineage
+# provider and client floors), in .venv-floor. CI runs it after test.sh.
+# Every file of tests/ runs here except those named in LEFT_OUT below, each with its reason;
+# tests/test_floor_coverage.py (which runs here too) fails when a named path no longer exists or its
+# reason says nothing, and when the run is not the whole of tests/ less those paths.
+# Usage: bash scripts/test-floor.sh [extra pytest args]
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
+
+# path | why it does not run on the floor (CI's budget: the whole of .ci/run under 25 minutes on 2 cores)
+LEFT_OUT=(
+  "tests/graph|Airflow-free (test_no_airflow.py checks graph/ imports no Airflow): the Airflow and provider versions cannot change it; test-py310.sh runs it on the lowest Python"
+  "tests/samples/test_demo.py|the same sample pipelines as samples/test_sample_pipelines.py (run here), only started as a user would; 4 minutes"
+  "tests/emit/test_scheduler_postgres.py|the database and the two-scheduler topology, not the Airflow version: the same race runs here on SQLite (reliability/test_listener_idempotence.py)"
+  "tests/author/test_contracts.py|data contracts are checked in the same listener call as the declared lineage, which author/ runs here"
+  "tests/ui/test_graph_views_browser.py|the same page and API as ui/test_lineage_browser.py (run here), other graph shapes"
+  "tests/ui/test_permissions_browser.py|the same permission filter as ui/test_permissions_fab.py (run here: the FAB auth manager's answers on the floor), in the browser"
+  "tests/reliability/test_fault_injection.py|5 minutes of timed runs the CI budget cannot afford twice; the containment it times is this package's code, and the provider seams it crosses (listener, transport factory, execution_timeout) are crossed here by emit/, deliver/ and act/"
+  "tests/reliability/test_api_server_reader.py|the memory of this package's reader over 200 refreshes; Airflow's API server with the plugin is started here by ui/test_permissions_fab.py and ui/test_lineage_browser.py"
+)
+
 LINEAGE_PLUS_VENV="$ROOT/.venv-floor" source "$ROOT/scripts/bootstrap.sh" test
 echo "==> pinning the floor versions"
 uv pip install --quiet -p "$ROOT/.venv-floor/bin/python" \
@@ -19,13 +29,15 @@ uv pip install --quiet -p "$ROOT/.venv-floor/bin/python" \
   "openlineage-python==1.53.0" "openlineage-integration-common==1.53.0" "openlineage-sql==1.53.0" \
   "openlineage-dbt==1.53.0"
 python -c 'import airflow, airflow.providers.openlineage as p; print("floor: Airflow", airflow.__version__, "provider", p.__version__)'
+ignores=()
+echo "==> left out on the floor:"
+for entry in "${LEFT_OUT[@]}"; do
+  echo "    ${entry%%|*}: ${entry#*|}"
+  ignores+=(--ignore "${entry%%|*}")
+done
 set +e
 python -m pytest -n auto --maxprocesses 4 --dist loadgroup --no-loadscope-reorder --durations 10 \
-  tests/test_trivial_dag.py tests/test_provider_info.py tests/author tests/emit tests/ui tests/samples \
-  --ignore tests/samples/test_demo.py --ignore tests/emit/test_scheduler_postgres.py \
-  --ignore tests/author/test_contracts.py --ignore tests/ui/test_graph_views_browser.py \
-  --ignore tests/ui/test_permissions_browser.py \
-  "$@"
+  tests "${ignores[@]}" "$@"
 status=$?
 set -e
 [ "$status" -eq 5 ] && { echo "no floor test ran: that is a failure" >&2; exit 1; }

@@ -7,7 +7,6 @@ cd "$ROOT"
 # shellcheck source=scripts/bootstrap.sh
 source "$ROOT/scripts/bootstrap.sh" test
 bash "$ROOT/scripts/system-deps.sh"
-bash "$ROOT/scripts/js-deps.sh"
 
 echo "==> ruff check"
 ruff check .
@@ -15,11 +14,16 @@ echo "==> ruff format --check"
 ruff format --check .
 echo "==> mypy"
 mypy
+echo "==> JavaScript: ESLint, node --test (tests/js)"
+bash "$ROOT/scripts/js-deps.sh"
+tests/js/node_modules/.bin/eslint -c tests/js/eslint.config.mjs airflow_lineage_plus/ui/static tests/js
+node --test tests/js/
 echo "==> pytest"
 # Both cores (more where there are more, up to 4). Tests are distributed by file (each file's module-scoped
 # Airflow runs are made once) and the tests sharing the sample pipelines' recording run on one worker
 # (the xdist groups of tests/conftest.py), taken longest first (the order conftest.py gives them). Each
-# worker has its own AIRFLOW_HOME and metadata database.
+# worker has its own AIRFLOW_HOME and metadata database. At the end pytest prints how many events were
+# validated against the OpenLineage schemas and how many tests passed per area (tests/support/run_report.py).
 set +e
 python -m pytest -n auto --maxprocesses 4 --dist loadgroup --no-loadscope-reorder --durations 25 "$@"
 status=$?

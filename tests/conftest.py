@@ -2,8 +2,16 @@
 
 Before anything else: helper modules get pytest's assertion rewriting, so their ``assert`` statements count
 as checks (``assertion_count.py`` fails a test that checks nothing). ``harness`` is imported next: it sets
-the isolated Airflow environment before anything imports Airflow. At session start the reference specs
-are looked up (``spec_files.py``): without them the run stops with one message naming the ways to get them.
+the isolated Airflow environment before anything imports Airflow. This file loads without Airflow (the
+Python 3.10 run, ``scripts/test-py310.sh``, uses it too).
+
+The reference specs are needed only by tests that validate: every Airflow recording (``airflow_db`` asks for
+``reference_specs``) and any test calling ``validate_event``; without them those tests fail with one message
+naming the ways to get them (``spec_files.py``), and the others run.
+
+Groups and order under ``--dist loadgroup`` are declared on the tests: a test file marked
+``pytest.mark.minutes(n)`` (its Airflow runs take about ``n`` minutes) is started before lighter ones.
+At the end the run prints how many events were validated and how many tests ran per area.
 """
 
 from __future__ import annotations
@@ -23,36 +31,41 @@ pytest.register_assert_rewrite(
     )
 )
 
+import importlib.util  # noqa: E402
 import os  # noqa: E402
 import subprocess  # noqa: E402
 import sys  # noqa: E402
 from collections.abc import Iterator  # noqa: E402
 from typing import Any  # noqa: E402
 
-import marquez_spec  # noqa: E402
-import openlineage_spec  # noqa: E402
-from assertion_count import pytest_assertion_pass, pytest_configure, pytest_runtest_call  # noqa: E402, F401
-from fresh_process import pytest_pyfunc_call, without_group  # noqa: E402, F401
-from harness import _HOME, AirflowRunner  # noqa: E402
-from spec_files import SpecUnavailableError  # noqa: E402
+from tests.support import openlineage_spec  # noqa: E402
+from tests.support.assertion_count import pytest_assertion_pass, pytest_configure, pytest_runtest_call  # noqa: E402, F401
+from tests.support.fresh_process import pytest_pyfunc_call  # noqa: E402, F401
+from tests.support.harness import _HOME, AirflowRunner  # noqa: E402
+from tests.support.run_report import (  # noqa: E402, F401
+    pytest_collection_modifyitems,
+    pytest_runtest_logreport,
+    pytest_runtest_protocol,
+    pytest_sessionfinish,
+    pytest_terminal_summary,
+    pytest_testnodedown,
+)
 
-from airflow_lineage_plus import conf as _conf  # noqa: E402
+if importlib.util.find_spec("airflow") is not None:
+    from airflow_lineage_plus import conf as _conf
 
-_conf.sql_max_length()  # Airflow configures logging on first use: let it happen now, not inside a test
-
-
-def pytest_sessionstart(session: pytest.Session) -> None:
-    if hasattr(session.config, "workerinput"):
-        return  # the controller looked already; workers read the same places
-    try:
-        openlineage_spec.require_spec()
-        marquez_spec.require_spec()
-    except SpecUnavailableError as exc:
-        pytest.exit(str(exc), returncode=pytest.ExitCode.USAGE_ERROR)
+    _conf.sql_max_length()  # Airflow configures logging on first use: let it happen now, not inside a test
 
 
 @pytest.fixture(scope="session")
-def airflow_db() -> Path:
+def reference_specs() -> str:
+    """The OpenLineage spec the installed client writes, found or downloaded (``spec_files.py``); without
+    it every test asking for this fails with the one message naming the ways to get it."""
+    return openlineage_spec.require_spec()
+
+
+@pytest.fixture(scope="session")
+def airflow_db(reference_specs: str) -> Path:
     """Create the isolated metadata database once per session (a real ``airflow db migrate``)."""
     airflow = str(Path(sys.executable).parent / "airflow")
     proc = subprocess.run(
@@ -87,63 +100,3 @@ def demo_runs(airflow_db: Path, local_s3: Any, tmp_path_factory: pytest.TempPath
     from sample_world import record_demo_runs
 
     return record_demo_runs(local_s3, tmp_path_factory.mktemp("samples"))
-
-
-#: Tests that share one recording of the sample pipelines run on one xdist worker (``--dist loadgroup``).
-SHARED_RECORDINGS = "sample-pipelines"
-
-
-@pytest.hookimpl(tryfirst=True)
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """With ``--dist loadgroup``: one group per test file (its module-scoped runs are made once), except
-    that every test using the sample pipelines' or the Lineage view's recordings joins one group."""
-    # xdist workers see ``dist == "no"``; they keep ``loadgroup`` set, and they are where the groups count.
-    if not (
-        getattr(config.option, "loadgroup", False) or getattr(config.option, "dist", "no") == "loadgroup"
-    ):
-        return
-    groups: dict[str, list[pytest.Item]] = {}
-    for item in items:
-        shared = "demo_runs" in getattr(item, "fixturenames", ()) or item.path.parent.name == "ui"
-        group = SHARED_RECORDINGS if shared else str(item.path.relative_to(TESTS))
-        item.add_marker(pytest.mark.xdist_group(group))
-        groups.setdefault(group, []).append(item)
-    # Workers take the groups in this order (test.sh passes --no-loadscope-reorder): the longest first,
-    # so that no long group starts when the other worker has nothing left.
-    ordered = sorted(groups.items(), key=_group_order)
-    items[:] = [item for _, group in ordered for item in group]
-
-
-#: The groups that take longest (a minute or more of Airflow runs each; ``--durations`` in CI's log).
-LONGEST_FIRST = (
-    SHARED_RECORDINGS,
-    "reliability/test_fault_injection.py",
-    "samples/test_demo.py",
-    "emit/test_skip_clear_rerun.py",
-    "emit/test_skip_state.py",
-)
-
-
-def _group_order(named: tuple[str, list[pytest.Item]]) -> tuple[int, int]:
-    """The longest groups first, then groups running Airflow (marked ``airflow``), each by size."""
-    name, group = named
-    if name in LONGEST_FIRST:
-        return (LONGEST_FIRST.index(name) - len(LONGEST_FIRST), 0)
-    runs_airflow = any(item.get_closest_marker("airflow") is not None for item in group)
-    return (0 if runs_airflow else 1, -len(group))
-
-
-@pytest.hookimpl(optionalhook=True)
-def pytest_xdist_node_collection_finished(node: Any, ids: list[str]) -> None:
-    """With ``--dist loadgroup`` every test id a worker reports must end in ``@<group>``; if not (a pytest
-    and a pytest-xdist that no longer agree on how to rename a test: pytest 9.2 with xdist 3.8), the groups
-    are ignored, every worker makes its own copy of each module's Airflow runs and the suite silently takes
-    twice as long."""
-    if node.config.getoption("dist") != "loadgroup":
-        return
-    ungrouped = [nodeid for nodeid in ids if without_group(nodeid) == nodeid]
-    if ungrouped:
-        raise pytest.UsageError(
-            f"pytest-xdist did not group {len(ungrouped)} tests (first: {ungrouped[0]}): this pytest and "
-            "pytest-xdist do not agree on test ids; install the versions pyproject.toml's test extra allows"
-        )

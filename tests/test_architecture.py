@@ -43,6 +43,8 @@ BASE = {
     "pictures",
     # progress bars of long work on a terminal (index builds, replay, publish-static, diff)
     "progress",
+    # the directories the package creates, one mode whoever comes first
+    "private_dirs",
 }
 #: stage -> the stages (besides BASE and itself) its modules may import.
 #:

@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import jsonschema
 import pytest
@@ -43,10 +44,30 @@ def test_every_config_option_has_description_type_default_and_example() -> None:
         assert isinstance(spec.get("default"), str), f"[lineage_plus] {name} lacks a default"
 
 
-def test_every_config_option_has_a_reader_function_in_conf() -> None:
-    for name in OPTIONS:
-        reader = "is_disabled" if name == "disabled" else name
-        assert callable(getattr(conf, reader, None)), f"conf.{reader}() missing for [lineage_plus] {name}"
+def _as_declared(name: str, kind: str, example: str) -> Any:
+    """What a reader returns for the option set to ``example``: the value parsed by its declared type."""
+    special: dict[str, Any] = {
+        "event_log_path": Path,
+        "index_path": Path,
+        "event_log_file_mode": lambda v: int(v, 8),
+        "event_log_dir_mode": lambda v: int(v, 8),
+        "alert_recipients": lambda v: {team: [address] for team, address in json.loads(v).items()},
+    }
+    parse: dict[str, Any] = {"boolean": lambda v: v.lower() == "true", "integer": int, "float": float}
+    return special.get(name, parse.get(kind, str))(example)
+
+
+def test_every_config_option_is_read_by_its_conf_reader_as_its_declared_type(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    options = get_provider_info()["config"]["lineage_plus"]["options"]
+    for name, spec in options.items():
+        reader = getattr(conf, "is_disabled" if name == "disabled" else name, None)
+        assert reader is not None, f"conf has no reader for [lineage_plus] {name}"
+        monkeypatch.setenv(f"AIRFLOW__LINEAGE_PLUS__{name.upper()}", spec["example"])
+        expected = _as_declared(name, spec["type"], spec["example"])
+        assert reader() == expected, f"[lineage_plus] {name} = {spec['example']!r}"
+        assert type(reader()) is type(expected)
 
 
 def test_event_log_path_defaults_under_airflow_home(monkeypatch: pytest.MonkeyPatch) -> None:

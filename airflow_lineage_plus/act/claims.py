@@ -9,7 +9,8 @@ that cannot reach the metadata database falls back to a SQLite file on its host
 logged once.
 
 Both stores sit behind :class:`Claims`. The skip records claim theirs in their own table with their own
-session and statement timeout (``emit/claims.py``); the two could share one store.
+session and statement timeout (``emit/claims.py``); both tables are created by the one race-safe
+``emit.claims.ensure_table``.
 """
 
 from __future__ import annotations
@@ -22,6 +23,9 @@ from collections.abc import Iterable
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Protocol
+
+from airflow_lineage_plus.emit.claims import ensure_table
+from airflow_lineage_plus.private_dirs import ensure_dir
 
 log = logging.getLogger(__name__)
 
@@ -62,7 +66,7 @@ class MetadataClaims:
             Column("claimed_by", String(200)),
             Column("claimed_at", DateTime(timezone=True)),
         )
-        self.table.create(engine, checkfirst=True)
+        ensure_table(engine, self.table)  # another process creating it at the same moment is no error
 
     def claim(self, keys: Iterable[str]) -> set[str]:
         from sqlalchemy.exc import IntegrityError
@@ -94,7 +98,7 @@ class FileClaims:
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        path.parent.mkdir(parents=True, exist_ok=True)
+        ensure_dir(path.parent)
         with self._connect() as connection:
             connection.execute(
                 f"CREATE TABLE IF NOT EXISTS {TABLE} (claim_key TEXT PRIMARY KEY, description TEXT, "

@@ -3,8 +3,9 @@
 Where a failure is seen (a task process on a worker, the scheduler, the API server), :func:`hand_off`
 writes the job to a file and starts ``python -m airflow_lineage_plus.act.courier FILE`` in a new session,
 without waiting for it: the caller pays for one small file and one process start (measured in
-``benchmarks/alert_bench.py``). The courier reads the lineage, claims and sends, and is killed by an alarm
-after ``[lineage_plus] alert_timeout`` seconds whatever it is doing. Its output goes to
+``benchmarks/alert_bench.py``). The courier reads the lineage, claims and sends within ``[lineage_plus]
+alert_timeout`` seconds (a notifier that hangs gets bounded tries, then its claim back:
+:func:`~.notifiers.send_once`), and is killed by an alarm 2 s later whatever it is doing. Its output goes to
 ``$AIRFLOW_HOME/lineage_plus/alerts.log``. At most :data:`MAX_COURIERS` run at once per process; more
 jobs wait, in a thread, for one to end.
 """
@@ -23,6 +24,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from airflow_lineage_plus.private_dirs import ensure_dir
+
 #: Couriers one process runs at once (a burst of failures marked by hand waits for free ones).
 MAX_COURIERS = 4
 
@@ -37,7 +40,7 @@ def _reap() -> None:
 
 
 def _spawn(jobs: list[dict[str, Any]], deadline: float, home: Path) -> None:
-    home.mkdir(parents=True, exist_ok=True)
+    ensure_dir(home)
     handle, path = tempfile.mkstemp(prefix="alert-", suffix=".json", dir=home)
     with os.fdopen(handle, "w") as out:
         json.dump({"deadline": deadline, "jobs": jobs}, out)
@@ -76,7 +79,7 @@ def hand_off(job: dict[str, Any]) -> None:
     from airflow_lineage_plus import conf
 
     deadline = conf.alert_timeout()
-    home = conf.airflow_home() / "lineage_plus"
+    home = conf.package_home()
     with _lock:
         _reap()
         if len(_running) < MAX_COURIERS:
@@ -94,13 +97,16 @@ def main(argv: list[str]) -> int:
     payload = json.loads(path.read_text())
     path.unlink()
     # the alarm's default action ends the process: no hand-off outlives its deadline, imports included
-    signal.alarm(max(1, math.ceil(float(payload["deadline"]))))
+    seconds = max(1.0, float(payload["deadline"]))
+    # sending stops (its claims given back) a little before the alarm; only a hang elsewhere meets it
+    deadline = time.monotonic() + seconds
+    signal.alarm(math.ceil(seconds) + 2)
     from airflow_lineage_plus.act.dispatch import run_job
     from airflow_lineage_plus.containment import contained
 
     for job in payload["jobs"]:
         with contained(f"the {job.get('kind')} alerts handed to the courier"):
-            outcome = run_job(job)
+            outcome = run_job(job, deadline)
             what = (
                 job.get("failure", {}).get("dag_id", "?") + "." + job.get("failure", {}).get("task_id", "?")
             )

@@ -12,8 +12,9 @@ from airflow_lineage_plus.act.notifiers import Outcome, configured_factory, fact
 from airflow_lineage_plus.sources import open_configured_source
 
 
-def run_job(job: dict[str, Any]) -> Outcome | None:
-    """Send the alerts of one handed-off job; None when no notifier is configured."""
+def run_job(job: dict[str, Any], deadline: float | None = None) -> Outcome | None:
+    """Send the alerts of one handed-off job before ``deadline`` (``time.monotonic()``); None when no
+    notifier is configured."""
     factory = factory_named(job["notifier"]) if job.get("notifier") else configured_factory()
     if factory is None:
         return None
@@ -29,4 +30,4 @@ def run_job(job: dict[str, Any]) -> Outcome | None:
         )
     finally:
         source.close()
-    return send_once(alerts, open_claims(), factory)
+    return send_once(alerts, open_claims(), factory, deadline)

@@ -11,7 +11,9 @@ has not written since (``LATE``: still running, not scheduled, or slower than it
 Read from the event log (it needs every job, which Marquez's neighbourhood API does not list).
 
 A reader of some DAGs only (``may_read_dag``, :mod:`airflow_lineage_plus.graph.visibility`) gets the
-breaches of the datasets they may see, counted among those only, and a responsible job they may see: the
+breaches of the datasets they may see, counted among those only, by the targets and the runs of the
+writers they may see (a hidden writer's SLO and run times are not theirs), and a responsible job they
+may see: the
 walk upstream does not pass through jobs they may not see, and a writer they may not see is never named
 (nor is its state a cause).
 """
@@ -23,14 +25,23 @@ from typing import Any
 
 import attr
 
-from airflow_lineage_plus.act.impact import DEPTH, downstream_impact
-from airflow_lineage_plus.act.message import FRESHNESS, Alert, lineage_link, make_alerts, node_label
+from airflow_lineage_plus.act.impact import DEPTH, Impact, downstream_impact
+from airflow_lineage_plus.act.message import (
+    FRESHNESS,
+    Alert,
+    Tell,
+    Telling,
+    first_node,
+    lineage_link,
+    make_alerts,
+    node_label,
+)
 from airflow_lineage_plus.graph import LineageSource
 from airflow_lineage_plus.graph import wire as w
 from airflow_lineage_plus.graph.model import LineageGraph
 from airflow_lineage_plus.graph.queries import node_dict, walk
 from airflow_lineage_plus.graph.runs import FAILED_STATES
-from airflow_lineage_plus.graph.visibility import DagPredicate, Visibility
+from airflow_lineage_plus.graph.visibility import DagAccess, DagPredicate, Visibility
 
 FAILED, SKIPPED, LATE = "FAILED", "SKIPPED", "LATE"
 _MINUTE = 60 * 1_000_000
@@ -64,12 +75,12 @@ class Breach:
         }
 
 
-def _targets(graph: LineageGraph) -> dict[str, int]:
+def _targets(graph: LineageGraph, visibility: Visibility | None = None) -> dict[str, int]:
     """dataset id -> freshness target in minutes (the smallest of its writers': the jobs whose current
-    edges write it, not a dataset a job stopped writing)."""
+    edges write it, not a dataset a job stopped writing; only writers ``visibility`` shows)."""
     targets: dict[str, int] = {}
     for job in graph.jobs.values():
-        if job.slo_minutes is None:
+        if job.slo_minutes is None or (visibility is not None and not visibility.job(job.id)):
             continue
         for dataset_id, _ in graph.neighbours(job.id, upstream=False, declared_too=False):
             if dataset_id in graph.datasets:
@@ -137,12 +148,12 @@ def breaches(
     found = []
     with source.guard():
         graph = source.full_graph()
-        targets = _targets(graph)
         visibility = Visibility(graph, may_read_dag) if may_read_dag is not None else None
-        if visibility is not None:
-            targets = {dataset_id: m for dataset_id, m in targets.items() if visibility.dataset(dataset_id)}
+        targets = _targets(graph, visibility)  # a hidden writer's SLO is not the reader's to see
         for dataset_id, minutes in sorted(targets.items()):
             writers = _writers(graph, dataset_id)
+            if visibility is not None:  # nor are its run times
+                writers = [job_id for job_id in writers if visibility.job(job_id)]
             last = _last_success(graph, writers, now)
             if last is not None and now - last <= minutes * _MINUTE:
                 continue
@@ -167,32 +178,59 @@ def report(
     }
 
 
+def _breach_head(breach: Breach, job: dict[str, Any] | None) -> list[str]:
+    since = w.format_micros(breach.last_success) or "never"
+    head = [
+        f"Dataset {node_label(breach.dataset)} is stale "
+        f"(freshness target: {breach.freshness_minutes} minutes).",
+        f"  last successful write: {since}"
+        + (f" ({breach.age_minutes:.0f} minutes ago)" if breach.age_minutes is not None else ""),
+        f"  Cause: {breach.cause}"
+        + (f", job {node_label(job)} ({(job.get('latestRun') or {}).get('state', 'no run')})" if job else ""),
+    ]
+    error = ((job or {}).get("latestRun") or {}).get("errorMessage")
+    if error:
+        head.append(f"  Error: {error}")
+    return head
+
+
+def _teller(breach: Breach, graph: LineageGraph, base_url: str) -> Tell:
+    """How one breach is told to each reader: the dataset and the job responsible only to one who may see
+    them (the Lineage view's rule); to a recipient with no Airflow user, that an upstream dataset is stale."""
+    dataset_id = breach.dataset["id"]
+
+    def tell(access: DagAccess | None, shown: Impact, owner: str) -> Telling:
+        visibility = Visibility(graph, access.predicate() or (lambda _: True)) if access is not None else None
+        if visibility is None or not visibility.dataset(dataset_id):
+            link = lineage_link(base_url, first_node(shown, owner))
+            head = ["An upstream dataset is stale (it missed its freshness target)."]
+            return Telling("[lineage-plus] stale: an upstream dataset", head, link, {"kind": FRESHNESS})
+        job = breach.responsible
+        if job is not None and not visibility.job(job["id"]):
+            job = None
+        cause = breach.cause if job is not None or breach.responsible is None else "an upstream job"
+        subject = f"[lineage-plus] stale: {breach.dataset['name']} ({cause})"
+        facts = {"kind": FRESHNESS, "breach": {**breach.to_json(), "cause": cause, "responsible": job}}
+        return Telling(
+            subject,
+            _breach_head(attr.evolve(breach, cause=cause), job),
+            lineage_link(base_url, dataset_id),
+            facts,
+        )
+
+    return tell
+
+
 def freshness_alerts(
     source: LineageSource, found: list[Breach], *, base_url: str, recipients: dict[str, list[str]]
 ) -> list[Alert]:
-    """One alert per owner of each breached dataset and of what is downstream of it."""
+    """One alert per owner (and recipient) of each breached dataset and of what is downstream of it, each
+    telling what the recipient may read (docs/alerts.md)."""
     alerts: list[Alert] = []
+    with source.guard():
+        graph = source.full_graph()
     for breach in found:
         impact = downstream_impact(source, [breach.dataset["id"]])
-        since = w.format_micros(breach.last_success) or "never"
-        job = breach.responsible
-        head = [
-            f"Dataset {node_label(breach.dataset)} is stale "
-            f"(freshness target: {breach.freshness_minutes} minutes).",
-            f"  last successful write: {since}"
-            + (f" ({breach.age_minutes:.0f} minutes ago)" if breach.age_minutes is not None else ""),
-            f"  Cause: {breach.cause}"
-            + (
-                f", job {node_label(job)} ({(job.get('latestRun') or {}).get('state', 'no run')})"
-                if job
-                else ""
-            ),
-        ]
-        error = ((job or {}).get("latestRun") or {}).get("errorMessage")
-        if error:
-            head.append(f"  Error: {error}")
-        subject = f"[lineage-plus] stale: {breach.dataset['name']} ({breach.cause})"
-        link = lineage_link(base_url, breach.dataset["id"])
-        facts = {"kind": FRESHNESS, "breach": breach.to_json()}
-        alerts += make_alerts(FRESHNESS, breach.key, subject, head, impact, link, facts, recipients)
+        tell = _teller(breach, graph, base_url)
+        alerts += make_alerts(FRESHNESS, breach.key, impact, recipients, tell)
     return alerts

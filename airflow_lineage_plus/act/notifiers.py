@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import importlib
 import logging
+import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -19,7 +20,7 @@ import attr
 from airflow_lineage_plus import conf
 from airflow_lineage_plus.act.claims import Claims
 from airflow_lineage_plus.act.message import Alert
-from airflow_lineage_plus.containment import report
+from airflow_lineage_plus.containment import call_within, report
 
 log = logging.getLogger(__name__)
 
@@ -82,25 +83,72 @@ class Outcome:
         }
 
 
-def send_once(alerts: Sequence[Alert], claims: Claims, factory: NotifierFactory) -> Outcome:
-    """Send each alert whose key this process claims; give the claim back when sending fails."""
+#: Tries an alert gets in one courier before it is reported failed and its claim given back.
+ATTEMPTS = 3
+#: Seconds kept free before the courier's deadline: its claims are given back within them.
+_MARGIN = 1.0
+
+
+def _send(alert: Alert, factory: NotifierFactory, seconds: float) -> bool:
+    """One try: False when the factory gives no notifier (the alert is dropped); raises when it fails,
+    :class:`TimeoutError` when the notifier takes over ``seconds`` (it is left behind in its thread)."""
+    notifier = factory(alert)
+    if notifier is None:
+        return False
+    what = f"the {alert.kind} alert to {alert.owner}"
+    call_within(seconds, what, notifier.notify, {"lineage_plus_alert": alert, "alert": alert.facts})
+    return True
+
+
+def send_once(
+    alerts: Sequence[Alert], claims: Claims, factory: NotifierFactory, deadline: float | None = None
+) -> Outcome:
+    """Send each alert whose key this process claims, each try bounded in time, all before ``deadline``
+    (a ``time.monotonic()`` value; default ``[lineage_plus] alert_timeout`` from now).
+
+    An alert is claimed just before it is sent. A notifier that fails or hangs is tried again, up to
+    :data:`ATTEMPTS` tries of at most ``alert_timeout / (2 * ATTEMPTS)`` seconds each; then its claim is
+    given back, so a later sighting of the same failure sends it, and it is reported once (a warning
+    naming the alert and the error). No claim is held past ``deadline``: an alert there is no time left
+    for is not claimed, and is reported and counted failed.
+    """
+    budget = conf.alert_timeout()
+    deadline = time.monotonic() + budget if deadline is None else deadline
     outcome = Outcome()
-    mine = claims.claim([a.key for a in alerts])
     for alert in alerts:
-        if alert.key not in mine:
+        if deadline - time.monotonic() < _MARGIN:
+            report(f"the {alert.kind} alert to {alert.owner}", TimeoutError("no time left in alert_timeout"))
+            outcome.failed.append(alert)
+            continue
+        if not claims.claim([alert.key]):
             outcome.already_claimed.append(alert)
             continue
         try:
-            notifier = factory(alert)
-            if notifier is None:
-                outcome.dropped.append(alert)
-                continue
-            notifier.notify({"lineage_plus_alert": alert, "alert": alert.facts})
-        except Exception as exc:
-            report(f"the {alert.kind} alert to {alert.owner}", exc)
+            sent = _send_with_retries(alert, factory, budget / (2 * ATTEMPTS), deadline)
+        except Exception as error:
             claims.release([alert.key])
+            report(
+                f"the {alert.kind} alert to {alert.owner} (tried {ATTEMPTS} times; claim given back)", error
+            )
             outcome.failed.append(alert)
+            continue
+        if not sent:
+            outcome.dropped.append(alert)
             continue
         log.info("airflow-lineage-plus: sent the %s alert %r to %s", alert.kind, alert.subject, alert.owner)
         outcome.sent.append(alert)
     return outcome
+
+
+def _send_with_retries(alert: Alert, factory: NotifierFactory, seconds: float, deadline: float) -> bool:
+    """:func:`_send` up to :data:`ATTEMPTS` times while time is left; the last error is raised."""
+    error: Exception = TimeoutError("no time left in alert_timeout")
+    for _ in range(ATTEMPTS):
+        left = deadline - time.monotonic() - _MARGIN
+        if left <= 0:
+            break
+        try:
+            return _send(alert, factory, min(seconds, left))
+        except Exception as exc:
+            error = exc
+    raise error

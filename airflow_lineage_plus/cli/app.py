@@ -24,6 +24,7 @@ from typing import Any
 from airflow_lineage_plus import pictures, store_commands
 from airflow_lineage_plus.act import freshness
 from airflow_lineage_plus.cli import commands as codes
+from airflow_lineage_plus.cli import what_changed
 from airflow_lineage_plus.cli.parser import DATASET_ONLY, QUICK, build
 from airflow_lineage_plus.declared import commands as declared
 from airflow_lineage_plus.deliver import replay
@@ -223,6 +224,8 @@ def _answer(
         answer = _report(queries, args)
         return answer, text.render_report(answer)
     assert target is not None
+    if command == what_changed.COMMAND:
+        return what_changed.answer(queries, args, target, as_of)
     if command == "schema-diff":
         answer = queries.schema_diff(target, _proposed(args.proposed), as_of=as_of)
         return answer, text.render_schema_diff(answer)

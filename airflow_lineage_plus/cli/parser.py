@@ -7,10 +7,11 @@ import argparse
 
 from airflow_lineage_plus import store_commands
 from airflow_lineage_plus.cli import commands as c
+from airflow_lineage_plus.cli import what_changed
 from airflow_lineage_plus.declared import commands as declared
 from airflow_lineage_plus.deliver import replay
 
-DATASET_ONLY = {"failed-upstream", "impact", "schema-diff", "columns"}
+DATASET_ONLY = {"failed-upstream", "impact", "schema-diff", "columns", what_changed.COMMAND}
 #: what a quick scan of a log without an index answers (:mod:`airflow_lineage_plus.graph.scan`)
 QUICK = {"upstream", "downstream", "failed-upstream", "impact", "schema-diff"}
 WALKS = {"upstream", "downstream", "failed-upstream", "impact"}
@@ -75,7 +76,7 @@ def build() -> argparse.ArgumentParser:
         command = c.add_command(sub, name, help=text, example=examples, exit_codes=codes)
         _question_arguments(command, name)
     _other_commands(sub)
-    _store_commands(sub)
+    _store_and_change_commands(sub)
     return parser
 
 
@@ -142,8 +143,18 @@ def _other_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
 
 
-def _store_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """The lineage store's ``import`` and ``retention``."""
+def _store_and_change_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """``what-changed``, and the lineage store's ``import`` and ``retention``."""
+    # -- what changed upstream (owned by airflow_lineage_plus.cli.what_changed; docs/what-changed.md) --
+    changed = c.add_command(
+        sub,
+        what_changed.COMMAND,
+        help=what_changed.HELP,
+        example=list(what_changed.EXAMPLES),
+        description=what_changed.DESCRIPTION,
+    )
+    what_changed.add_arguments(changed)
+    c.add_format(changed, ("text", "json"))
     # -- the lineage store (owned by airflow_lineage_plus.store_commands; docs/graph.md) --
     store_commands.add_import_arguments(
         c.add_command(

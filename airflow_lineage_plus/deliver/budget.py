@@ -30,6 +30,7 @@ checked raises: the callers send nothing then (fail closed).
 from __future__ import annotations
 
 import logging
+import secrets
 from collections.abc import Callable
 from typing import Any
 
@@ -47,6 +48,7 @@ from airflow_lineage_plus.deliver.serialize import (
     dumps,
     dumps_direct,
     dumps_exact,
+    fields_of,
     plain,
 )
 from airflow_lineage_plus.facet_keys import KEPT_FACETS, OMITTED_FIELDS
@@ -191,18 +193,6 @@ def _cut_schemas(event: dict[str, Any], limit: int) -> int:
     return cut
 
 
-def _drop_value_metrics(event: Any) -> int:
-    cut = 0
-    for _, metrics in _dataset_facets(event, "dataQualityMetrics"):
-        columns = _get(metrics, "columnMetrics")
-        for column in (columns or {}).values():
-            for name in VALUE_METRICS:
-                if _get(column, name) is not None:
-                    _set(column, name, None)
-                    cut += 1
-    return cut
-
-
 # -- budget steps, in order -----------------------------------------------------------------------------
 
 
@@ -272,12 +262,13 @@ def _drop_largest_facets(event: Any, budget: int, size: int, cuts: dict[str, int
 # -- the whole pass -------------------------------------------------------------------------------------
 
 
-#: What the redaction pass also looks for, for the size budget: Serde's cleanup (then the event is
-#: serialised the exact way) and column-metric values (then the values policy applies).
-PROBES = (
-    ("cleanup", CLEANUP_MARKERS),
-    ("values", "|".join(f'"{name}":' for name in VALUE_METRICS)),
-)
+#: What the redaction pass also looks for: Serde's cleanup (then the event is serialised the exact way).
+PROBES = (("cleanup", CLEANUP_MARKERS),)
+#: What a string withheld whole by redaction (:data:`~.redaction.WITHHELD`) is counted as.
+WITHHELD_CUT = "strings withheld whole (not checked for secrets within the redaction budget)"
+#: Stands for the event's size in the ``lineagePlus_trimmed`` facet until the size is known (random per
+#: process, so no event can hold it).
+_SIZE_PLACEHOLDER = str(secrets.randbelow(9 * 10**17) + 10**17 + 10**18).encode()
 
 
 def check(event: Any, settings: Limits | None = None) -> bytes:
@@ -285,44 +276,141 @@ def check(event: Any, settings: Limits | None = None) -> bytes:
     policy, size budget. ``event`` itself is not changed. Raises when the event cannot be checked.
     ``settings``: the limits to apply (default: as configured in this process).
 
-    One RE2 pass over the event's JSON finds its secrets and tells whether anything else needs doing;
-    only then is the JSON decoded (the common event is serialised and scanned once, never decoded).
+    One pass: the fixed limits and the values policy are applied on the way in, to a copy of just the
+    parts they change (:func:`_shaped`); the event is serialised once, with its ``lineagePlus_trimmed``
+    facet; one RE2 pass over the JSON finds and replaces its secrets in place. Only an event above the
+    size budget (or with a string withheld by redaction) is decoded again, to be trimmed.
     """
-    cuts: dict[str, int] = {}
-    raw = dumps_direct(event)
-    if _over_fixed_limits(event, settings):
-        data = orjson.loads(dumps(event))
-        cuts = _apply_fixed_limits(data, settings)
-        raw = dumps(data)
-    raw, redacted, found = redact_json(raw, PROBES)
-    if "cleanup" in found:  # what Serde drops (nulls, empty objects in lists): the exact way
-        raw, redacted, found = redact_json(dumps_exact(orjson.loads(raw)), PROBES)
-    if redacted:
-        limits.count_cut("redacted strings", redacted)
-        log.info("airflow-lineage-plus: redacted %d secret(s) in %s", redacted, describe(event))
-    data = None
-    if "values" in found and not _limit(settings, "quality_include_values"):
-        data = orjson.loads(raw)
-        cuts[VALUES_CUT] = _drop_value_metrics(data)
-        raw = dumps(data)
     budget = int(_limit(settings, "event_size_budget"))
-    return _within_budget(raw, data, {what: n for what, n in cuts.items() if n}, budget)
+    view, cuts = _shaped(event, settings)
+    facet = _trimmed_facet(cuts, budget) if cuts else None
+    if facet is not None:
+        view, others = _with_run_facet(view, facet)
+    done = redact_json(dumps_direct(view), PROBES)
+    if "cleanup" in done.probes:  # what Serde drops (nulls, empty objects in lists): the exact way
+        done = redact_json(dumps_exact(view))
+    if done.masked:
+        limits.count_cut("redacted strings", done.masked)
+        log.info("airflow-lineage-plus: redacted %d secret(s) in %s", done.masked, describe(event))
+    text, size = done.text, len(done.text)
+    if facet is not None:
+        size -= len(b'"' + TrimmedRunFacet.key.encode() + b'":' + orjson.dumps(facet, option=_SORTED))
+        size -= 1 if others else 0
+    if done.withheld:
+        cuts[WITHHELD_CUT] = done.withheld
+    if size <= budget and not done.withheld:
+        if facet is None:
+            return text
+        _report_cuts(event, cuts, budget, size, size)
+        return text.replace(_SIZE_PLACEHOLDER, str(size).encode())
+    return _within_budget(orjson.loads(text), cuts, budget, size)
 
 
-def _within_budget(raw: bytes, data: dict[str, Any] | None, cuts: dict[str, int], budget: int) -> bytes:
-    """``raw`` (checked JSON; ``data``: the same decoded, if at hand) trimmed to ``budget`` bytes, with
-    the cuts recorded in the event."""
-    original = size = len(raw)
-    if size <= budget and not cuts:
-        return raw
-    data = data if data is not None else orjson.loads(raw)
+def _within_budget(data: dict[str, Any], cuts: dict[str, int], budget: int, size: int) -> bytes:
+    """``data`` (checked, decoded; ``size``: its JSON's size without our facet) trimmed to ``budget``
+    bytes, with the cuts recorded in the event."""
+    facets = (data.get("run") or {}).get("facets")
+    if isinstance(facets, dict):
+        facets.pop(TrimmedRunFacet.key, None)
+    original = size
     if size > budget:
         size = _trim_to_budget(data, budget, size, cuts)
     cuts = {what: n for what, n in cuts.items() if n}
-    if not cuts:
-        return raw
-    _record_cuts(data, cuts, budget, original, size)
+    if cuts:
+        _record_cuts(data, cuts, budget, original, size)
     return dumps(data)
+
+
+_SORTED = orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS
+
+
+def _trimmed_facet(cuts: dict[str, int], budget: int) -> dict[str, Any] | None:
+    cuts = {what: n for what, n in cuts.items() if n}
+    if not cuts:
+        return None
+    facet = plain(
+        TrimmedRunFacet(cuts=[{"what": w, "count": n} for w, n in cuts.items()], budgetBytes=budget)
+    )
+    facet["originalBytes"] = facet["finalBytes"] = orjson.Fragment(_SIZE_PLACEHOLDER)
+    return facet  # type: ignore[no-any-return]
+
+
+def _with_run_facet(event: Any, facet: dict[str, Any]) -> tuple[dict[str, Any], bool]:
+    """A shallow copy of ``event`` whose run facets hold ``facet`` too; whether it had others."""
+    view = fields_of(event)
+    run = fields_of(view.get("run") or {})
+    facets = dict(run.get("facets") or {})
+    others = bool(facets)
+    facets[TrimmedRunFacet.key] = facet
+    run["facets"] = facets
+    view["run"] = run
+    return view, others
+
+
+def _shaped(event: Any, settings: Limits | None) -> tuple[Any, dict[str, int]]:
+    """``event`` with the fixed limits and the values policy applied, and what they cut: the event when
+    nothing applies, else a copy of just the parts they change."""
+    cuts: dict[str, int] = {}
+    if _over_fixed_limits(event, settings):
+        event = orjson.loads(dumps(event))
+        cuts = _apply_fixed_limits(event, settings)
+    if not _limit(settings, "quality_include_values"):
+        event, cuts[VALUES_CUT] = _without_values(event)
+    return event, {what: n for what, n in cuts.items() if n}
+
+
+def _without_values(event: Any) -> tuple[Any, int]:
+    """``event`` without column-metric values (min/max/quantiles), copied where they were; how many."""
+    view: dict[str, Any] | None = None
+    cut = 0
+    for part in ("inputs", "outputs"):
+        datasets = list(_get(event, part) or [])
+        changed = False
+        for index, dataset in enumerate(datasets):
+            copy, n = _dataset_without_values(dataset)
+            if n:
+                datasets[index], changed, cut = copy, True, cut + n
+        if changed:
+            view = view if view is not None else fields_of(event)
+            view[part] = datasets
+    return (event if view is None else view), cut
+
+
+def _has_values(column: Any) -> bool:
+    if isinstance(column, dict):
+        get = column.get
+        return get("min") is not None or get("max") is not None or get("quantiles") is not None
+    return (
+        getattr(column, "min", None) is not None
+        or getattr(column, "max", None) is not None
+        or getattr(column, "quantiles", None) is not None
+    )
+
+
+def _dataset_without_values(dataset: Any) -> tuple[Any, int]:
+    copy: dict[str, Any] | None = None
+    cut = 0
+    for group in ("facets", "inputFacets", "outputFacets"):
+        facets = _get(dataset, group)
+        metrics = facets.get("dataQualityMetrics") if isinstance(facets, dict) else None
+        columns = _get(metrics, "columnMetrics") if metrics is not None else None
+        if not columns:
+            continue
+        if not any(map(_has_values, columns.values())):
+            continue
+        kept: dict[str, Any] = {}
+        removed = 0
+        for name, column in columns.items():
+            values = [v for v in VALUE_METRICS if _get(column, v) is not None]
+            if values:
+                column = {k: v for k, v in fields_of(column).items() if k not in VALUE_METRICS}
+                removed += len(values)
+            kept[name] = column
+        if removed:
+            copy = copy if copy is not None else fields_of(dataset)
+            copy[group] = {**facets, "dataQualityMetrics": {**fields_of(metrics), "columnMetrics": kept}}
+            cut += removed
+    return (dataset if copy is None else copy), cut
 
 
 def enforce(event: Any, settings: Limits | None = None) -> dict[str, Any]:
@@ -362,9 +450,7 @@ def _trim_to_budget(event: Any, budget: int, size: int, cuts: dict[str, int]) ->
 
 
 def _record_cuts(event: Any, cuts: dict[str, int], budget: int, original: int, size: int) -> None:
-    """Count the cuts, record them in the event (``lineagePlus_trimmed``) and log them once."""
-    for what, n in cuts.items():
-        limits.count_cut(what, n)
+    """Record the cuts in the event (``lineagePlus_trimmed``), count and log them once."""
     facet = TrimmedRunFacet(
         cuts=[{"what": what, "count": n} for what, n in cuts.items()],
         budgetBytes=budget,
@@ -374,6 +460,13 @@ def _record_cuts(event: Any, cuts: dict[str, int], budget: int, original: int, s
     run = event.setdefault("run", {})
     if isinstance(run, dict):
         run.setdefault("facets", {})[TrimmedRunFacet.key] = plain(facet)
+    _report_cuts(event, cuts, budget, original, size)
+
+
+def _report_cuts(event: Any, cuts: dict[str, int], budget: int, original: int, size: int) -> None:
+    """Count the cuts and log them once (WARNING unless only values were removed by policy)."""
+    for what, n in cuts.items():
+        limits.count_cut(what, n)
     summary = ", ".join(f"{what} ({n})" for what, n in cuts.items())
     # Removing values by policy is expected and routine (INFO); cutting content to fit a limit is not.
     level = logging.WARNING if set(cuts) - {VALUES_CUT} else logging.INFO

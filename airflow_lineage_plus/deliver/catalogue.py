@@ -50,11 +50,23 @@ SECRET_NAMES = (
 # A character of a secret inside a JSON string: no whitespace, no quote, no backslash except an
 # escaped backslash (so ``\"``, ``\n`` ... end it and are never split).
 _SECRET_CHAR = r"""(?:[^\s"'\\]|\\\\)"""
-# In a URI's password: `;` and `,` end it too (JDBC properties, host lists), as they must be %-encoded.
-_URI_SECRET_CHAR = r"""(?:[^\s"'\\;,]|\\\\)"""
+# In a URI's password: `;` and `,` end it too (JDBC properties, host lists), as they must be %-encoded,
+# and so does `:/` (the next URI's scheme: a password never runs into another URI).
+_URI_SECRET_CHAR = r"""(?:[^\s"'\\;,:]|\\\\|:[^\s"'\\;,/])"""
 # A character of a parameter value: as above, and parameter separators end it too.
 _VALUE_CHAR = r"""(?:[^\s"'\\&;,<>()|]|\\\\)"""
 _TOKEN_CHARS = r"[A-Za-z0-9\-._~+/]"
+# A quoted value's body within one JSON string: it ends at its quote, at an escaped `"` or where the
+# string ends, and the closing quote is optional, so every byte read is part of the match (linear scan).
+_SQ_BODY = r"""(?:[^'"\\]|\\[^"])*"""
+_DQ_BODY = r"""(?:[^"\\]|\\[^"])*"""
+# Where a token starts: a word boundary, or right after an escaped newline or tab.
+_TOKEN_START = r"(?:\\[nrtbf]|\b)"
+# Where a command-line flag starts: after a space, a quote, `=`, or an escaped newline or tab.
+_ARG_START = r"""(?:[\s"'=(]|\\[nrt])"""
+#: Keys and parameters ending in ``_pass``, ``-pass``, ``.pass`` or ``…Pass`` (``db_pass``, ``dbPass``):
+#: ``pass`` inside a word (``passenger``, ``bypass``) is no secret-looking name.
+PASS_SUFFIX = r"(?:[_\-.](?i:pass)|(?-i:[a-z0-9]Pass))"
 
 
 def name_pattern(names: tuple[str, ...]) -> str:
@@ -110,61 +122,102 @@ _PUNCT = "!$%^*-_.~+=/@#?"
 _ALNUM = string.ascii_letters + string.digits
 _B64 = _ALNUM + "+/"
 
+#: Every rule starts at a fixed trigger (``://``, a name, a token prefix, ``-----BEGIN``, a flag), never
+#: with an open-ended run of letters, and any part read before the match is certain ends at the next
+#: trigger of the same rule or within a few bytes: so one left-to-right RE2 scan costs O(n) whatever the
+#: text (no search restarts at every byte of a long word, as a leading ``[a-z]*`` made it).
 RULES: tuple[Rule, ...] = (
     Rule(
         "pem-private-key",
-        r"-----BEGIN[A-Z ]*PRIVATE KEY-----(?P<s_pem>(?:[^\"\\]|\\[^\"])*?)"
-        r"(?:-----END[A-Z ]*PRIVATE KEY-----|\\?\")",
+        r"-----BEGIN[A-Z ]{0,30}PRIVATE KEY-----(?P<s_pem>(?:[^\"\\\-]|\\[^\"]|-[^\"\\\-])*)",
     ),
     Rule(
         "uri-password",
-        r"(?i:[a-z][a-z0-9+.\-]*)://(?P<c_user>[^\s\"'\\/:@?#]*):"
-        rf"(?P<s_uri>[0-9]*(?:[^\s\"'\\0-9/@;,]|\\\\){_URI_SECRET_CHAR}*|[0-9]+)@[A-Za-z0-9\[]",
+        r"://(?P<c_user>[^\s\"'\\/:@?#]*):"
+        rf"(?P<s_uri>[0-9]*(?:[^\s\"'\\0-9/@;,:]|\\\\){_URI_SECRET_CHAR}*|[0-9]+)@[A-Za-z0-9\[]",
     ),
     Rule(
         "uri-token-user",
-        r"(?i:[a-z][a-z0-9+.\-]*)://(?P<s_user>[A-Za-z0-9_\-.~+=%]{20,})@[^\s\"'\\@/]",
+        r"://(?P<s_user>[A-Za-z0-9_\-.~+=%]{20,})@[^\s\"'\\@/]",
         min_digits=1,
     ),
     Rule(
         "authorization-header",
-        r"(?i:[a-z0-9_\-.]*(?:authorization|auth[_\-]header))(?:\\\"|')?\s*[=:]\s*(?:\\\"|')?"
+        r"(?i:authorization|auth[_\-]header)(?:\\\"|')?\s*[=:]\s*(?:\\\"|')?"
         rf"(?P<s_auth>(?i:[a-z]+)\s+{_TOKEN_CHARS}+=*|{_TOKEN_CHARS}+=*)",
     ),
     Rule(
         "sql-identified-by",
-        r"(?i:identified\s+by)\s+(?:'(?P<s_idq>(?:[^'\\]|\\.)*)'|\\\"(?P<s_idd>(?:[^\"\\]|\\\\\\\"|\\[^\"])*)\\\""
+        rf"(?i:identified\s+by)\s+(?:'(?P<s_idq>{_SQ_BODY})'?|\\\"(?P<s_idd>{_DQ_BODY})(?:\\\")?"
         r"|(?P<s_idw>[A-Za-z0-9_$#!%^*+\-.@]+))",
+    ),
+    Rule(
+        "cli-user-password",
+        rf"{_ARG_START}-(?:u|-user|-proxy-user)(?:\s+|=)(?:'|\\\")?(?P<c_cliu>[^\s\"'\\:]+):"
+        rf"(?P<s_cliu>{_SECRET_CHAR}+)",
+    ),
+    Rule(
+        "cli-password-flag",
+        # `mysqldump -pPASS` (4 characters or more: `-pv`, `-pr` are flag clusters), `-p'pass'`, and
+        # `--password VALUE`, `--db-password=VALUE`, `-token VALUE`
+        rf"{_ARG_START}(?:-p(?:'(?P<s_myq>{_SQ_BODY})'?|(?P<s_myp>[^\s\"'\\\-]{_SECRET_CHAR}{{3,}}))"
+        r"|--?(?:[A-Za-z0-9]+[\-_])*(?:{names}|(?i:pass))[A-Za-z0-9_\-]*(?:=|\s+)"
+        rf"(?:'(?P<s_flq>{_SQ_BODY})'?|\\\"(?P<s_fld>{_DQ_BODY})(?:\\\")?"
+        rf"|(?P<s_flv>[^\s\"'\\\-=]{_SECRET_CHAR}*)))",
+    ),
+    Rule(
+        "config-set",
+        # `aws configure set aws_secret_access_key V`, `gcloud config set ...`, `heroku config:set`
+        r"(?i:\bset)\s+[A-Za-z0-9_.\-/]*?(?:{names})[A-Za-z0-9_.\-]*\s+"
+        rf"(?P<s_set>[^\s\"'\\=]{_SECRET_CHAR}*)",
     ),
     Rule(
         "named-value",
         # quoted or braced values after `=`/`:` with any spacing; a bare value only right after `=` or
         # `: ` (so SQL's `a.token_id = b.id` stays as it is)
-        r"[A-Za-z0-9_\-.]*{names}[A-Za-z0-9_\-.]*(?:\\\"|')?"
-        r"(?:\s*[=:]\s*(?:'(?P<s_nq>(?:[^'\\]|\\.)*)'|\\\"(?P<s_nd>(?:[^\"\\]|\\\\\\\"|\\[^\"])*)\\\"|\{(?P<s_nb>[^}\"\\]*)\})"
+        r"(?:{names}[A-Za-z0-9_]*|" + PASS_SUFFIX + r")(?:\\\"|')?"
+        rf"(?:\s*[=:]\s*(?:'(?P<s_nq>{_SQ_BODY})'?|\\\"(?P<s_nd>{_DQ_BODY})(?:\\\")?|\{{(?P<s_nb>[^}}\"\\]*)\}}?)"
         rf"|(?:=|:[ \t]*)(?P<s_nv>{_VALUE_CHAR}+))",
     ),
     Rule(
         "sql-literal",
-        r"[A-Za-z0-9_]*{names}[A-Za-z0-9_]*\s+'(?P<s_sql>(?:[^'\\]|\\.)*)'",
+        rf"{{names}}[A-Za-z0-9_]*\s+'(?P<s_sql>{_SQ_BODY})'?",
     ),
     Rule("url-signature", r"[?&;](?i:sig|x-goog-signature|code)=(?P<s_sig>" + _VALUE_CHAR + "+)"),
     Rule(
+        "webhook-url",
+        r"hooks\.slack\.com/(?:services|workflows|triggers)/(?P<s_slack>[A-Za-z0-9_/\-]+)"
+        r"|discord(?:app)?\.com/api/webhooks/(?P<s_discord>[0-9]+/[A-Za-z0-9_\-]+)"
+        r"|webhook\.office\.com/webhookb2/(?P<s_teams>[^\s\"'\\?#]+)",
+    ),
+    Rule(
         "cloud-access-key",
-        r"\b(?P<s_aws>(?:AKIA|ASIA|AGPA|AIDA|AROA|AIPA|ANPA|ANVA|ABIA|ACCA)[A-Z0-9]{16})\b"
-        r"|(?P<s_gcp>AIza[0-9A-Za-z_\-]{35})",
+        rf"{_TOKEN_START}(?P<s_aws>(?:AKIA|ASIA|AGPA|AIDA|AROA|AIPA|ANPA|ANVA|ABIA|ACCA)[A-Z0-9]{{16}})\b"
+        rf"|{_TOKEN_START}(?P<s_gcp>AIza[0-9A-Za-z_\-]{{35}})",
     ),
     Rule(
         "service-token",
-        r"\b(?P<s_tok>gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,}|glpat-[A-Za-z0-9_\-]{20,}"
-        r"|xox[abposr]-[A-Za-z0-9\-]{10,}|(?:sk|rk)_live_[A-Za-z0-9]{16,}|ya29\.[A-Za-z0-9_\-]{20,}"
-        r"|npm_[A-Za-z0-9]{36})",
+        rf"{_TOKEN_START}(?P<s_tok>gh[pousr]_[A-Za-z0-9]{{30,}}|github_pat_[A-Za-z0-9_]{{30,}}"
+        r"|gl(?:pat|dt|rt|ptt|cbt|imt|oas|soat|ft|agent)-[A-Za-z0-9_\-]{20,}"
+        r"|xox[abposre]-[A-Za-z0-9\-]{10,}|xapp-[A-Za-z0-9\-]{10,}"
+        r"|(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,}|whsec_[A-Za-z0-9]{24,}"
+        r"|ya29\.[A-Za-z0-9_\-]{20,}|npm_[A-Za-z0-9]{36}|pypi-[A-Za-z0-9_\-]{16,}"
+        r"|dapi[0-9a-f]{32}(?:-[0-9]+)?|SG\.[A-Za-z0-9_\-]{16,}\.[A-Za-z0-9_\-]{16,}"
+        r"|sk-(?:proj|svcacct|admin|ant)-[A-Za-z0-9_\-]{20,}|sk-[A-Za-z0-9]{32,}"
+        r"|hf_[A-Za-z0-9]{30,}|shp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}|key-[0-9a-f]{32}"
+        r"|dop_v1_[a-f0-9]{64}|sq0(?:atp|csp)-[A-Za-z0-9_\-]{22,}|glsa_[A-Za-z0-9_]{32,}"
+        r"|ATATT3[A-Za-z0-9_\-=]{20,})",
     ),
-    Rule("jwt", r"\b(?P<s_jwt>eyJ[A-Za-z0-9_\-]{5,}\.eyJ[A-Za-z0-9_\-]{5,}\.[A-Za-z0-9_\-]*)"),
+    Rule(
+        "jwt",
+        r"(?:\\[nrtbf]|[^A-Za-z0-9_\-\\])"
+        r"(?P<s_jwt>eyJ[A-Za-z0-9_\-]{5,}\.eyJ[A-Za-z0-9_\-]{5,}\.[A-Za-z0-9_\-]*)",
+    ),
     Rule("bearer-token", rf"(?i:bearer)\s+(?P<s_bearer>{_TOKEN_CHARS}{{8,}}=*)"),
     Rule(
         "secret-key-in-json",
-        r"[{,]\"(?P<c_key>[^\"\\]*{names}[^\"\\]*)\":\"(?P<s_key>(?:[^\"\\]|\\.)+)\"",
+        r"[{,]\"(?P<c_key>[^\"\\]*{names}[^\"\\]*|[^\"\\]*" + PASS_SUFFIX + r"|(?i:pass))\":"
+        r"\"(?P<s_key>(?:[^\"\\]|\\.)+)\"",
     ),
 )
 
@@ -312,7 +365,7 @@ CATALOGUE: tuple[SecretKind, ...] = (
         prefix="AIza",
     ),
     SecretKind(
-        "service token with a known prefix (GitHub, GitLab, Slack, Stripe, npm, Google OAuth)",
+        "service token with a known prefix (GitHub, GitLab, Slack, npm, PyPI, Hugging Face, Google OAuth …)",
         "service-token",
         "notify via {secret} failed",
         "xoxb-2048-4096-abcdefABCDEF",
@@ -321,6 +374,110 @@ CATALOGUE: tuple[SecretKind, ...] = (
         _ALNUM,
         (10, 40),
         prefix="xoxb-",
+    ),
+    SecretKind(
+        "Databricks personal access token (`dapi…`)",
+        "service-token",
+        "cluster call with {secret} rejected",
+        "dapi0123456789abcdef0123456789abcdef",
+        "cluster call with *** rejected",
+        "",
+        "0123456789abcdef",
+        (32, 32),
+        prefix="dapi",
+    ),
+    SecretKind(
+        "SendGrid API key (`SG.…`)",
+        "service-token",
+        "mail relay {secret} refused",
+        "SG.AbCdEfGhIjKlMnOpQrStUv.wXyZ0123456789-_abcdefghijklmnopqrstuvwxyzABCD",
+        "mail relay *** refused",
+        "",
+        _ALNUM + "-_",
+        (16, 50),
+        prefix="SG.AbCdEfGhIjKlMnOpQrStUv.",
+    ),
+    SecretKind(
+        "OpenAI or Anthropic API key (`sk-proj-…`, `sk-ant-…`, `sk-…`)",
+        "service-token",
+        "completion with {secret} returned 429",
+        "sk-proj-Ab3dEf6hIj9lMn2pQr5tUv8x",
+        "completion with *** returned 429",
+        "",
+        _ALNUM + "-_",
+        (20, 60),
+        prefix="sk-proj-",
+    ),
+    SecretKind(
+        "Stripe secret or restricted key (`sk_live_…`, `sk_test_…`, `rk_…`)",
+        "service-token",
+        "charge failed for key {secret}",
+        "sk_test_4eC39HqLyjWDarjtT1zdp7dc",
+        "charge failed for key ***",
+        "",
+        _ALNUM,
+        (16, 40),
+        prefix="sk_test_",
+    ),
+    SecretKind(
+        "webhook URL (Slack, Discord, Microsoft Teams)",
+        "webhook-url",
+        "alert sent to https://hooks.slack.com/services/{secret} (200)",
+        "T0000/B0000/XXXXXXXXXXXXXXXXXXXXXXXX",
+        "alert sent to https://hooks.slack.com/services/*** (200)",
+        _ALNUM,
+        _ALNUM + "/_-",
+        (8, 60),
+    ),
+    SecretKind(
+        "password in `curl -u user:password` (and `--user`)",
+        "cli-user-password",
+        "curl -u etl:{secret} https://api.example.com/export",
+        "hunter2",
+        "curl -u etl:*** https://api.example.com/export",
+        _ALNUM,
+        _ALNUM + "!$%^*-_.~+=/@#?",
+        (1, 40),
+    ),
+    SecretKind(
+        "password glued to `-p` (`mysql`, `mysqldump -pPASSWORD`)",
+        "cli-password-flag",
+        "mysqldump -u etl -p{secret} sales > dump.sql",
+        "S3cr3t!",
+        "mysqldump -u etl -p*** sales > dump.sql",
+        _ALNUM,
+        _ALNUM + "!$%^*-_.~+=/@#?",
+        (4, 40),
+    ),
+    SecretKind(
+        "value of a secret-named flag (`--password VALUE`, `--db-token=VALUE`)",
+        "cli-password-flag",
+        "pg_dump --host db --password {secret} sales",
+        "hunter2",
+        "pg_dump --host db --password *** sales",
+        _ALNUM,
+        _ALNUM + "!$%^*-_.~+=/@#?",
+        (1, 40),
+    ),
+    SecretKind(
+        "secret set by a CLI (`aws configure set aws_secret_access_key V`)",
+        "config-set",
+        "aws configure set aws_secret_access_key {secret} --profile etl",
+        "wJalrXUtnFEMI/K7MDENG/bPxRfiCY",
+        "aws configure set aws_secret_access_key *** --profile etl",
+        _ALNUM,
+        _ALNUM + "/+=",
+        (8, 40),
+    ),
+    SecretKind(
+        "key ending in `_pass` (`db_pass`, `DB_PASS=`, run conf)",
+        "named-value",
+        "run conf {{'db_pass': '{secret}', 'region': 'eu'}}",
+        "hunter2",
+        "run conf {'db_pass': '***', 'region': 'eu'}",
+        _ALNUM,
+        _ALNUM + "!$%^*-_.~+=/@#? ",
+        (1, 40),
     ),
     SecretKind(
         "JSON Web Token",

@@ -68,6 +68,14 @@ def _fallback(value: Any) -> Any:
 _FIELD_NAMES: dict[type, tuple[str, ...]] = {}
 
 
+def fields_of(value: Any) -> dict[str, Any]:
+    """A new dict of ``value``'s fields: its set fields (attrs object) or its items (dict), unshaped."""
+    if isinstance(value, dict):
+        return dict(value)
+    out = _direct(value)
+    return out if isinstance(out, dict) else {}
+
+
 def _direct(value: Any) -> Any:
     """orjson's ``default`` for an event object: attrs objects as dicts of their set fields."""
     cls = type(value)
@@ -94,7 +102,7 @@ def _direct(value: Any) -> Any:
 CLEANUP_MARKERS = r"[:\[,]null[,\]}]|[\[,]\{\}"
 _OPTIONS = re2.Options()
 _OPTIONS.encoding = re2.Options.Encoding.LATIN1
-_CLEANUP = re2.compile(CLEANUP_MARKERS.encode(), _OPTIONS)
+CLEANUP = re2.compile(CLEANUP_MARKERS.encode(), _OPTIONS)
 
 
 def dumps(event: Any) -> bytes:
@@ -104,7 +112,7 @@ def dumps(event: Any) -> bytes:
     what ``Serde`` would have cleaned up (nulls, empty objects in lists) is it made by :func:`dumps_exact`.
     """
     raw = dumps_direct(event)
-    return raw if _CLEANUP.search(raw) is None else dumps_exact(event)
+    return raw if CLEANUP.search(raw) is None else dumps_exact(event)
 
 
 def dumps_direct(event: Any) -> bytes:

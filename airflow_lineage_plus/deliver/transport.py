@@ -18,8 +18,9 @@ line is lost. :class:`EventLogTransport` instead
   ``event_log_dir_mode``): lineage carries SQL and error messages that not everyone may read,
 * checks every event first (:func:`airflow_lineage_plus.deliver.budget.check`: values policy, size
   limits, redaction; ``budget: false`` turns the limits and the values policy off, never redaction)
-  and fails closed: an event that could not be checked is neither logged nor forwarded, and one
-  warning says which event was lost,
+  and fails closed: a string that cannot be checked within the redaction budget is withheld whole
+  (a marker replaces it, the event is kept), and an event that could not be checked at all is
+  neither logged nor forwarded, with one warning saying which event was lost,
 * never raises into its caller: a failed write (disk full, not writable, missing directory, lock
   not acquired in time) is counted as a lost event and logged once through
   :mod:`airflow_lineage_plus.containment`.
@@ -56,6 +57,7 @@ from airflow_lineage_plus.deliver.budget import check
 from airflow_lineage_plus.deliver.redaction import redact_json
 from airflow_lineage_plus.deliver.serialize import describe, dumps
 from airflow_lineage_plus.exceptions import EventLostError
+from airflow_lineage_plus.private_dirs import ensure_dir
 
 _counts_lock = threading.Lock()
 _counts = {"lost": 0, "torn": 0}
@@ -227,9 +229,7 @@ def _open_for_append(path: str) -> int:
         pass
     file_mode, dir_mode = _modes()
     directory = os.path.dirname(path) or "."
-    if not os.path.isdir(directory):
-        os.makedirs(directory, mode=dir_mode, exist_ok=True)
-        os.chmod(directory, dir_mode)  # exactly, whatever the umask
+    ensure_dir(directory, dir_mode)
     try:
         fd = os.open(path, flags | os.O_CREAT | os.O_EXCL, file_mode)
     except FileExistsError:  # another writer created it first

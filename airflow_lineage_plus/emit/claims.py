@@ -58,29 +58,40 @@ def claims_table(name: str) -> Any:
     )
 
 
-def ensure_table(session: Any, table: Any) -> None:
-    """Create the claims table if it is missing (once per process), in a transaction of ``session``'s own.
+def ensure_table(bind: Any, table: Any) -> None:
+    """Create a claims table if it is missing (once per process), in a transaction of its own.
 
-    Two processes creating it at the same moment is harmless: the loser's error is ignored when the
-    table exists afterwards. ``session`` is left with no transaction open.
+    ``bind``: a SQLAlchemy ``Session`` (left with no transaction open) or an ``Engine``. Two processes
+    creating it at the same moment is harmless: the loser's error is ignored when the table exists
+    afterwards. Both claim stores create their tables here (the skip records', the alerts'
+    :mod:`airflow_lineage_plus.act.claims`).
     """
     from sqlalchemy import inspect
 
-    key = (str(session.get_bind().url), table.name)
+    engine = bind.get_bind() if hasattr(bind, "get_bind") else bind
+    key = (str(engine.url), table.name)
     with _ensured_lock:
         if key in _ensured:
             return
-    try:
-        table.create(session.connection(), checkfirst=True)
-        session.commit()
-    except Exception:
-        session.rollback()
-        exists = inspect(session.connection()).has_table(table.name)
-        session.rollback()
-        if not exists:
-            raise
+    if hasattr(bind, "get_bind"):
+        _create(bind.connection, bind.commit, bind.rollback, table, inspect)
+    else:
+        with bind.connect() as connection:
+            _create(lambda: connection, connection.commit, connection.rollback, table, inspect)
     with _ensured_lock:
         _ensured.add(key)
+
+
+def _create(connection: Any, commit: Any, rollback: Any, table: Any, inspect: Any) -> None:
+    try:
+        table.create(connection(), checkfirst=True)
+        commit()
+    except Exception:
+        rollback()
+        exists = inspect(connection()).has_table(table.name)
+        rollback()
+        if not exists:
+            raise
 
 
 def claim(connection: Any, table: Any, rows: list[Claim]) -> set[str]:

@@ -31,6 +31,7 @@ and the problem is logged once (:mod:`airflow_lineage_plus.containment`).
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 import time
@@ -47,8 +48,8 @@ from openlineage.client.transport.noop import NoopConfig, NoopTransport
 from openlineage.client.transport.transport import Config, Transport
 from openlineage.client.uuid import generate_static_uuid
 
+from airflow_lineage_plus import _compat, facets
 from airflow_lineage_plus import facet_keys as fk
-from airflow_lineage_plus import facets
 from airflow_lineage_plus.containment import contained, report
 from airflow_lineage_plus.datasets import DatasetRef
 from airflow_lineage_plus.datasets.identity import EMBEDDED_SCHEMES
@@ -102,15 +103,24 @@ class DbtLineageConfig(Config):
         limits: the ``[lineage_plus]`` limits (:meth:`Limits.as_dict`); the defaults when missing.
         job_facets: job facets (as JSON) of the task running dbt that its model jobs carry too (owners,
             service level: :func:`airflow_lineage_plus.emit.dbt_run.task_job_facets`).
+        secrets: the secrets of the task's masker (``re.escape``-d), redacted here too.
+
+    ``config_file``: a JSON file holding these settings (the task writes it, ``0600``, so that the
+    transport's credentials and the secrets never sit in an environment variable or a rendered template).
     """
 
     transport: dict[str, Any] | None = None
     target_path: str | None = None
     limits: dict[str, Any] | None = None
     job_facets: dict[str, Any] | None = None
+    secrets: list[str] = attr.Factory(list)
 
     @classmethod
     def from_dict(cls, params: dict[str, Any]) -> DbtLineageConfig:
+        if params.get("config_file"):
+            with open(str(params["config_file"]), "rb") as handle:
+                params = {**json.load(handle), **{k: v for k, v in params.items() if k != "config_file"}}
+
         def mapping(key: str) -> dict[str, Any] | None:
             value = params.get(key)
             return dict(value) if isinstance(value, dict) else None
@@ -120,6 +130,7 @@ class DbtLineageConfig(Config):
             target_path=str(params["target_path"]) if params.get("target_path") else None,
             limits=mapping("limits"),
             job_facets=mapping("job_facets"),
+            secrets=[str(p) for p in params.get("secrets") or ()],
         )
 
 
@@ -131,6 +142,7 @@ class DbtLineageTransport(Transport):
 
     def __init__(self, config: DbtLineageConfig) -> None:
         self.config = config
+        _compat.add_secret_patterns(config.secrets)  # the task's masker's, before any event is redacted
         self.started = time.time()
         self.cwd = os.getcwd()
         self.inner = _inner_transport(config.transport)

@@ -13,7 +13,9 @@ them from the running task instance:
 * ``OPENLINEAGE__TRANSPORT``: :class:`~airflow_lineage_plus.emit.dbt_events.DbtLineageTransport` around the
   transport the provider uses (its config, read here because ``dbt-ol`` does not read Airflow's), with
   the ``[lineage_plus]`` limits, so dbt's events land where the task's land, named as the Airflow side
-  names the same tables, redacted and within the same limits.
+  names the same tables, redacted (with the secrets of the task's masker) and within the same limits.
+  The variable names only a ``0600`` file holding all that (:func:`transport_by_file`): the transport's
+  credentials never reach a rendered template.
 
 Three ways to use it: :func:`run_dbt` inside a ``@task`` (runs ``dbt-ol``, streams its output to the
 task log, fails the task when dbt fails); :func:`dbt_lineage_env_templates` as a ``BashOperator``'s
@@ -24,6 +26,7 @@ from running: when the lineage part fails, dbt runs without it and the problem i
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shutil
@@ -40,6 +43,7 @@ from airflow_lineage_plus import _compat, conf
 from airflow_lineage_plus import facet_keys as fk
 from airflow_lineage_plus.containment import contained
 from airflow_lineage_plus.exceptions import DbtRunFailed
+from airflow_lineage_plus.private_dirs import ensure_dir
 
 #: The dotted path ``dbt-ol`` imports the transport by (a re-export of :mod:`.dbt_events`).
 TRANSPORT_CLASS = "airflow_lineage_plus.dbt.DbtLineageTransport"
@@ -145,6 +149,26 @@ def dbt_transport_config(target_path: str | None = None, task: Any = None) -> di
     return config
 
 
+def transport_by_file(config: dict[str, Any], task_instance: Any) -> dict[str, Any]:
+    """The ``OPENLINEAGE__TRANSPORT`` that points ``dbt-ol`` at ``config`` written to a file, with the
+    secrets of this process's masker: no credential of the provider's transport ends up in an environment
+    variable, a rendered template (Airflow stores and shows those) or a log.
+
+    The file, ``$AIRFLOW_HOME/lineage_plus/dbt/transport-<task>.json``, is ``0600`` in a ``0750``
+    directory, one per task (rewritten whole, atomically, at each try: its content is the task's).
+    """
+    key = "/".join(
+        str(getattr(task_instance, name, "")) for name in ("dag_id", "task_id", "map_index")
+    ).encode()
+    folder = ensure_dir(conf.package_home() / "dbt")
+    path = folder / f"transport-{hashlib.sha256(key).hexdigest()[:24]}.json"
+    handle, partial = tempfile.mkstemp(dir=folder, prefix=".transport-", suffix=".json")  # 0600
+    with os.fdopen(handle, "w") as out:
+        json.dump({**config, "secrets": _compat.registered_secret_patterns()}, out)
+    os.replace(partial, path)
+    return {"type": TRANSPORT_CLASS, "config_file": str(path)}
+
+
 def dbt_lineage_env(
     task_instance: Any = None,
     *,
@@ -174,7 +198,7 @@ def dbt_lineage_env(
         config = dbt_transport_config(
             os.fspath(target_path or "") or None, getattr(task_instance, "task", None)
         )
-        env["OPENLINEAGE__TRANSPORT"] = json.dumps(config)
+        env["OPENLINEAGE__TRANSPORT"] = json.dumps(transport_by_file(config, task_instance))
     if job_name:
         env["OPENLINEAGE_DBT_JOB_NAME"] = job_name
     return env
@@ -238,8 +262,11 @@ def _subprocess_env(
 
 def _explicit_transport(value: str | None) -> bool:
     try:
-        return bool(value and json.loads(value).get("transport"))
-    except (ValueError, AttributeError):
+        config = json.loads(value) if value else {}
+        if config.get("config_file"):
+            config = json.loads(Path(config["config_file"]).read_text())
+        return bool(config.get("transport"))
+    except (ValueError, AttributeError, OSError):
         return False
 
 

@@ -18,16 +18,17 @@ import os
 import tempfile
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, BinaryIO
 
 from airflow_lineage_plus import node_ids as ids
 from airflow_lineage_plus.exceptions import NodeNotFound, SourceUnavailable
-from airflow_lineage_plus.graph import eventlog_details, logfile
+from airflow_lineage_plus.graph import eventlog_details, eventlog_history, logfile
 from airflow_lineage_plus.graph import wire as w
 from airflow_lineage_plus.graph.answers import failed_jobs, rank_search
 from airflow_lineage_plus.graph.focus import Catalog, FocusedGraph, GraphCatalog
+from airflow_lineage_plus.graph.history import History
 from airflow_lineage_plus.graph.model import LineageGraph
 from airflow_lineage_plus.graph.records import Fields
 from airflow_lineage_plus.graph.source import LineageSource
@@ -366,6 +367,14 @@ class EventLogSource(LineageSource):
         if not graph.has_node(node_id):
             raise NodeNotFound(f"{node_id} has no events up to that time")
         return eventlog_details.node_details(graph, node_id, self._read_ref)
+
+    def jobs_of_run(self, run_id: str) -> list[str]:
+        return self.graph.jobs_of_run(run_id)
+
+    def run_history(
+        self, node_ids: Sequence[str], runs: int, *, as_of: int | None = None
+    ) -> dict[str, History]:
+        return eventlog_history.run_history(self.focused(as_of), node_ids, runs, self._read_ref, as_of)
 
     def run_details(self, run_id: str) -> dict[str, Any]:
         run = self.graph.runs.get(run_id)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import time
 from collections import deque
 from collections.abc import Callable
 from typing import Any, Concatenate, ParamSpec, TypeVar
@@ -11,6 +12,7 @@ import attrs
 
 from airflow_lineage_plus import node_ids as ids
 from airflow_lineage_plus.exceptions import NodeNotFound
+from airflow_lineage_plus.graph import what_changed as changes
 from airflow_lineage_plus.graph import wire as w
 from airflow_lineage_plus.graph.ancestry import descendant_jobs, ran_by_nodes
 from airflow_lineage_plus.graph.columns import column_walk
@@ -411,6 +413,40 @@ class LineageQueries:
         return {**answer, "level": level, "owners": sorted(owners)}
 
     @_guarded
+    def what_changed(
+        self,
+        dataset_id: str,
+        baseline_runs: int = 7,
+        depth: int = 10,
+        *,
+        as_of: int | None = None,
+        thresholds: changes.Thresholds | None = None,
+        now: int | None = None,
+    ) -> dict[str, Any]:
+        """What changed upstream of a dataset, the dataset included: each node's latest run against its
+        last ``baseline_runs`` completed runs, the likely cause first (docs/what-changed.md). ``now``
+        (epoch microseconds) is when freshness is judged: default ``as_of``, else the clock."""
+        if baseline_runs < 1 or depth < 0:
+            raise ValueError("baseline_runs must be 1 or more and depth 0 or more")
+        way = Way(as_of)
+        graph, visibility = self._dataset_graph(dataset_id, depth, way)
+        walked = self._walk(graph, visibility, dataset_id, depth, True, way)
+        histories = self.source.run_history(sorted(walked.seen), 2 * baseline_runs + 1, as_of=as_of)
+        if visibility is not None:
+            histories = changes.visible_histories(histories, visibility.node)
+        moment = now if now is not None else as_of if as_of is not None else time.time_ns() // 1000
+        return changes.answer(
+            node_dict(graph, dataset_id, 0),
+            walked.seen,
+            walked.edges,
+            histories,
+            baseline_runs=baseline_runs,
+            thresholds=thresholds or changes.Thresholds(),
+            now=moment,
+            as_of=as_of,
+        )
+
+    @_guarded
     def schema_diff(
         self, dataset_id: str, proposed: Any = None, *, as_of: int | None = None
     ) -> dict[str, Any]:
@@ -514,9 +550,14 @@ class LineageQueries:
 
     @_guarded
     def run_details(self, run_id: str) -> dict[str, Any]:
-        details = self.source.run_details(run_id)
+        """Inputs, outputs and facets of one run; a run of a job the reader may not see is "not found",
+        decided before its details are read (a hidden run costs what a missing one does)."""
         if self.may_read_dag is None:
-            return details
+            return self.source.run_details(run_id)
+        jobs = self.source.jobs_of_run(run_id)
+        if jobs is not None and not (jobs and all(self._shown(job_id) for job_id in jobs)):
+            raise NodeNotFound(f"unknown run {run_id}")
+        details = self.source.run_details(run_id)
         job_id = str((details.get("job") or {}).get("id") or "")
         try:
             _, visibility = self._graph(job_id, 1)
@@ -527,9 +568,26 @@ class LineageQueries:
 
     @_guarded
     def time_range(self) -> dict[str, Any]:
-        """``{"from", "to"}``: the earliest and the latest event time the source knows (null: unknown)."""
+        """``{"from", "to"}``: the earliest and the latest event time the source knows (null: unknown); for a
+        reader of some DAGs only, the earliest and the latest time of the runs they may see."""
         first, last = self.source.time_range()
+        if self.may_read_dag is not None and (first, last) != (None, None):
+            first, last = self._visible_time_range()
         return {"from": w.format_micros(first), "to": w.format_micros(last)}
+
+    def _visible_time_range(self) -> tuple[int | None, int | None]:
+        graph = self.source.full_graph()
+        visibility = self.visibility(graph)
+        assert visibility is not None
+        times = [
+            moment
+            for job in graph.jobs.values()
+            if visibility.job(job.id)
+            for run in graph.all_runs(job)
+            for moment in (run.first_seen, run.start, run.end)
+            if moment is not None
+        ]
+        return min(times, default=None), max(times, default=None)
 
     def may_read(self, dag_id: str) -> bool:
         """Whether this reader may read the DAG ``dag_id`` (always, unscoped)."""

@@ -4,11 +4,15 @@ from __future__ import annotations
 
 import abc
 import contextlib
-from typing import Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 from airflow_lineage_plus.exceptions import SourceUnavailable
 from airflow_lineage_plus.graph.model import LineageGraph
 from airflow_lineage_plus.graph.records import Fields
+
+if TYPE_CHECKING:
+    from airflow_lineage_plus.graph.history import History
 
 
 class LineageSource(abc.ABC):
@@ -55,9 +59,24 @@ class LineageSource(abc.ABC):
     def run_details(self, run_id: str) -> dict[str, Any]:
         """Inputs, outputs and facets of one run."""
 
+    def jobs_of_run(self, run_id: str) -> list[str] | None:
+        """Ids of the jobs that may hold the run, found without reading its details (empty: no such run);
+        None when the source cannot tell without reading them (Marquez)."""
+        return None
+
     @abc.abstractmethod
     def summary(self) -> tuple[int, int, LineageGraph, list[str]]:
         """(dataset count, job count, a graph holding the failed jobs, ids of jobs whose latest run failed)"""
+
+    def run_history(
+        self, node_ids: Sequence[str], runs: int, *, as_of: int | None = None
+    ) -> dict[str, History]:
+        """The newest ``runs`` runs of each node (at or before ``as_of``), newest first, as plain records:
+        what ``what-changed`` compares (the contract, for every source: :mod:`.history`)."""
+        raise SourceUnavailable(
+            f"{type(self).__name__} does not give runs' histories; what-changed reads the event log "
+            "([lineage_plus] graph_source = events, or --events)"
+        )
 
     def time_range(self) -> tuple[int | None, int | None]:
         """The earliest and the latest event time known (epoch microseconds; None when unknown)."""

@@ -38,6 +38,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+import attrs
+
 from airflow_lineage_plus import facet_keys as fk
 from airflow_lineage_plus import node_ids as ids
 from airflow_lineage_plus.graph.model import LineageGraph
@@ -56,6 +58,31 @@ RESTRICTED = "RESTRICTED"
 RESTRICTED_EDGE = "restricted"
 
 _NO_DAG: frozenset[str | None] = frozenset({None})
+
+
+@attrs.frozen
+class DagAccess:
+    """The DAGs one reader may read, against the DAGs Airflow knows (the Lineage view's and the alerts'
+    rule: a DAG Airflow knows is shown when readable; lineage of no DAG, or of a DAG Airflow does not know,
+    only to a reader of every DAG it knows)."""
+
+    readable: frozenset[str]
+    known: frozenset[str]
+
+    @property
+    def all_dags(self) -> bool:
+        """Whether the reader may read every DAG Airflow knows (then nothing is filtered)."""
+        return self.known <= self.readable
+
+    def may_read_dag(self, dag_id: str | None) -> bool:
+        """Whether lineage of ``dag_id`` is shown (``None``: lineage that belongs to no DAG)."""
+        if dag_id is not None and dag_id in self.known:
+            return dag_id in self.readable
+        return self.all_dags
+
+    def predicate(self) -> DagPredicate | None:
+        """The filter for :class:`Visibility` and ``LineageQueries.scoped``; ``None``: everything shown."""
+        return None if self.all_dags else self.may_read_dag
 
 
 class Visibility:

@@ -371,3 +371,53 @@ async def time_range(lineage: Lineage) -> dict[str, Any]:
     """The first and the last event time the source knows (the time slider's ends; null when unknown)."""
     result: dict[str, Any] = await lineage.ask(lambda queries: queries.time_range())
     return result
+
+
+# -- what changed, and what needs attention (docs/what-changed.md) ---------------------------------------
+
+
+def _thresholds() -> Any:
+    from airflow_lineage_plus.graph.changes import Thresholds
+
+    return Thresholds(**conf.what_changed_thresholds())
+
+
+@router.get("/what-changed")
+async def what_changed(
+    lineage: Lineage,
+    node: NodeId,
+    baseline_runs: Annotated[int | None, Query(alias="baselineRuns", ge=1, le=100)] = None,
+    depth: Depth = 10,
+    as_of: AsOf = None,
+) -> dict[str, Any]:
+    """What changed upstream of a dataset (the dataset included) against each node's last runs, the likely
+    cause first; nodes the reader may not see are never named."""
+    _checked_node_id(node)
+    when = _as_of(as_of)
+    runs = baseline_runs or conf.what_changed_baseline_runs()
+    thresholds = _thresholds()
+    result: dict[str, Any] = await lineage.ask(
+        lambda queries: queries.what_changed(node, runs, depth, as_of=when, thresholds=thresholds)
+    )
+    return result
+
+
+@router.get("/attention")
+async def attention(lineage: Lineage) -> dict[str, Any]:
+    """The view's first page: jobs whose latest run failed, stale datasets (``stale``: the freshness
+    breaches) and the largest changes of the last day, all filtered to what the reader may see."""
+    import time
+
+    from airflow_lineage_plus.act.freshness import report
+    from airflow_lineage_plus.graph.attention import attention as needs_attention
+
+    runs, thresholds = conf.what_changed_baseline_runs(), _thresholds()
+
+    def query(queries: Any) -> dict[str, Any]:
+        now = time.time_ns() // 1000
+        found = needs_attention(queries, now=now, baseline_runs=runs, thresholds=thresholds)
+        found["stale"] = report(queries.source, may_read_dag=queries.may_read_dag)["breaches"]
+        return found
+
+    result: dict[str, Any] = await lineage.ask(query)
+    return result

@@ -44,6 +44,7 @@ STATIC_FILES = {
     "columns.js": "text/javascript; charset=utf-8",
     "impact.js": "text/javascript; charset=utf-8",
     "schema.js": "text/javascript; charset=utf-8",
+    "sequence.js": "text/javascript; charset=utf-8",
     "lineage.css": "text/css; charset=utf-8",
     "lineage.svg": "image/svg+xml",
 }

@@ -8,7 +8,8 @@ Two questions, both asked of Airflow's configured auth manager (SimpleAuthManage
 2. **Which DAGs' lineage may they read?** (:func:`dag_access`) The DAGs Airflow's own DAG list shows
    them: ``get_authorized_dag_ids(user=..., method="GET")``, among the DAGs of the metadata database.
 
-:class:`DagAccess` turns the answer into the predicate the Airflow-free graph filters with
+:class:`DagAccess` (beside the graph's filter, so the alerts share it) turns the answer into the
+predicate the Airflow-free graph filters with
 (:mod:`airflow_lineage_plus.graph.visibility` decides which DAG each job and run belongs to, following
 ``parent`` facets, and what a reader sees of it):
 
@@ -29,33 +30,10 @@ from __future__ import annotations
 
 from typing import Any
 
-import attrs
-
 from airflow_lineage_plus import _compat
-from airflow_lineage_plus.graph.visibility import DagPredicate
+from airflow_lineage_plus.graph.visibility import DagAccess
 
-
-@attrs.frozen
-class DagAccess:
-    """The DAGs one user may read, against the DAGs Airflow knows."""
-
-    readable: frozenset[str]
-    known: frozenset[str]
-
-    @property
-    def all_dags(self) -> bool:
-        """Whether the user may read every DAG Airflow knows (then nothing is filtered)."""
-        return self.known <= self.readable
-
-    def may_read_dag(self, dag_id: str | None) -> bool:
-        """Whether lineage of ``dag_id`` is shown (``None``: lineage that belongs to no DAG)."""
-        if dag_id is not None and dag_id in self.known:
-            return dag_id in self.readable
-        return self.all_dags
-
-    def predicate(self) -> DagPredicate | None:
-        """The filter for :meth:`LineageQueries.scoped`; ``None`` when the user may read everything."""
-        return None if self.all_dags else self.may_read_dag
+__all__ = ["DagAccess", "dag_access", "may_read_lineage"]
 
 
 def may_read_lineage(user: Any) -> bool:
@@ -73,7 +51,6 @@ def may_read_lineage(user: Any) -> bool:
 
 def dag_access(user: Any) -> DagAccess:
     """The DAGs ``user`` may read, as Airflow's own DAG list decides (two metadata-database reads)."""
-    from airflow.api_fastapi.app import get_auth_manager
-
-    readable = get_auth_manager().get_authorized_dag_ids(user=user, method="GET")
-    return DagAccess(readable=frozenset(readable), known=frozenset(_compat.known_dag_ids()))
+    return DagAccess(
+        readable=frozenset(_compat.readable_dag_ids(user)), known=frozenset(_compat.known_dag_ids())
+    )

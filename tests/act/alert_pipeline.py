@@ -22,6 +22,7 @@ from sample_world import BUCKET, ORDERS_DAG, LocalS3, make_world
 
 BASE_URL = "http://airflow.example.test:8080"
 RECIPIENTS = {"team:commerce-data": "commerce-data@example.com", "team:analytics": ["analytics@example.com"]}
+ADDRESSES = ("commerce-data@example.com", "analytics@example.com")
 
 
 @dataclass
@@ -42,6 +43,8 @@ def alert_env(smtp: LocalSmtp, log: Path) -> dict[str, str]:
         "AIRFLOW__LINEAGE_PLUS__EVENT_LOG_PATH": str(log),
         "AIRFLOW__LINEAGE_PLUS__ALERT_NOTIFIER": "smtp",
         "AIRFLOW__LINEAGE_PLUS__ALERT_RECIPIENTS": json.dumps(RECIPIENTS),
+        # both teams' addresses read as Airflow's default simple-auth-manager user, who reads every DAG
+        "AIRFLOW__LINEAGE_PLUS__ALERT_USERS": json.dumps(dict.fromkeys(ADDRESSES, "admin")),
         "AIRFLOW__LINEAGE_PLUS__ALERT_SMTP_CONN_ID": "smtp_alerts",
         "AIRFLOW__LINEAGE_PLUS__ALERT_TIMEOUT": "90",
         "AIRFLOW_CONN_SMTP_ALERTS": smtp.connection(),

@@ -46,7 +46,15 @@ def test_two_days_later_both_tables_are_stale_because_the_staging_load_failed(
     # the mart's own writer did not run that day: its latest run is not a success
     mart = breaches["analytics.marts.fct_daily_orders"]
     assert mart["responsible"]["depth"] == 3
-    assert mart["lastSuccess"] is not None
+    # its last success: the end of the good day's run of the mart's writer (the latest COMPLETE writing it)
+    writes = [
+        datetime.fromisoformat(event["eventTime"].replace("Z", "+00:00"))
+        for event in alerted_pipeline.good.events
+        if event["eventType"] == "COMPLETE"
+        and any(o["name"] == "analytics.marts.fct_daily_orders" for o in event.get("outputs", []))
+    ]
+    assert writes
+    assert datetime.fromisoformat(mart["lastSuccess"].replace("Z", "+00:00")) == max(writes)
 
 
 def test_freshness_alerts_go_once_per_breach_and_owner(

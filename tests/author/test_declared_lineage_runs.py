@@ -65,7 +65,9 @@ def test_each_task_instance_has_exactly_one_run_with_one_start_and_one_terminal_
 
 
 def test_declared_inputs_and_outputs_are_normalised_and_on_start_and_complete(declared: DagRunResult) -> None:
-    for event in declared.task_events("load_stg_orders"):
+    events = declared.task_events("load_stg_orders")
+    assert [e["eventType"] for e in events] == ["START", "COMPLETE"]
+    for event in events:
         assert {(d["namespace"], d["name"]) for d in event["inputs"]} == {
             ("s3://raw-data-lake", "orders"),
             ("postgres://db.internal:5432", "analytics.public.customers"),
@@ -164,7 +166,9 @@ def test_outputs_found_at_run_time_are_added_to_the_complete_event(declared: Dag
 
 
 def test_operator_reported_lineage_is_kept_and_declared_lineage_merged_in(declared: DagRunResult) -> None:
-    for event in declared.task_events("merged"):
+    events = declared.task_events("merged")
+    assert [e["eventType"] for e in events] == ["START", "COMPLETE"]
+    for event in events:
         stg = _dataset(event, "inputs", "postgres://db.internal:5432", "analytics.staging.stg_orders")
         # the operator's own schema wins; the declared documentation fills the gap
         fields = stg["facets"]["schema"]["fields"]
@@ -229,7 +233,9 @@ def test_override_and_partial_keep_the_declaration(declared: DagRunResult) -> No
         for e in _terminal(declared, "export_region")
     }
     assert mapped == {0, 1}
-    for event in _terminal(declared, "export_eu") + _terminal(declared, "export_region"):
+    terminal = _terminal(declared, "export_eu") + _terminal(declared, "export_region")
+    assert len(terminal) == 1 + 2  # export_eu, and export_region's two map indexes
+    for event in terminal:
         assert event["outputs"][0]["outputFacets"]["outputStatistics"]["rowCount"] == 1
 
 

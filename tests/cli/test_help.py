@@ -38,6 +38,7 @@ ALL_COMMANDS = [
     "index",
     "publish-static",
     "diff",
+    "what-changed",
     "import",
     "retention",
 ]

@@ -10,9 +10,10 @@ from typing import Any
 import orjson
 import pytest
 from forwarding import logging_and_forwarding
+from openlineage_spec import validate_event
 from reliability_events import run_event
 
-from airflow_lineage_plus.deliver import redaction
+from airflow_lineage_plus.deliver import budget, redaction
 from airflow_lineage_plus.deliver import transport as tp
 from airflow_lineage_plus.deliver.serialize import plain
 from airflow_lineage_plus.deliver.transport import EventLogTransport
@@ -48,25 +49,35 @@ def test_an_event_that_cannot_be_checked_is_neither_logged_nor_forwarded(
 
 FLOODS = {
     "different secrets": "".join(f"password=x{i}&" for i in range(redaction.MAX_SECRETS + 5)),
-    "one secret repeated": "password=x&" * (redaction.MAX_MATCHES + 5),
+    "one secret repeated": "password=x&" * (redaction.FIELD_MATCHES + 5),
 }
 
 
 @pytest.mark.parametrize("flood", list(FLOODS))
-def test_a_flood_of_secrets_fails_closed_instead_of_taking_unbounded_time(
+def test_a_flood_of_secrets_withholds_that_string_and_keeps_the_event_redacted(
     tmp_path: Path, caplog: pytest.LogCaptureFixture, flood: str
 ) -> None:
-    event = plain(run_event("dag.flood"))
+    event = plain(run_event("dag.flood", sql="COPY t FROM 'postgres://etl:hunter2@db/x'"))
     event["job"]["facets"]["documentation"] = {
         "_producer": "p",
-        "_schemaURL": "https://openlineage.io/spec/facets/1-0-1/DocumentationJobFacet.json",
+        "_schemaURL": "https://openlineage.io/spec/facets/1-1-0/DocumentationJobFacet.json",
         "description": FLOODS[flood],
     }
+    lost = tp.lost_events()
     with caplog.at_level(logging.WARNING, logger="airflow_lineage_plus"):
         _transport(tmp_path).emit(event)
-    assert _lines(tmp_path / "events.jsonl") == [] and _lines(tmp_path / "forwarded.jsonl") == []
-    messages = [r.getMessage() for r in caplog.records]
-    assert any("dag.flood" in m and "secrets in one event" in m for m in messages)
+    assert tp.lost_events() == lost
+    for target in ("events.jsonl", "forwarded.jsonl"):
+        (logged,) = _lines(tmp_path / target)
+        validate_event(logged)
+        marker = redaction.WITHHELD.format(size=len(FLOODS[flood]))
+        assert logged["job"]["facets"]["documentation"]["description"] == marker, target
+        assert logged["job"]["facets"]["sql"]["query"] == "COPY t FROM 'postgres://etl:***@db/x'"
+        trimmed = logged["run"]["facets"]["lineagePlus_trimmed"]
+        assert {"what": budget.WITHHELD_CUT, "count": 1} in trimmed["cuts"]
+        assert "password=x" not in orjson.dumps(logged).decode()
+    (warning,) = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert "dag.flood" in warning and budget.WITHHELD_CUT in warning
 
 
 def test_a_secret_repeated_in_every_column_lineage_entry_is_redacted_not_refused(tmp_path: Path) -> None:

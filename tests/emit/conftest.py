@@ -1,3 +1,3 @@
-"""Fixtures for tests/skip; shared helpers live in ``skip_support.py``."""
+"""Fixtures of the emit tests (skip state, dbt, folding); shared helpers live in ``skip_support.py``."""
 
 from skip_support import live_airflow  # noqa: F401

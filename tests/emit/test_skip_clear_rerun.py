@@ -9,7 +9,7 @@ import pytest
 from openlineage_spec import validate_events
 from skip_support import DAGS, SKIP_ENV, LiveAirflow, skip_facet, skip_records, task_name
 
-pytestmark = pytest.mark.airflow
+pytestmark = [pytest.mark.airflow, pytest.mark.minutes(3)]
 
 LOGICAL_DATE = "2024-03-01T00:00:00+00:00"
 

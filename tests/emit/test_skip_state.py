@@ -11,7 +11,7 @@ import pytest
 from openlineage_spec import validate_events
 from skip_support import DAGS, MODE_KEY, SKIP_ENV, LiveAirflow, skip_facet, skip_records, task_name
 
-pytestmark = pytest.mark.airflow
+pytestmark = [pytest.mark.airflow, pytest.mark.minutes(2)]
 
 
 def _by_task(events: list[dict[str, Any]], dag_id: str) -> dict[str, list[dict[str, Any]]]:

@@ -22,11 +22,11 @@ def test_incremental_refreshes_never_freeze_objects_nor_leave_the_collector_off(
     source = EventLogSource(log, workers=1)
     frozen, enabled = gc.get_freeze_count(), gc.isenabled()
     source.refresh()
-    appended = 0
+    appended = written = 0
     for round_ in range(20):
-        generate(batch, events=42, datasets=100, jobs=10, seed=100 + round_)
+        written += generate(batch, events=42, datasets=100, jobs=10, seed=100 + round_).events
         with open(log, "ab") as out:
             out.write(batch.read_bytes())
         appended += source.refresh()
-    assert appended > 0, "the refreshes read the appended events"
+    assert appended == written > 0, "each refresh reads exactly the events appended since the last"
     assert (gc.get_freeze_count(), gc.isenabled()) == (frozen, enabled)

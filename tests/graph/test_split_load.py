@@ -219,9 +219,30 @@ def test_threads_running_keep_the_load_in_one_process(tmp_path: Path) -> None:
     assert source.worker_parts == 0 and source.events > 4000
 
 
-def test_idle_cpus_is_a_share_of_the_machines_cpus() -> None:
-    idle = idle_cpus(0.05)
-    assert 0.0 <= idle <= (os.cpu_count() or 1) + 1e-9
+def test_idle_cpus_is_the_idle_share_of_the_ticks_between_two_readings_times_the_cpus(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from airflow_lineage_plus.graph import eventlog
+
+    cpus = os.cpu_count() or 1
+    readings = iter([(1000, 400), (1200, 450)])  # (all ticks, idle + iowait ticks): 50 of 200 idle
+    monkeypatch.setattr(eventlog, "_cpu_ticks", lambda: next(readings))
+    assert idle_cpus(0.0) == cpus * 50 / 200
+    monkeypatch.setattr(eventlog, "_cpu_ticks", lambda: (1000, 400))  # no tick between the readings
+    assert idle_cpus(0.0) == 0.0
+
+
+def test_idle_cpus_without_proc_stat_is_the_cpus_less_the_load_average(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from airflow_lineage_plus.graph import eventlog
+
+    def unreadable() -> tuple[int, int]:
+        raise OSError("no /proc/stat")
+
+    monkeypatch.setattr(eventlog, "_cpu_ticks", unreadable)
+    monkeypatch.setattr(eventlog.os, "getloadavg", lambda: (0.75, 0.5, 0.25))
+    assert idle_cpus(0.0) == (os.cpu_count() or 1) - 0.75
 
 
 class _ReaderThatFailsHere(EventLogSource):

@@ -2,9 +2,10 @@
 (two schedulers, a retried callback): each skip record's runId is claimed by exactly one process. Here on
 SQLite; tests/emit/test_scheduler_postgres.py runs the same race on PostgreSQL.
 
-Its end-to-end idempotence under a second call and clear-and-rerun is tested in tests/skip
-(``test_short_circuit_gives_one_record_per_task_of_the_chain_and_a_second_call_adds_none``,
-``test_scheduler_adds_nothing_for_a_cleared_rerun_and_one_record_per_skip_of_a_new_run``).
+Its end-to-end idempotence under a second call and clear-and-rerun is tested in tests/emit: in
+test_skip_state.py (``test_short_circuit_gives_one_record_per_task_of_the_chain_and_a_second_call_adds_none``)
+and test_skip_clear_rerun.py
+(``test_scheduler_adds_nothing_for_a_cleared_rerun_and_one_record_per_skip_of_a_new_run``).
 """
 
 from __future__ import annotations

@@ -18,9 +18,10 @@ from typing import Any
 
 import psutil
 import pytest
-from harness import REPO
+from harness import REPO, read_events
+from openlineage_spec import validate_events
 
-pytestmark = pytest.mark.airflow
+pytestmark = [pytest.mark.airflow, pytest.mark.minutes(4)]
 
 
 def _alive(pid: int) -> bool:
@@ -77,7 +78,12 @@ def test_demo_runs_the_pipelines_reports_the_failed_upstream_job_and_serves_the_
         out = "\n".join(lines)
         assert lines[-1].startswith("Press Ctrl-C to stop"), out[-4000:]
         steps = [line for line in lines if line.startswith("[")]
-        assert [s.split("]")[0] for s in steps] == [f"[{i}/8" for i in range(1, 9)]
+        assert [s.split("]")[0] for s in steps] == [f"[{i}/12" for i in range(1, 13)]
+        # the two days that change on purpose, each with what-changed of the contact dimension
+        short, new_sql = out.split("what-changed --namespace")[1:3]
+        assert "Most likely cause for " in short.splitlines()[1]
+        assert "dataset s3://raw-data-lake:crm/contacts: 42 rows (usually 60, -30 %)" in short.splitlines()[1]
+        assert "crm_contacts_ingestion.load_stg_contacts: its SQL changed" in new_sql.splitlines()[1]
         assert "the dbt model fct_daily_orders fails on purpose) ... failed, as intended" in out
         assert "fct_daily_orders=skipped" in out and "load_stg_orders=skipped" in out
         assert "fct_daily_orders=failed" in out
@@ -86,7 +92,9 @@ def test_demo_runs_the_pipelines_reports_the_failed_upstream_job_and_serves_the_
         assert "fail_stage='fct_daily_orders'" in failed_section
         assert "ran by: JOB demo-airflow / dbt-run-shop  FAILED" in failed_section
         assert "JOB demo-airflow / ecommerce_orders.fct_daily_orders  FAILED" in failed_section
-        assert (tmp_path / "home" / "lineage" / "events.jsonl").stat().st_size > 0
+        # every event the demo's runs wrote is valid (the four sample runs: nine jobs, dbt's included)
+        demo_events = read_events(tmp_path / "home" / "lineage" / "events.jsonl")
+        assert validate_events(demo_events) == len(demo_events) > 0
 
         # The UI it serves: log in as the printed user, find the mart, see its failed upstream job.
         (login,) = [line.split(":", 1)[1].split("/") for line in lines if line.startswith("Login:")]

@@ -16,7 +16,8 @@ import pytest
 from openlineage_spec import validate_events
 from sample_world import BUCKET, DAGS, DemoRuns
 
-pytestmark = pytest.mark.airflow
+# minutes(8): the group of every test on the sample pipelines' and the view's recordings (run_report.py)
+pytestmark = [pytest.mark.airflow, pytest.mark.minutes(8)]
 
 NS_S3 = f"s3://{BUCKET}"
 MARTS = {"analytics.marts.fct_daily_orders", "analytics.marts.dim_contacts"}

@@ -11,6 +11,9 @@ the DAG, the task, the try and the logical date: a second recording of the same 
 every skip record already claimed (by the ledger file today, by the metadata database tomorrow) and get
 none. So the runner refuses a repeated (DAG, logical date) with a message naming the fix, instead of
 handing back a run silently missing its records.
+
+Every event a recording leaves is validated (``openlineage_spec.validate_events``) before it is handed back:
+a test cannot read an event that is not valid against its exact schema versions.
 """
 
 from __future__ import annotations
@@ -26,6 +29,8 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
+
+from openlineage_spec import validate_events
 
 REPO = Path(__file__).resolve().parents[2]
 TESTS = Path(__file__).resolve().parents[1]
@@ -173,4 +178,5 @@ class AirflowRunner:
         ):
             time.sleep(0.2)
             events = read_events(log)
+        validate_events(events)  # every event a test makes is checked against its exact schemas
         return DagRunResult(dag_id=dag_id, returncode=proc.returncode, output=output, events=events)

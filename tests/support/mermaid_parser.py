@@ -8,7 +8,7 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-HERE = Path(__file__).resolve().parent / "mermaid"
+HERE = Path(__file__).resolve().parents[1] / "js"
 
 
 def parse_all(texts: list[str]) -> list[dict[str, Any]]:
@@ -17,7 +17,7 @@ def parse_all(texts: list[str]) -> list[dict[str, Any]]:
     if node is None or not (HERE / "node_modules" / "mermaid").is_dir():
         raise AssertionError("Mermaid's parser is not installed: run bash scripts/js-deps.sh")
     done = subprocess.run(
-        [node, str(HERE / "parse.mjs")],
+        [node, str(HERE / "mermaid_parse.mjs")],
         input=json.dumps(texts),
         capture_output=True,
         text=True,

@@ -6,6 +6,7 @@ connection (``smtp`` type, no TLS) is :meth:`LocalSmtp.connection`.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import socket
 import threading
@@ -28,6 +29,10 @@ class _Keep:
         self.box = box
 
     async def handle_DATA(self, server: Any, session: Any, envelope: Any) -> str:  # noqa: N802 - aiosmtpd API
+        with self.box.lock:
+            self.box.data_commands += 1
+        while self.box.hanging:  # a server that stops answering mid-message (until told to go on)
+            await asyncio.sleep(0.05)
         message = message_from_bytes(envelope.content, policy=policy.default)
         with self.box.lock:
             self.box.messages.append((list(envelope.rcpt_tos), message))  # type: ignore[arg-type]
@@ -35,10 +40,16 @@ class _Keep:
 
 
 class LocalSmtp:
-    """An SMTP server in this process; ``messages`` holds (recipients, message) in arrival order."""
+    """An SMTP server in this process; ``messages`` holds (recipients, message) in arrival order.
 
-    def __init__(self) -> None:
+    ``hanging``: while true, the server takes each message's DATA and never answers it (a hung server);
+    ``data_commands`` counts the DATA commands it was sent, answered or not.
+    """
+
+    def __init__(self, hanging: bool = False) -> None:
         self.port = _free_port()
+        self.hanging = hanging
+        self.data_commands = 0
         self.messages: list[tuple[list[str], EmailMessage]] = []
         self.lock = threading.Lock()
         self.controller = Controller(_Keep(self), hostname="127.0.0.1", port=self.port)

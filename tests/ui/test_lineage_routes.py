@@ -19,6 +19,23 @@ from airflow_lineage_plus.ui.source import LineageReader
 UI = Path(access.__file__).parent
 #: routes that carry no lineage (what the page needs to know about the installation)
 NO_LINEAGE = {"/api/config"}
+#: every route of the view's app: the checks below hold for each of them (a new route joins this list)
+ROUTES = [
+    "/",
+    "/api/columns",
+    "/api/config",
+    "/api/dag",
+    "/api/freshness",
+    "/api/impact",
+    "/api/lineage",
+    "/api/node",
+    "/api/run",
+    "/api/schema-diff",
+    "/api/search",
+    "/api/task-instance",
+    "/api/time-range",
+    "/static/{name}",
+]
 
 
 def _routes() -> list[APIRoute]:
@@ -36,17 +53,21 @@ def _calls(dependant: Any) -> set[Any]:
 
 def test_every_api_route_reads_lineage_through_the_scoped_dependency() -> None:
     api_routes = [r for r in _routes() if r.path.startswith("/api/") and r.path not in NO_LINEAGE]
-    assert len(api_routes) >= 6
+    assert sorted(r.path for r in api_routes) == [
+        p for p in ROUTES if p.startswith("/api/") and p not in NO_LINEAGE
+    ]
     missing = [r.path for r in api_routes if access.reader_lineage not in _calls(r.dependant)]
     assert missing == []
 
 
 def test_every_route_requires_an_authenticated_lineage_reader() -> None:
+    assert sorted(r.path for r in _routes()) == ROUTES
     missing = [r.path for r in _routes() if auth.require_lineage_reader not in _calls(r.dependant)]
     assert missing == []
 
 
 def test_every_route_is_async_so_none_waits_in_the_api_servers_thread_pool() -> None:
+    assert sorted(r.path for r in _routes()) == ROUTES
     blocking = [r.path for r in _routes() if not inspect.iscoroutinefunction(r.endpoint)]
     assert blocking == []
 

@@ -4,6 +4,7 @@ import { selectNode } from "./actions.js";
 import { api } from "./api.js";
 import { $, append, clear, el, setStatus } from "./dom.js";
 import { renderGraph } from "./render.js";
+import { viewportRequests } from "./sequence.js";
 import { state, updateUrl, when } from "./state.js";
 
 // A column node's id: the dataset's id and the column, as JSON (any characters are safe in it).
@@ -27,13 +28,16 @@ export function loadColumns() {
   setStatus("Tracing the column\u2026");
   showModeBar();
   var query = { node: state.node, column: state.column, depth: state.depth, asOf: when().asOf };
+  var isCurrent = viewportRequests();
   api("columns", query).then(function (answer) {
+    if (!isCurrent()) return;  // a newer graph or column request was made since
     var graph = columnGraph(answer);
     state.graph = graph;
     setStatus(graph.nodes.length ? "" : "No column lineage recorded for this column.");
     $("banner").hidden = true;
     renderGraph(graph);
   }).catch(function (error) {
+    if (!isCurrent()) return;
     clear($("viewport"));
     setStatus(error.message, true);
   });

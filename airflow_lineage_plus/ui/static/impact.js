@@ -2,9 +2,11 @@
  * downstream jobs (with their latest run) and the owners to tell. Text only (see dom.js). */
 import { api } from "./api.js";
 import { append, clear, el } from "./dom.js";
+import { latest } from "./sequence.js";
 import { when } from "./state.js";
 import { badge, nodeLink, section } from "./widgets.js";
 
+const impactRequests = latest();
 const LEVELS = {
   HIGH: "more than 5 downstream jobs",
   MEDIUM: "2 to 5 downstream jobs",
@@ -22,10 +24,13 @@ export function renderImpact(panel, datasetId) {
 function loadImpact(body, datasetId) {
   clear(body);
   append(body, el("p", { "class": "note", text: "Walking downstream\u2026" }));
+  var isCurrent = impactRequests();
   api("impact", { node: datasetId, depth: 10, asOf: when().asOf }).then(function (answer) {
+    if (!isCurrent()) return;  // another dataset's impact was asked for since
     clear(body);
     showImpact(body, answer);
   }).catch(function (error) {
+    if (!isCurrent()) return;
     clear(body);
     append(body, el("p", { "class": "error-text", text: error.message }));
   });

@@ -4,6 +4,7 @@
  * two actions (open a node, select a node). Data is only ever put in the page as text: see dom.js.
  */
 import { provideActions } from "./actions.js";
+import { renderAttention } from "./attention.js";
 import { api } from "./api.js";
 import { leaveColumnMode, loadColumns, onColumnNode, traceColumn } from "./columns.js";
 import { $, append, clear, el, setStatus } from "./dom.js";
@@ -11,6 +12,7 @@ import { showDetails } from "./panel.js";
 import { setupPanZoom } from "./panzoom.js";
 import { markSelected, markStale, renderBanner, renderGraph } from "./render.js";
 import { runSearch, setupSearch } from "./search.js";
+import { viewportRequests } from "./sequence.js";
 import { clampDepth, state, updateUrl, when } from "./state.js";
 import { renderTaskInstance } from "./task-instance.js";
 import { setupTimeline } from "./timeline.js";
@@ -33,7 +35,7 @@ function selectNode(nodeId) {
 
 // The node's neighbourhood (or a column's path), or the DAG's graph; anything else has no graph.
 function loadGraph() {
-  var request, at = when();
+  var request, at = when(), isCurrent;
   if (state.node && state.column) { loadColumns(); return; }
   setStatus("Loading lineage\u2026");
   if (state.node) {
@@ -43,14 +45,17 @@ function loadGraph() {
   } else {
     return;
   }
+  isCurrent = viewportRequests();
   request.then(function (graph) {
+    if (!isCurrent()) return;  // a newer request was made: its answer is the one to draw
     state.graph = graph;
     setStatus("");
     renderBanner(graph);
     renderGraph(graph);
     // freshness is an extra: a source that cannot answer it (Marquez) leaves the graph as it is
-    api("freshness", {}).then(markStale).catch(function () {});
+    api("freshness", {}).then(function (report) { if (isCurrent()) markStale(report); }).catch(function () {});
   }).catch(function (error) {
+    if (!isCurrent()) return;
     state.graph = null;
     clear($("viewport"));
     $("banner").hidden = true;
@@ -61,7 +66,9 @@ function loadGraph() {
 // ---------------------------------------------------------------- task-instance tab
 function loadTaskInstance() {
   setStatus("Loading the task's lineage\u2026");
+  var isCurrent = viewportRequests();
   api("task-instance", { dag_id: state.dagId, task_id: state.taskId, run_id: state.runId }).then(function (body) {
+    if (!isCurrent()) return;
     var panel = $("details");
     clear(panel);
     renderTaskInstance(panel, body);
@@ -69,7 +76,7 @@ function loadTaskInstance() {
     state.selected = body.job.id;
     loadGraph();
   }).catch(function (error) {
-    setStatus(error.message, true);
+    if (isCurrent()) setStatus(error.message, true);
   });
 }
 
@@ -105,7 +112,7 @@ function start() {
   if (state.node) { state.selected = state.node; loadGraph(); showDetails(state.node); }
   else if (state.dagId && state.taskId) loadTaskInstance();
   else if (state.dagId) loadGraph();
-  else setStatus("Search a dataset or a job to see where its data comes from and where it goes.");
+  else renderAttention($("details"));  // what needs attention, instead of an empty page
   if ($("search").value) runSearch($("search").value);  // typed before the script was ready
   document.body.setAttribute("data-ready", "true");
 }

@@ -4,24 +4,26 @@ import { api } from "./api.js";
 import { $, append, clear, el } from "./dom.js";
 import { renderImpact } from "./impact.js";
 import { renderDataset } from "./panel-dataset.js";
+import { renderWhatChanged } from "./what-changed.js";
 import { renderJob } from "./panel-job.js";
 import { renderSchemaChanges } from "./schema.js";
+import { latest } from "./sequence.js";
 import { when } from "./state.js";
 import { first, nodeLink, pre, section } from "./widgets.js";
 
-var detailsSeq = 0;
+var detailsRequests = latest();
 
 // Load and show the node's details; an answer for a node no longer asked for is dropped.
 export function showDetails(nodeId) {
-  var panel = $("details"), seq = ++detailsSeq;
+  var panel = $("details"), isCurrent = detailsRequests();
   clear(panel);
   append(panel, el("p", { "class": "note", text: "Loading details\u2026" }));
   api("node", { node: nodeId, asOf: when().asOf }).then(function (details) {
-    if (seq !== detailsSeq) return;
+    if (!isCurrent()) return;
     clear(panel);
     renderDetails(panel, details, nodeId);
   }).catch(function (error) {
-    if (seq !== detailsSeq) return;
+    if (!isCurrent()) return;
     clear(panel);
     append(panel, el("p", { "class": "error-text", text: error.message }));
   });
@@ -47,6 +49,7 @@ function renderDetails(panel, d, nodeId) {
 
   if (type === "JOB") renderJob(panel, d, take);
   else {
+    renderWhatChanged(panel, nodeId);
     renderImpact(panel, nodeId);
     renderDataset(panel, d, take);
     renderSchemaChanges(panel, nodeId);

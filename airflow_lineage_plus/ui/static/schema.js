@@ -2,20 +2,25 @@
  * with what changed, and the changes a proposed schema (pasted as JSON) would make. Text only. */
 import { api } from "./api.js";
 import { append, clear, el } from "./dom.js";
+import { latest } from "./sequence.js";
 import { when } from "./state.js";
 import { section, table } from "./widgets.js";
 
 const MAX_PROPOSED = 8000;  // characters: the proposal travels in the URL
+const versionRequests = latest(), proposalRequests = latest();
 
 export function renderSchemaChanges(panel, datasetId) {
   var body = section(panel, "Schema changes");
   body.classList.add("schema-changes");
   var versions = el("div", { "class": "schema-versions" }, el("p", { "class": "note", text: "Loading\u2026" }));
   append(body, versions);
+  var isCurrent = versionRequests();
   api("schema-diff", { node: datasetId, asOf: when().asOf }).then(function (answer) {
+    if (!isCurrent()) return;  // another dataset's schema was asked for since
     clear(versions);
     showVersions(versions, answer);
   }).catch(function (error) {
+    if (!isCurrent()) return;
     clear(versions);
     append(versions, el("p", { "class": "error-text", text: error.message }));
   });
@@ -47,10 +52,11 @@ function renderProposal(body, datasetId) {
   var button = el("button", { type: "button", "class": "button", text: "Compare with the latest schema" });
   button.addEventListener("click", function () {
     clear(result);
+    var isCurrent = proposalRequests();
     api("schema-diff", { node: datasetId, proposed: input.value, asOf: when().asOf }).then(function (answer) {
-      append(result, changeList(answer.changes, "The proposed schema changes nothing."));
+      if (isCurrent()) append(result, changeList(answer.changes, "The proposed schema changes nothing."));
     }).catch(function (error) {
-      append(result, el("p", { "class": "error-text", text: error.message }));
+      if (isCurrent()) append(result, el("p", { "class": "error-text", text: error.message }));
     });
   });
   append(body, [

@@ -3,8 +3,9 @@
 import { openNode } from "./actions.js";
 import { api } from "./api.js";
 import { $, append, clear, el } from "./dom.js";
+import { latest } from "./sequence.js";
 
-var searchTimer = null, searchSeq = 0, activeResult = -1;
+var searchTimer = null, searchRequests = latest(), activeResult = -1;
 
 export function setupSearch() {
   var input = $("search"), list = $("search-results");
@@ -35,10 +36,10 @@ function onKey(event, list) {
 }
 
 export function runSearch(text) {
-  var list = $("search-results"), seq = ++searchSeq;
+  var list = $("search-results"), isCurrent = searchRequests();
   if (!text.trim()) { list.hidden = true; return; }
   api("search", { q: text, limit: 25 }).then(function (body) {
-    if (seq !== searchSeq) return;
+    if (!isCurrent()) return;
     clear(list);
     activeResult = -1;
     var results = body.results || [];
@@ -46,7 +47,7 @@ export function runSearch(text) {
     results.forEach(function (node, i) { append(list, resultItem(list, node, i)); });
     list.hidden = false;
   }).catch(function (error) {
-    if (seq !== searchSeq) return;
+    if (!isCurrent()) return;
     clear(list);
     append(list, el("li", { "class": "empty", text: error.message }));
     list.hidden = false;

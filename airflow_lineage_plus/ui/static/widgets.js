@@ -69,9 +69,9 @@ export function labelFor(id) {
 // (namespace, name) of a node id; a URI namespace keeps its own colons (postgres://host:5432).
 function splitId(id) {
   var rest = String(id).replace(/^(dataset|job):/, "");
-  var uri = /^([A-Za-z][A-Za-z0-9+.\-]*:\/\/[^\/:]*(?::\d+)?):/.exec(rest);
+  var uri = /^([A-Za-z][A-Za-z0-9+.-]*:\/\/[^/:]*(?::\d+)?):/.exec(rest);
   if (uri) return { namespace: uri[1], name: rest.slice(uri[0].length) };
-  if (/^[A-Za-z][A-Za-z0-9+.\-]*:\/\//.test(rest) && rest.lastIndexOf(":") > rest.indexOf("://")) {
+  if (/^[A-Za-z][A-Za-z0-9+.-]*:\/\//.test(rest) && rest.lastIndexOf(":") > rest.indexOf("://")) {
     var last = rest.lastIndexOf(":");  // a namespace with a path (duckdb:///path/db): name after the last colon
     return { namespace: rest.slice(0, last), name: rest.slice(last + 1) };
   }

@@ -1,0 +1,90 @@
+"""What needs attention now, for the Lineage view's first page: jobs whose latest run failed, and the
+largest changes of the last day (the stale datasets come from :mod:`airflow_lineage_plus.act.freshness`).
+
+The changes are each recently written dataset's own (its latest write against its baseline, and its
+writers' latest runs against theirs: the rules of :mod:`.changes`), not a walk upstream of each: the
+largest first, a click away from the dataset's graph and its ``what-changed`` answer. Only what the reader
+may see (``LineageQueries.may_read_dag``).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from airflow_lineage_plus.graph import wire as w
+from airflow_lineage_plus.graph.changes import KIND_ORDER, Thresholds
+from airflow_lineage_plus.graph.what_changed import node_changes, visible_histories
+
+if TYPE_CHECKING:
+    from airflow_lineage_plus.graph.model import LineageGraph
+    from airflow_lineage_plus.graph.queries import LineageQueries
+
+DAY = 86_400_000_000
+#: the most recently written datasets looked at (a bounded cost whatever the graph's size)
+MAX_SCANNED = 200
+
+
+def _dataset_ids(graph: LineageGraph) -> list[str]:
+    node_ids = getattr(graph, "node_ids", None)  # an indexed graph lists ids without reading records
+    return list(node_ids("dataset:")) if callable(node_ids) else list(graph.datasets)
+
+
+def recent_datasets(graph: LineageGraph, since: int, limit: int = MAX_SCANNED) -> list[str]:
+    """Ids of the datasets last written at or after ``since`` (epoch microseconds), newest first."""
+    found = []
+    for node_id in _dataset_ids(graph):
+        record = graph.dataset_record(node_id)
+        if record is not None and record.write_time >= since:
+            found.append((record.write_time, node_id))
+    return [node_id for _, node_id in sorted(found, reverse=True)[:limit]]
+
+
+def attention(
+    queries: LineageQueries,
+    *,
+    now: int,
+    baseline_runs: int,
+    thresholds: Thresholds,
+    within: int = DAY,
+    limit: int = 10,
+) -> dict[str, Any]:
+    """``{"failedJobs": [NODE], "changes": [CHANGE], "since": TIME}``: the jobs whose latest run failed
+    and the ``limit`` largest changes of datasets written within ``within`` before ``now`` (each change as
+    in ``what-changed``, without ``depth`` and ``path``), for one reader."""
+    from airflow_lineage_plus.graph.queries import node_dict
+
+    _, _, graph, failed = queries.source.summary()
+    visibility = queries.visibility(graph)
+    shown = visibility.node if visibility is not None else (lambda node_id: True)
+    candidates = [d for d in recent_datasets(graph, now - within) if shown(d)]
+    writers = sorted(
+        {
+            job
+            for dataset in candidates
+            for job, _ in graph.neighbours(dataset, upstream=True, declared_too=False)
+            if shown(job)
+        }
+    )
+    nodes = [*candidates, *writers]
+    histories = queries.source.run_history(nodes, 2 * baseline_runs + 1) if nodes else {}
+    if visibility is not None:
+        histories = visible_histories(histories, visibility.node)
+    found, _ = node_changes(histories, dict.fromkeys(nodes, 0), baseline_runs, thresholds, now)
+    found.sort(key=lambda c: (-min(c.weight, 1e12), KIND_ORDER.get(c.kind, 99), c.node, c.column or ""))
+    return {
+        "since": w.format_micros(now - within),
+        "failedJobs": [node_dict(graph, job, 0) for job in failed if shown(job)],
+        "changes": [
+            {
+                "node": c.node,
+                "kind": c.kind,
+                "column": c.column,
+                "from": c.before,
+                "to": c.after,
+                "change": c.size,
+                "at": w.format_micros(c.at),
+            }
+            for c in found[:limit]
+            if c.at is not None and c.at >= now - within
+        ],
+    }

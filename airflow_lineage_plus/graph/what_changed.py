@@ -1,0 +1,220 @@
+"""The ``what-changed`` answer: the changes upstream of a dataset, the likely cause first.
+
+Given the upstream walk of the target (the target included, hidden nodes never entered: :mod:`.visibility`)
+and each node's per-run history (:mod:`.history`), the rules of :mod:`.changes` give each node's
+changes; here each gets its depth and its path to the target, and they are ranked:
+
+1. *causes* first: changes of a node that no other changed node is upstream of (nothing changed above
+   it explains it; a slower run, a retry or a byte size explains nothing: :data:`.changes.EXPLAINING`);
+   then the changes they may explain; a new SQL or code version is always a cause;
+2. among each, by kind (:data:`.changes.KIND_ORDER`: a failed or skipped job, a new SQL or code version,
+   a cached run, a schema change ... a duration last), then farther upstream first, then bigger first.
+
+A dataset whose runs recorded no figures is listed in ``cannotTell`` with the reason: the answer never
+claims that nothing changed there.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from airflow_lineage_plus.graph import wire as w
+from airflow_lineage_plus.graph.changes import (
+    EXPLAINING,
+    INTRINSIC,
+    KIND_ORDER,
+    Change,
+    Thresholds,
+    dataset_changes,
+    job_changes,
+)
+from airflow_lineage_plus.graph.history import DatasetRun, History
+
+__all__ = ["Thresholds", "answer", "render", "visible_histories"]
+
+Edges = Mapping[tuple[str, str], str]
+
+
+def visible_histories(histories: Mapping[str, History], visible: Callable[[str], bool]) -> dict[str, History]:
+    """The histories without the dataset runs of jobs the reader may not see (a visible table also
+    written by a hidden job: that job's figures are not shown, as in the details)."""
+    shown: dict[str, History] = {}
+    for node, history in histories.items():
+        runs = history.runs
+        if node.startswith("dataset:"):
+            runs = tuple(r for r in runs if isinstance(r, DatasetRun) and visible(r.job_id))
+        shown[node] = History(node, runs, history.slo_minutes)  # type: ignore[arg-type]
+    return shown
+
+
+def paths_to(target: str, seen: Mapping[str, int], edges: Edges) -> dict[str, list[str]]:
+    """{node: [node, ..., target]}: a shortest path downstream from each walked node to the target (the
+    least id at each step, so the same graph gives the same path)."""
+    downstream: dict[str, list[str]] = {}
+    for origin, destination in edges:
+        if origin in seen and destination in seen:
+            downstream.setdefault(origin, []).append(destination)
+    paths = {target: [target]}
+    for node in sorted(seen, key=lambda n: (seen[n], n)):
+        if node in paths:
+            continue
+        nearer = sorted(d for d in downstream.get(node, ()) if seen[d] == seen[node] - 1 and d in paths)
+        if nearer:
+            paths[node] = [node, *paths[nearer[0]]]
+    return paths
+
+
+def node_changes(
+    histories: Mapping[str, History],
+    seen: Mapping[str, int],
+    baseline_runs: int,
+    thresholds: Thresholds,
+    now: int,
+) -> tuple[list[Change], dict[str, str]]:
+    """(every change of the walked nodes, {dataset: why it cannot tell})."""
+    changes: list[Change] = []
+    cannot: dict[str, str] = {}
+    for node in sorted(seen, key=lambda n: (seen[n], n)):
+        history = histories.get(node)
+        if node.startswith("job:"):
+            changes += job_changes(history, baseline_runs, thresholds) if history is not None else []
+            continue
+        if history is None:
+            cannot[node] = "no runs recorded"
+            continue
+        found, reason = dataset_changes(history, baseline_runs, thresholds, now)
+        changes += found
+        if reason is not None:
+            cannot[node] = reason
+    return changes, cannot
+
+
+def rank(changes: list[Change], seen: Mapping[str, int], paths: Mapping[str, list[str]]) -> list[Change]:
+    """Causes first, then what they may explain (see the module docstring)."""
+    changed = {c.node for c in changes if c.kind in EXPLAINING}
+    explained = {
+        node
+        for other in changed
+        for node in paths.get(other, [other])[1:]
+        if node in changed and node != other
+    }
+
+    def key(change: Change) -> tuple[int, int, int, float, str, str, str]:
+        return (
+            1 if change.node in explained and change.kind not in INTRINSIC else 0,
+            KIND_ORDER.get(change.kind, len(KIND_ORDER)),
+            -seen.get(change.node, 0),
+            -min(change.weight, 1e12),
+            change.node,
+            change.column or "",
+            str(change.size),
+        )
+
+    return sorted(changes, key=key)
+
+
+def answer(
+    target_node: dict[str, Any],
+    seen: Mapping[str, int],
+    edges: Edges,
+    histories: Mapping[str, History],
+    *,
+    baseline_runs: int,
+    thresholds: Thresholds,
+    now: int,
+    as_of: int | None,
+) -> dict[str, Any]:
+    """The JSON answer (docs/what-changed.md) over a walk already limited to what the reader may see."""
+    target = str(target_node["id"])
+    paths = paths_to(target, seen, edges)
+    found, cannot = node_changes(histories, seen, baseline_runs, thresholds, now)
+    ranked = rank(found, seen, paths)
+    return {
+        "target": target_node,
+        "asOf": w.format_micros(as_of if as_of is not None else now),
+        "baseline": {"runs": baseline_runs},
+        "changes": [
+            {
+                "node": c.node,
+                "kind": c.kind,
+                "column": c.column,
+                "from": c.before,
+                "to": c.after,
+                "change": c.size,
+                "depth": seen.get(c.node, 0),
+                "at": w.format_micros(c.at),
+                "path": paths.get(c.node, [c.node]),
+            }
+            for c in ranked
+        ],
+        "cannotTell": [
+            {"node": node, "reason": reason, "depth": seen[node], "path": paths.get(node, [node])}
+            for node, reason in sorted(cannot.items(), key=lambda kv: (seen[kv[0]], kv[0]))
+        ],
+    }
+
+
+_WORDS = {
+    "state": "the latest run was {to} (usually {from_})",
+    "executionMode": "the latest run was {to} (usually {from_})",
+    "sql": "its SQL changed ({from_} -> {to})",
+    "sourceCode": "its code changed ({from_} -> {to})",
+    "retries": "{to} retries (usually {from_})",
+    "duration": "took {to} s (usually {from_} s, {pct})",
+    "rowCount": "{to} rows (usually {from_}, {pct})",
+    "bytes": "{to} bytes (usually {from_}, {pct})",
+    "nullCount": "{to} nulls in {column} (usually {from_}, {pct})",
+    "nullRate": "null rate of {column} {to} (usually {from_})",
+    "schema": "column {column} {change} ({from_} -> {to})",
+    "assertion": "assertion {change} failed" + " on {column}",
+    "partition": "partition {change} (after {from_}, then {to})",
+    "freshness": "written {to} s apart (usually every {from_} s)",
+    "freshnessSlo": "last written {to} s ago, past its SLO of {from_} s",
+}
+
+
+def describe(change: dict[str, Any]) -> str:
+    """One change in words: ``JOB|DATASET name: what``."""
+    size = change["change"]
+    pct = f"{size * 100:+.0f} %" if isinstance(size, float) else "new"
+    text = _WORDS.get(change["kind"], "{kind} {from_} -> {to}").format(
+        to=change["to"],
+        from_=change["from"],
+        column=change["column"],
+        change=size,
+        kind=change["kind"],
+        pct=pct,
+    )
+    if change["kind"] == "assertion" and change["column"] is None:
+        text = text.replace(" on None", "")
+    return f"{_label(change['node'])}: {text}"
+
+
+def _label(node_id: str) -> str:
+    kind, _, rest = node_id.partition(":")
+    return f"{kind} {rest}"
+
+
+def render(answer: dict[str, Any]) -> str:
+    """The answer for people: the top cause in one sentence first, then every change, then what it cannot
+    tell."""
+    target = answer["target"]
+    name = f"{target['namespace']} / {target['name']}"
+    changes = answer["changes"]
+    if changes:
+        top = changes[0]
+        via = f", {top['depth']} hop(s) upstream" if top["depth"] else ""
+        lines = [f"Most likely cause for {name}: {describe(top)}{via} (at {top['at']})."]
+    elif answer["cannotTell"]:
+        lines = [f"No change found upstream of {name} in what was recorded, but some datasets cannot tell."]
+    else:
+        lines = [f"Nothing changed upstream of {name} beyond the usual run-to-run spread."]
+    lines.append(f"  as of {answer['asOf']}, against each node's last {answer['baseline']['runs']} runs")
+    for change in changes:
+        lines.append(f"  [{change['depth']}] {describe(change)}")
+        if len(change["path"]) > 1:
+            lines.append(f"        path: {' -> '.join(change['path'])}")
+    for item in answer["cannotTell"]:
+        lines.append(f"  cannot tell {_label(item['node'])}: {item['reason']}")
+    return "\n".join(lines)

@@ -1,0 +1,131 @@
+"""Benchmark ``what-changed`` on the event log with its index (docs/what-changed.md has the figures).
+
+A log of ``--generate`` events (benchmarks/generate_events.py) with about 30 runs of each DAG (the
+generator's DAGs take turns, so ``--events`` / (42 events a DAG run x 30) DAGs), indexed once; then:
+
+* ``new_process``: ``lineage-plus what-changed --depth 10`` in a new process (import, open the index,
+  walk, read each node's runs back from the log), median and max of ``--repeat`` targets;
+* ``warm``: p50/p95 of ``LineageQueries.what_changed`` at depth 10 in one process with the index open,
+  first touch and asked again, over ``--targets`` datasets;
+* per answer: nodes walked, changes found.
+
+    python benchmarks/what_changed_bench.py --log /tmp/wc-events.jsonl --generate 1000000
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+from generate_events import TASKS_PER_DAG, generate  # noqa: E402
+
+RUNS_PER_DAG = 30
+EVENTS_PER_DAG_RUN = 2 + 2 * TASKS_PER_DAG
+
+
+def _targets(log: Path, count: int, seed: int) -> list[tuple[str, str]]:
+    """Datasets some job writes, with an upstream at least a few hops deep when there are such."""
+    from airflow_lineage_plus.graph import LineageQueries
+    from airflow_lineage_plus.graph.index import IndexedEventLog
+    from airflow_lineage_plus.node_ids import split_node_id
+
+    source = IndexedEventLog(log)
+    try:
+        queries = LineageQueries(source)
+        ids = sorted(source.graph.node_ids("dataset:"))  # type: ignore[attr-defined]
+        rng = random.Random(seed)
+        rng.shuffle(ids)
+        deep: list[tuple[str, str]] = []
+        for node in ids[: count * 20]:
+            nodes = queries.upstream(node, 10).get("nodes", [])
+            if len(nodes) >= 6:
+                _, namespace, name = split_node_id(node)
+                deep.append((namespace, name))
+            if len(deep) >= count:
+                break
+        return deep
+    finally:
+        source.close()
+
+
+def _new_process(log: Path, namespace: str, name: str) -> float:
+    command = [str(Path(sys.executable).parent / "lineage-plus"), "--events", str(log), "what-changed"]
+    command += ["--namespace", namespace, "--name", name, "--depth", "10", "--format", "json"]
+    began = time.perf_counter()
+    done = subprocess.run(command, capture_output=True, text=True, timeout=600)
+    took = time.perf_counter() - began
+    if done.returncode != 0:
+        raise SystemExit(f"what-changed failed: {done.stderr[-2000:]}")
+    return took
+
+
+def _warm(log: Path, targets: list[tuple[str, str]]) -> None:
+    from airflow_lineage_plus.graph import LineageQueries
+    from airflow_lineage_plus.graph.index import IndexedEventLog
+    from airflow_lineage_plus.node_ids import dataset_id
+
+    source = IndexedEventLog(log)
+    queries = LineageQueries(source)
+    for label in ("first touch", "again (warm)"):
+        times, walked, found = [], [], []
+        for namespace, name in targets:
+            node = dataset_id(namespace, name)
+            began = time.perf_counter()
+            answer = queries.what_changed(node, 7, 10)
+            times.append(time.perf_counter() - began)
+            walked.append(len(queries.upstream(node, 10)["nodes"]) + 1)
+            found.append(len(answer["changes"]))
+        times.sort()
+        p95 = times[min(len(times) - 1, int(len(times) * 0.95))]
+        print(
+            f"warm {label}: p50 {statistics.median(times) * 1000:.1f} ms, p95 {p95 * 1000:.1f} ms, "
+            f"max {times[-1] * 1000:.1f} ms over {len(times)} targets; nodes walked median "
+            f"{statistics.median(walked):.0f} (max {max(walked)}), "
+            f"changes median {statistics.median(found):.0f}"
+        )
+    source.close()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--log", type=Path, required=True)
+    parser.add_argument("--generate", type=int, default=0, help="write a log of this many events first")
+    parser.add_argument("--targets", type=int, default=30)
+    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--seed", type=int, default=11)
+    args = parser.parse_args()
+    if args.generate:
+        args.log.parent.mkdir(parents=True, exist_ok=True)
+        dags = max(1, args.generate // (EVENTS_PER_DAG_RUN * RUNS_PER_DAG))
+        began = time.perf_counter()
+        plan = generate(args.log, args.generate, datasets=dags * 60, jobs=dags * TASKS_PER_DAG)
+        print(
+            f"generated {plan.events} events, {dags} DAGs x ~{RUNS_PER_DAG} runs "
+            f"in {time.perf_counter() - began:.1f} s"
+        )
+        began = time.perf_counter()
+        subprocess.run([sys.executable, "-m", "airflow_lineage_plus.graph.index", str(args.log)], check=True)
+        print(f"index built in {time.perf_counter() - began:.1f} s")
+    targets = _targets(args.log, args.targets, args.seed)
+    if not targets:
+        raise SystemExit("no dataset with a deep enough upstream")
+    times = [_new_process(args.log, ns, name) for ns, name in targets[: args.repeat]]
+    print(
+        f"new process (lineage-plus what-changed --depth 10): median {statistics.median(times):.2f} s, "
+        f"max {max(times):.2f} s over {len(times)} targets"
+    )
+    _warm(args.log, targets)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,186 @@
+"""what-changed on real Airflow runs through the real provider: a week of ±2 % noise, then days built to
+change one thing each (tests/dags/what_changed_world.py); the CLI, the JSON, the text."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+from harness import REPO, TESTS, AirflowRunner, DagRunResult
+from openlineage_spec import validate_events
+
+from airflow_lineage_plus import cli
+from airflow_lineage_plus.graph import LineageQueries
+from airflow_lineage_plus.graph import wire as w
+from airflow_lineage_plus.graph.eventlog import EventLogSource
+from airflow_lineage_plus.node_ids import dataset_id, job_id
+
+pytestmark = [pytest.mark.airflow, pytest.mark.timeout(1500)]
+DAG_FILE = TESTS / "dags" / "what_changed_world.py"
+DAG = "what_changed_world"
+NOISE = (1.0, 1.02, 0.98, 1.01, 0.99, 1.02, 0.98)  # a week of ordinary run-to-run noise
+JOB_NS = "test-airflow"
+STG = dataset_id("postgres://warehouse:5432", "analytics.staging.stg_contacts")
+RAW = dataset_id("s3://wc-lake", "crm/contacts")
+ORDERS = dataset_id("postgres://warehouse:5432", "analytics.staging.orders")
+REVENUE = dataset_id("postgres://warehouse:5432", "analytics.marts.revenue_daily")
+
+
+def job(task: str) -> str:
+    return job_id(JOB_NS, f"{DAG}.{task}")
+
+
+@dataclass
+class World:
+    log: Path
+    runs: list[DagRunResult]
+    ends: list[int]  # the latest event time of each run (epoch microseconds)
+
+
+def _end(result: DagRunResult) -> int:
+    return max(w.to_micros(e["eventTime"]) for e in result.events if "eventTime" in e)
+
+
+@pytest.fixture(scope="module")
+def world(airflow_db: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
+    root = tmp_path_factory.mktemp("what-changed")
+    runner = AirflowRunner(root)
+    paths = [str(REPO), os.environ.get("PYTHONPATH", "")]
+    env = {"PYTHONPATH": os.pathsep.join(p for p in paths if p)}
+    runs: list[DagRunResult] = []
+    days: list[tuple[dict[str, Any], dict[str, str]]] = [
+        ({"contacts": round(1000 * n), "orders": round(500 * n), "null_emails": 5}, {}) for n in NOISE
+    ]
+    # day 8: the CRM returns fewer contacts; the mart's SQL changed
+    days.append(({"contacts": 700, "orders": 500, "null_emails": 5}, {"WC_MART_SQL": "v2"}))
+    # day 9: staging fails; orders served from cache, with a new column, nulls and a failed assertion
+    day9 = {"contacts": 1000, "orders": 500, "null_emails": 100, "stage_fails": True, "cached": True}
+    days.append(({**day9, "coupon_column": True, "negative_amounts": True}, {}))
+    seen_events = 0
+    for number, (conf, extra) in enumerate(days, start=1):
+        result = runner.run(
+            DAG_FILE, dag_id=DAG, logical_date=f"2024-03-{number:02d}", conf=conf, env={**env, **extra}
+        )
+        result.events = result.events[seen_events:]  # the runner's log holds every earlier day too
+        seen_events += len(result.events)
+        runs.append(result)
+    yield World(root / f"events-{DAG}.jsonl", runs, [_end(r) for r in runs])
+
+
+def _ask(world: World, target: str, day: int, **kw: Any) -> dict[str, Any]:
+    source = EventLogSource(world.log)
+    try:
+        return LineageQueries(source).what_changed(target, as_of=world.ends[day - 1] + 1_000_000, **kw)
+    finally:
+        source.close()
+
+
+def _kinds(answer: dict[str, Any]) -> list[tuple[str, str, str | None]]:
+    return [(c["node"], c["kind"], c["column"]) for c in answer["changes"]]
+
+
+def test_the_runs_emit_events_valid_against_the_spec(world: World) -> None:
+    events = [e for r in world.runs for e in r.events]
+    assert len(world.runs) == 9
+    assert [r.returncode == 0 for r in world.runs] == [True] * 8 + [False]
+    assert validate_events(events) == len(events)
+
+
+def test_a_week_of_two_percent_noise_changes_nothing(world: World) -> None:
+    for target in (STG, REVENUE):
+        answer = _ask(world, target, 7)
+        assert answer["changes"] == [], target
+        assert answer["cannotTell"] == []
+        assert answer["baseline"] == {"runs": 7}
+
+
+def test_fewer_crm_contacts_are_the_top_cause_of_fewer_staged_rows(world: World) -> None:
+    answer = _ask(world, STG, 8)
+    assert _kinds(answer) == [(RAW, "rowCount", None), (RAW, "bytes", None), (STG, "rowCount", None)]
+    top = answer["changes"][0]
+    assert (top["from"], top["to"], top["change"], top["depth"]) == (1000, 700, -0.3, 2)
+    assert top["path"] == [RAW, job("stage_contacts"), STG]
+    assert top["at"] == w.format_micros(max(_run_ends(world, 8, "extract_contacts")))
+
+
+def _run_ends(world: World, day: int, task: str) -> list[int]:
+    return [
+        w.to_micros(e["eventTime"])
+        for e in world.runs[day - 1].task_events(task)
+        if e["eventType"] in ("COMPLETE", "FAIL")
+    ]
+
+
+def test_a_changed_sql_is_the_only_change_of_the_mart(world: World) -> None:
+    answer = _ask(world, REVENUE, 8)
+    assert _kinds(answer) == [(job("mart_revenue"), "sql", None)]
+    assert answer["changes"][0]["change"] == "changed"
+
+
+def test_a_failed_job_a_cached_run_a_new_column_nulls_and_a_failed_assertion(world: World) -> None:
+    # the staging table's latest write is still day 8's (700 rows): the failed run wrote nothing
+    assert _kinds(_ask(world, STG, 9)) == [(job("stage_contacts"), "state", None), (STG, "rowCount", None)]
+    answer = _ask(world, REVENUE, 9)
+    assert _kinds(answer) == [
+        (job("load_orders"), "executionMode", None),
+        (ORDERS, "schema", "coupon"),
+        (ORDERS, "assertion", "amount"),
+        (ORDERS, "nullRate", "customer_email"),
+    ]
+    mode, schema, assertion, nulls = answer["changes"]
+    assert (mode["from"], mode["to"], mode["depth"]) == ("RAN", "CACHED", 3)
+    assert (schema["from"], schema["to"], schema["change"]) == (None, "VARCHAR", "added")
+    assert (assertion["from"], assertion["to"], assertion["change"]) == (
+        "passed",
+        "failed",
+        "amount_positive",
+    )
+    assert (nulls["from"], nulls["to"], nulls["change"]) == (0.01, 0.2, 0.19)
+
+
+def test_asked_two_days_later_every_dataset_is_later_than_usual(world: World) -> None:
+    answer = _ask(world, STG, 9, now=world.ends[-1] + 2 * 86_400_000_000)
+    assert sorted(_kinds(answer)) == sorted(
+        [
+            (STG, "freshness", None),
+            (STG, "rowCount", None),
+            (RAW, "freshness", None),
+            (job("stage_contacts"), "state", None),
+        ]
+    )
+
+
+def test_the_cli_answers_in_json_and_leads_its_text_with_the_top_cause(world: World) -> None:
+    as_of = w.format_micros(world.ends[7] + 1_000_000)
+    base = ["--events", str(world.log), "--no-index", "what-changed"]
+    where = ["--namespace", "postgres://warehouse:5432", "--name", "analytics.staging.stg_contacts"]
+    code, out, err = cli.run([*base, *where, "--as-of", str(as_of), "--format", "json"])
+    assert (code, err) == (0, "")
+    answer = json.loads(out)
+    assert list(answer) == ["target", "asOf", "baseline", "changes", "cannotTell"]
+    assert [c["kind"] for c in answer["changes"]] == ["rowCount", "bytes", "rowCount"]
+    assert list(answer["changes"][0]) == [
+        "node",
+        "kind",
+        "column",
+        "from",
+        "to",
+        "change",
+        "depth",
+        "at",
+        "path",
+    ]
+    code, out, _ = cli.run([*base, *where, "--as-of", str(as_of), "--baseline-runs", "3"])
+    assert code == 0
+    assert out.splitlines()[0].startswith(
+        "Most likely cause for postgres://warehouse:5432 / analytics.staging.stg_contacts: "
+        "dataset s3://wc-lake:crm/contacts: 700 rows (usually 990, -29 %), 2 hop(s) upstream"
+    )
+    assert "against each node's last 3 runs" in out
+    code, _, err = cli.run([*base, *where, "--baseline-runs", "0"])
+    assert (code, err) == (2, "lineage-plus: --baseline-runs must be 1 or more\n")
