@@ -45,6 +45,8 @@ STATIC_FILES = {
     "impact.js": "text/javascript; charset=utf-8",
     "schema.js": "text/javascript; charset=utf-8",
     "sequence.js": "text/javascript; charset=utf-8",
+    "attention.js": "text/javascript; charset=utf-8",
+    "what-changed.js": "text/javascript; charset=utf-8",
     "lineage.css": "text/css; charset=utf-8",
     "lineage.svg": "image/svg+xml",
 }

@@ -22,6 +22,7 @@ NO_LINEAGE = {"/api/config"}
 #: every route of the view's app: the checks below hold for each of them (a new route joins this list)
 ROUTES = [
     "/",
+    "/api/attention",
     "/api/columns",
     "/api/config",
     "/api/dag",
@@ -34,6 +35,7 @@ ROUTES = [
     "/api/search",
     "/api/task-instance",
     "/api/time-range",
+    "/api/what-changed",
     "/static/{name}",
 ]
 
