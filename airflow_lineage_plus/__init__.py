@@ -22,8 +22,8 @@ if TYPE_CHECKING:
     from airflow_lineage_plus.author.decorators import lineage
     from airflow_lineage_plus.author.mixins import LineageMixin
     from airflow_lineage_plus.author.spec import ColumnFrom, Field, Input, LineageSpec, Output
+    from airflow_lineage_plus.custom_facets import DataContract, OwningTeam, SloTier
     from airflow_lineage_plus.exceptions import LineageDeclarationError, LineagePlusError
-    from airflow_lineage_plus.facets import DataContract, OwningTeam, SloTier
 
 _EXPORTS = {
     "ColumnFrom": "airflow_lineage_plus.author.spec",
@@ -35,9 +35,9 @@ _EXPORTS = {
     "LineageMixin": "airflow_lineage_plus.author.mixins",
     "LineageDeclarationError": "airflow_lineage_plus.exceptions",
     "LineagePlusError": "airflow_lineage_plus.exceptions",
-    "DataContract": "airflow_lineage_plus.facets",
-    "OwningTeam": "airflow_lineage_plus.facets",
-    "SloTier": "airflow_lineage_plus.facets",
+    "DataContract": "airflow_lineage_plus.custom_facets",
+    "OwningTeam": "airflow_lineage_plus.custom_facets",
+    "SloTier": "airflow_lineage_plus.custom_facets",
 }
 _MODULES = {"datasets": "airflow_lineage_plus.datasets", "runtime": "airflow_lineage_plus.author.runtime"}
 

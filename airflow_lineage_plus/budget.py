@@ -3,6 +3,6 @@
 ``"transformer_class": "airflow_lineage_plus.budget.BudgetTransformer"``
 """
 
-from airflow_lineage_plus.deliver.budget import BudgetTransformer
+from airflow_lineage_plus.deliver.event_budget import BudgetTransformer
 
 __all__ = ["BudgetTransformer"]

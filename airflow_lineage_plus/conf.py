@@ -348,6 +348,11 @@ def what_changed_min_baseline() -> int:
     return _get_int("what_changed_min_baseline")
 
 
+def what_changed_max_nodes() -> int:
+    """[lineage_plus] what_changed_max_nodes."""
+    return _get_int("what_changed_max_nodes")
+
+
 def what_changed_thresholds() -> dict[str, float]:
     """The ``what-changed`` thresholds, as the keyword arguments of ``graph.changes.Thresholds``."""
     return {

@@ -9,6 +9,7 @@ written against those keeps working::
     │   └── DatasetNameError                   a dataset reference that cannot name a dataset
     ├── ConfigurationError (ValueError)        a [lineage_plus] setting or a database the package cannot use
     ├── EventLostError (OSError)               an event could not be logged or delivered (always contained)
+    ├── UncheckedEventError (ValueError)       an event could not be checked for secrets: nothing is sent
     ├── ReplayError (RuntimeError)             ``lineage-plus replay`` could not start
     ├── NodeNotFound (LookupError)             the graph knows no such dataset, job, column or run
     ├── SourceUnavailable (RuntimeError)       the graph's source cannot be read (file missing, Marquez down)
@@ -17,6 +18,7 @@ written against those keeps working::
     │   │   └── StoreDamaged                   it is damaged or of another schema version (names the fix)
     │   └── DeadlineExceeded                   a question did not finish, or start, within its deadline
     ├── BadEventError (ValueError)             bytes of the event log that are not a usable event
+    ├── SnapshotError                          an index file this version cannot read (the graph rebuilds it)
     ├── StaticLineageError (RuntimeError)      a DAG folder version could not be read for static lineage
     ├── UsageError (ValueError)                bad command-line arguments
     ├── NotAValidationResult (TypeError)       ``runtime.record_expectations`` got no Great Expectations
@@ -94,6 +96,11 @@ class BadEventError(LineagePlusError, ValueError):
     def __init__(self, kind: str, detail: str) -> None:
         super().__init__(f"{kind}: {detail}")
         self.kind = kind
+
+
+class SnapshotError(LineagePlusError):
+    """The file is not an index this version can read (missing, partial, another format); the graph builds
+    a new one, so it never reaches a caller."""
 
 
 class StaticLineageError(LineagePlusError, RuntimeError):

@@ -1,6 +1,6 @@
 """The keys facets are emitted and read under, in one place.
 
-Producers (:mod:`airflow_lineage_plus.facets`) and readers (the Airflow-free
+Producers (:mod:`airflow_lineage_plus.custom_facets`) and readers (the Airflow-free
 :mod:`airflow_lineage_plus.graph`) both take them from here. This module imports nothing. The provider's own
 facet keys (``airflow``, ``airflowState``) are written here rather than imported because the graph must run
 where the provider is not installed; the standard keys are the OpenLineage spec's.

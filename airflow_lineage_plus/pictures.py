@@ -8,9 +8,11 @@ Every name is hostile input (it comes from DAG code or an event): no name is eve
   fence; so a picture can sit in a Markdown code block of a pull-request comment.
 - DOT: labels are double-quoted strings with ``\\`` and ``"`` escaped and line breaks flattened.
 
-Failed, skipped and upstream-failed jobs, the target, and retired, declared, added, removed and changed
-edges are styled. :func:`graph_picture` draws the answer of a graph question (``upstream``,
-``downstream``, ``impact``, ``failed-upstream``); :class:`Picture` any nodes and edges (``diff``).
+Failed, skipped and upstream-failed jobs, the target, marked nodes (a change found by ``what-changed``, a
+failed assertion) and retired, declared, added, removed and changed edges are styled.
+:func:`graph_picture` draws the answer of a graph question (``upstream``, ``downstream``, ``impact``,
+``failed-upstream``, its datasets whose assertions failed marked); :meth:`Picture.mark` adds a note to a
+node (``what-changed``: its top change); :class:`Picture` draws any nodes and edges (``diff``).
 """
 
 from __future__ import annotations
@@ -37,13 +39,19 @@ _MERMAID_CLASSES = {
     "skipped": "fill:#eeeeee,stroke:#888888,stroke-dasharray:4 3,color:#555555",
     "upstreamFailed": "fill:#fdebd0,stroke:#d35400,stroke-dasharray:4 3,color:#6e2c00",
     "running": "fill:#eaf2f8,stroke:#2e86c1",
+    "changed": "fill:#fef5e7,stroke:#b9770e,stroke-width:2px,color:#6e2c00",
+    "assertionFailed": "fill:#fde2e1,stroke:#c0392b,stroke-width:2px,stroke-dasharray:2 2,color:#7b241c",
     "target": "stroke-width:3px",
 }
+#: the classes of :meth:`Picture.mark` (a node styled by its state keeps that style)
+MARKS = ("changed", "assertionFailed")
 _DOT_NODE = {
     "failed": 'style="filled,bold" fillcolor="#fde2e1" color="#c0392b"',
     "skipped": 'style="filled,dashed" fillcolor="#eeeeee" color="#888888"',
     "upstreamFailed": 'style="filled,dashed" fillcolor="#fdebd0" color="#d35400"',
     "running": 'style="filled" fillcolor="#eaf2f8" color="#2e86c1"',
+    "changed": 'style="filled,bold" fillcolor="#fef5e7" color="#b9770e"',
+    "assertionFailed": 'style="filled,dotted,bold" fillcolor="#fde2e1" color="#c0392b"',
 }
 #: edge kind -> (Mermaid arrow, its label, link style; DOT attributes)
 _EDGES = {
@@ -63,6 +71,8 @@ class Picture:
     nodes: dict[str, tuple[str, str, str | None]] = field(default_factory=dict)
     edges: list[tuple[str, str, str]] = field(default_factory=list)
     target: str | None = None
+    #: node id -> (class, note): a node marked (:data:`MARKS`), its label followed by the note
+    marks: dict[str, tuple[str, str]] = field(default_factory=dict)
 
     def node(self, node_id: str, kind: str, name: str, state: str | None = None) -> None:
         self.nodes.setdefault(node_id, (kind, name, state))
@@ -74,12 +84,29 @@ class Picture:
             self.node(end, "DATASET" if end.startswith("dataset:") else "JOB", _name_of(end))
         self.edges.append((origin, destination, kind))
 
+    def mark(self, node_id: str, css_class: str, note: str) -> None:
+        """Style a drawn node as ``css_class`` (one of :data:`MARKS`) and add ``note`` to its label."""
+        if css_class not in MARKS:
+            raise ValueError(f"unknown mark {css_class!r}")
+        if node_id in self.nodes:
+            self.marks[node_id] = (css_class, note)
+
+    def _text(self, node_id: str) -> str:
+        kind, name, state = self.nodes[node_id]
+        note = self.marks.get(node_id, ("", ""))[1]
+        return _label(kind, name, state) + (f" · {_cut(note)}" if note else "")
+
+    def _style(self, node_id: str) -> str | None:
+        """The node's class: its state's, else its mark's."""
+        state = self.nodes[node_id][2]
+        return _STATE_CLASS.get(state or "") or self.marks.get(node_id, (None, ""))[0]
+
     def mermaid(self) -> str:
         """A Mermaid flowchart, left to right."""
         ids = {node_id: f"n{i}" for i, node_id in enumerate(self.nodes)}
         lines = ["flowchart LR"]
-        for node_id, (kind, name, state) in self.nodes.items():
-            label = mermaid_text(_label(kind, name, state))
+        for node_id, (kind, _, _) in self.nodes.items():
+            label = mermaid_text(self._text(node_id))
             shape = f'[("{label}")]' if kind == "DATASET" else f'["{label}"]'
             lines.append(f"  {ids[node_id]}{shape}")
         styles = []
@@ -99,10 +126,10 @@ class Picture:
         """A Graphviz DOT digraph, left to right."""
         ids = {node_id: f"n{i}" for i, node_id in enumerate(self.nodes)}
         lines = ["digraph lineage {", "  rankdir=LR;", '  node [fontname="Helvetica" fontsize=11];']
-        for node_id, (kind, name, state) in self.nodes.items():
-            attrs = [f"label={dot_text(_label(kind, name, state))}"]
+        for node_id, (kind, _, _) in self.nodes.items():
+            attrs = [f"label={dot_text(self._text(node_id))}"]
             attrs.append("shape=cylinder" if kind == "DATASET" else "shape=box")
-            style = _STATE_CLASS.get(state or "")
+            style = self._style(node_id)
             if style:
                 attrs.append(_DOT_NODE[style])
             if node_id == self.target:
@@ -117,7 +144,7 @@ class Picture:
     def _members(self, css_class: str) -> Iterable[str]:
         if css_class == "target":
             return [self.target] if self.target in self.nodes else []
-        return [n for n, (_, _, state) in self.nodes.items() if _STATE_CLASS.get(state or "") == css_class]
+        return [n for n in self.nodes if self._style(n) == css_class]
 
 
 def _name_of(node_id: str) -> str:
@@ -129,10 +156,13 @@ def _name_of(node_id: str) -> str:
     return f"{namespace} / {name}"
 
 
+def _cut(text: str) -> str:
+    flat = " ".join(str(text).split())
+    return flat[: MAX_LABEL - 1] + "…" if len(flat) > MAX_LABEL else flat
+
+
 def _label(kind: str, name: str, state: str | None) -> str:
-    flat = " ".join(str(name).split())
-    if len(flat) > MAX_LABEL:
-        flat = flat[: MAX_LABEL - 1] + "…"
+    flat = _cut(name)
     return f"{flat} · {state}" if kind == "JOB" and state else flat
 
 
@@ -162,4 +192,11 @@ def graph_picture(answer: Mapping[str, Any]) -> Picture:
         picture.node(node["id"], node["type"], name, _state(node) if node["type"] == "JOB" else None)
     for edge in answer.get("edges", ()):
         picture.edge(edge["origin"], edge["destination"], edge.get("state") or "current")
+    for node in [answer["target"], *answer.get("nodes", ())]:
+        failed = node.get("failedAssertions") or ()
+        if failed:
+            first = failed[0]
+            on = f" on {first['column']}" if first.get("column") is not None else ""
+            more = f" (+{len(failed) - 1} more)" if len(failed) > 1 else ""
+            picture.mark(node["id"], "assertionFailed", f"assertion {first['assertion']}{on} failed{more}")
     return picture

@@ -5,7 +5,7 @@ from __future__ import annotations
 from airflow.plugins_manager import AirflowPlugin
 
 from airflow_lineage_plus import conf
-from airflow_lineage_plus.emit.dbt_run import dbt_lineage_env
+from airflow_lineage_plus.dbt.dbt_run import dbt_lineage_env
 
 
 class LineagePlusPlugin(AirflowPlugin):
@@ -16,10 +16,10 @@ class LineagePlusPlugin(AirflowPlugin):
     name = "lineage_plus"
     macros = [dbt_lineage_env]
     if not conf.is_disabled():
-        from airflow_lineage_plus.act import listener as act_listener
-        from airflow_lineage_plus.emit import listener
+        from airflow_lineage_plus.act import alert_listener
+        from airflow_lineage_plus.emit import skip_listener
 
-        listeners = [listener, act_listener]
+        listeners = [skip_listener, alert_listener]
 
         from airflow_lineage_plus.ui import mount, navigation
 

@@ -75,7 +75,7 @@ OPTIONS: dict[str, dict[str, Any]] = {
         "batches) by ``lineage-plus retention``; each job's current runs are kept, so the graph and the "
         "latest runs survive, and time travel before the window says it is not exact. Empty or 0 keeps "
         "everything.",
-        "type": "string",
+        "type": "float",
         "default": "",
         "example": "90",
     },
@@ -315,6 +315,17 @@ OPTIONS: dict[str, dict[str, Any]] = {
         "type": "float",
         "default": "10",
         "example": "60",
+    },
+    "what_changed_max_nodes": {
+        "description": (
+            "How many of the nodes upstream of a dataset ``what-changed`` compares, nearest the dataset "
+            "first (each costs reading its recent runs back). When the walk reaches more, the answer's "
+            "``notCompared`` says how many farther nodes were left out: it never claims that nothing "
+            "changed there. See docs/what-changed.md."
+        ),
+        "type": "integer",
+        "default": "200",
+        "example": "500",
     },
     "what_changed_min_baseline": {
         "description": (

@@ -1,5 +1,5 @@
 """The dotted path users configure: ``{"type": "airflow_lineage_plus.transport.EventLogTransport"}``."""
 
-from airflow_lineage_plus.deliver.transport import EventLogConfig, EventLogTransport
+from airflow_lineage_plus.deliver.event_log_transport import EventLogConfig, EventLogTransport
 
 __all__ = ["EventLogConfig", "EventLogTransport"]

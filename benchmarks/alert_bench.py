@@ -99,10 +99,10 @@ def _measure(runs: int) -> dict[str, dict[str, list[float]]]:
             hook_ms.append((ended[-1] - start) * 1000)
 
     task_runner.finalize = timed_finalize
-    from airflow_lineage_plus.act import listener
+    from airflow_lineage_plus.act import alert_listener
 
     ours_ms: list[float] = []
-    hand_off = listener.alert_if_failed
+    hand_off = alert_listener.alert_if_failed
 
     def timed_hand_off(*args: object, **kwargs: object) -> bool:
         start = time.perf_counter()
@@ -111,7 +111,7 @@ def _measure(runs: int) -> dict[str, dict[str, list[float]]]:
         finally:
             ours_ms.append((time.perf_counter() - start) * 1000)
 
-    listener.alert_if_failed = timed_hand_off
+    alert_listener.alert_if_failed = timed_hand_off
     figures: dict[str, dict[str, list[float]]] = {
         m: {"hook": [], "task": [], "ours": []} for m in ("on", "off")
     }

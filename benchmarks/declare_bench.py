@@ -31,6 +31,7 @@ os.environ.setdefault("AIRFLOW_HOME", tempfile.mkdtemp(prefix="alp-bench-"))
 
 def _spec(inputs: int, outputs: int, columns: int, description: str | None = None) -> Any:
     from airflow_lineage_plus import ColumnFrom, Field, Input, LineageSpec, Output, datasets
+    from airflow_lineage_plus.author import validation
 
     names = [f"col_{i:03d}" for i in range(columns)]
     ins = [datasets.snowflake("acme-xy123", "raw", "sales", f"source_{i}") for i in range(inputs)]
@@ -51,7 +52,7 @@ def _spec(inputs: int, outputs: int, columns: int, description: str | None = Non
         owners=["team:analytics"],
         sql="INSERT INTO analytics.marts.target SELECT * FROM raw.sales.source",
     )
-    spec.validate("bench")
+    validation.validate(spec, "bench")
     return spec, outs, names
 
 
@@ -71,7 +72,9 @@ def _declared_event(spec: Any, facts: Any) -> Any:
     the same whichever transport writes them)."""
     from openlineage.client.event_v2 import Job, Run, RunEvent, RunState
 
-    lineage = spec.to_operator_lineage(facts, final=True)
+    from airflow_lineage_plus.author import build
+
+    lineage = build.to_operator_lineage(spec, facts, final=True)
     return RunEvent(
         eventType=RunState.COMPLETE,
         eventTime=datetime.now(timezone.utc).isoformat(),

@@ -65,8 +65,8 @@ def measure(repeat: int) -> None:
     from reliability_events import run_event
 
     from airflow_lineage_plus import conf
+    from airflow_lineage_plus.deliver.event_log_transport import EventLogConfig, EventLogTransport
     from airflow_lineage_plus.deliver.serialize import plain
-    from airflow_lineage_plus.deliver.transport import EventLogConfig, EventLogTransport
 
     conf.sql_max_length()  # configure Airflow (and its logging) before timing
     logging.getLogger("airflow_lineage_plus").setLevel(logging.CRITICAL)  # no per-event log lines

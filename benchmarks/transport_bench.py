@@ -27,7 +27,7 @@ from openlineage.client.transport import get_default_factory
 from reliability_events import run_event
 from reliability_writers import write_events
 
-import airflow_lineage_plus.deliver.transport  # noqa: F401  (registers lineage_plus_event_log)
+import airflow_lineage_plus.deliver.event_log_transport  # noqa: F401  (registers lineage_plus_event_log)
 from airflow_lineage_plus import conf
 
 

@@ -9,8 +9,9 @@ The reference specs are needed only by tests that validate: every Airflow record
 ``reference_specs``) and any test calling ``validate_event``; without them those tests fail with one message
 naming the ways to get them (``spec_files.py``), and the others run.
 
-Groups and order under ``--dist loadgroup`` are declared on the tests: a test file marked
-``pytest.mark.minutes(n)`` (its Airflow runs take about ``n`` minutes) is started before lighter ones.
+Groups and order under ``--dist loadgroup`` are declared on the tests (``run_report.py``): a test file
+marked ``pytest.mark.xdist_group(name)`` shares that group, one marked ``pytest.mark.minutes(n)`` (its
+Airflow runs take about ``n`` minutes) is started before lighter ones.
 At the end the run prints how many events were validated and how many tests ran per area.
 """
 
@@ -88,7 +89,7 @@ def dag_file_dir() -> Path:
 @pytest.fixture(scope="session")
 def local_s3() -> Iterator[Any]:
     """moto's S3 server with the sample bucket (``sample_world``), started once per session."""
-    from sample_world import local_s3_session
+    from tests.support.sample_world import local_s3_session
 
     yield from local_s3_session()
 
@@ -97,6 +98,6 @@ def local_s3() -> Iterator[Any]:
 def demo_runs(airflow_db: Path, local_s3: Any, tmp_path_factory: pytest.TempPathFactory) -> Any:
     """The demo's four sample DAG runs, made once per session: the samples, CLI and UI tests read the
     same runs (each set is four real ``airflow dags test`` runs, two of them with ``dbt build``)."""
-    from sample_world import record_demo_runs
+    from tests.support.sample_world import record_demo_runs
 
     return record_demo_runs(local_s3, tmp_path_factory.mktemp("samples"))

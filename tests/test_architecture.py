@@ -1,11 +1,15 @@
 """The package's layout rules, checked on its source: one way through the code (docs/architecture.md).
 
-- no import cycle between the package's modules (imports inside functions count; ``TYPE_CHECKING`` ones
-  do not);
-- dependencies point one way along the flow: author -> emit -> deliver, and view -> act -> graph; the graph
-  and the dataset identity stand on their own; static lineage (declared/) reads declarations (author), sends
-  them (deliver) and weighs changes over the graph (graph), and the CLI shows it;
+- no import cycle between the package's modules (imports inside functions count), and no two modules
+  that know each other's types: with the imports under ``TYPE_CHECKING`` added, there is still no cycle
+  (a type wanted by two modules lives in the one both import);
+- dependencies point one way along the flow: author -> emit -> deliver (dbt/ beside emit/), and
+  view -> act -> graph; the graph and the dataset identity stand on their own; static lineage (declared/)
+  reads declarations (author), sends them (deliver) and weighs changes over the graph (graph), and the CLI
+  shows it;
 - no module over 600 lines, no function over 60;
+- no file name repeats in the package (a name says its room without its folder), except the re-exports
+  that keep the dotted paths users configure;
 - the dotted paths users put in ``airflow.cfg`` and the README's public names keep working.
 """
 
@@ -31,7 +35,7 @@ BASE = {
     "conf",
     "exceptions",
     "facet_keys",
-    "facets",
+    "custom_facets",
     "containment",
     "_compat",
     "node_ids",
@@ -45,6 +49,8 @@ BASE = {
     "progress",
     # the directories the package creates, one mode whoever comes first
     "private_dirs",
+    # the one claim store ("once, across processes and hosts"): the skip records (emit) and alerts (act)
+    "claims",
 }
 #: stage -> the stages (besides BASE and itself) its modules may import.
 #:
@@ -60,6 +66,10 @@ ALLOWED = {
     "store": set(),
     "author": {"emit", "deliver"},
     "emit": {"deliver"},
+    # dbt/ (dbt Core run from a task, dbt-ol's runs children of the task's run) sits beside emit/: like
+    # emit/, it connects the runs another emitter makes to the task run and adds the records it does not
+    # make, through the delivery rules (limits, redaction); only the wiring (plugin.py) imports it
+    "dbt": {"deliver"},
     "deliver": {"store"},
     "graph": {"store"},
     # declared/ (static lineage: DAG code read before it runs) is a stage of its own, beside the run-time
@@ -70,7 +80,7 @@ ALLOWED = {
     "source": {"graph", "store"},
     "act": {"author", "emit", "deliver", "graph", "source", "store"},
     "view": {"graph", "deliver", "source", "act", "declared", "store"},
-    "wiring": {"author", "emit", "deliver", "graph", "source", "act", "declared", "view", "store"},
+    "wiring": {"author", "emit", "dbt", "deliver", "graph", "source", "act", "declared", "view", "store"},
 }
 #: What the Airflow-free graph may import from the rest of the package (all of them import no Airflow).
 GRAPH_MAY_IMPORT = {"node_ids", "facet_keys", "exceptions", "marquez_client", "timestamps", "store"}
@@ -82,7 +92,14 @@ USER_PATHS = [
     "airflow_lineage_plus.fold.FoldIntoTaskRun",
     "airflow_lineage_plus.dbt.DbtLineageTransport",
     "airflow_lineage_plus.alerts.DownstreamOwnersNotifier",
+    # named by docs/cli.md and docs/alerts.md for code users write
+    "airflow_lineage_plus.cli.commands.add_command",
+    "airflow_lineage_plus.act.message.Alert",
 ]
+
+
+#: Modules that exist only to keep a user's dotted path (each re-exports names of the module that owns them).
+REEXPORTS = {f"{ROOT}.{name}" for name in ("transport", "skip", "budget", "fold", "alerts")}
 
 
 def _modules() -> dict[str, Path]:
@@ -102,7 +119,7 @@ def stage_of(module: str) -> str:
     """The stage a module belongs to (see ``ALLOWED``)."""
     parts = module.split(".")
     first = parts[1] if len(parts) > 1 else ""
-    if first in {"author", "emit", "deliver", "graph", "declared", "act", "store"}:
+    if first in {"author", "emit", "dbt", "deliver", "graph", "declared", "act", "store"}:
         return first
     if first in BASE:
         return "base"
@@ -121,11 +138,11 @@ def _type_checking_block(node: ast.AST) -> bool:
     )
 
 
-def _import_nodes(tree: ast.AST) -> Iterator[ast.Import | ast.ImportFrom]:
+def _import_nodes(tree: ast.AST, *, type_checking: bool = False) -> Iterator[ast.Import | ast.ImportFrom]:
     stack = [tree]
     while stack:
         node = stack.pop()
-        if _type_checking_block(node):
+        if not type_checking and _type_checking_block(node):
             stack.extend(getattr(node, "orelse", []))
             continue
         if isinstance(node, ast.Import | ast.ImportFrom):
@@ -143,11 +160,12 @@ def _resolve(module: str, node: ast.ImportFrom) -> str | None:
     return node.module
 
 
-def imports_of(module: str) -> set[str]:
-    """Package modules ``module`` imports at run time (in functions too, not under TYPE_CHECKING)."""
+def imports_of(module: str, *, type_checking: bool = False) -> set[str]:
+    """Package modules ``module`` imports at run time (in functions too), and with ``type_checking`` also
+    those it imports for its annotations only (under ``TYPE_CHECKING``)."""
     tree = ast.parse(MODULES[module].read_text())
     found: set[str] = set()
-    for node in _import_nodes(tree):
+    for node in _import_nodes(tree, type_checking=type_checking):
         if isinstance(node, ast.Import):
             names = [alias.name for alias in node.names]
         else:
@@ -164,8 +182,8 @@ def imports_of(module: str) -> set[str]:
     return found
 
 
-def _cycles() -> list[list[str]]:
-    graph = {module: imports_of(module) for module in MODULES}
+def _cycles(*, type_checking: bool = False) -> list[list[str]]:
+    graph = {module: imports_of(module, type_checking=type_checking) for module in MODULES}
     cycles: list[list[str]] = []
     state: dict[str, int] = {}
     path: list[str] = []
@@ -189,6 +207,10 @@ def _cycles() -> list[list[str]]:
 
 def test_no_module_imports_back_into_a_module_that_imports_it() -> None:
     assert _cycles() == []
+
+
+def test_no_two_modules_know_each_others_types_type_checking_imports_included() -> None:
+    assert _cycles(type_checking=True) == []
 
 
 def test_dependencies_point_one_way_along_the_flow() -> None:
@@ -240,6 +262,16 @@ def test_no_function_is_longer_than_60_lines() -> None:
                 if length > MAX_FUNCTION_LINES:
                     long[f"{module}.{node.name}"] = length
     assert long == {}
+
+
+def test_no_file_name_repeats_in_the_package_except_user_path_reexports() -> None:
+    by_name: dict[str, list[str]] = {}
+    for module, path in MODULES.items():
+        if path.name not in {"__init__.py", "__main__.py"}:
+            by_name.setdefault(path.name, []).append(module)
+    # a name may be shared only by one module that owns it and the re-exports of users' paths
+    repeated = {name: owners for name, owners in by_name.items() if len(set(owners) - REEXPORTS) > 1}
+    assert repeated == {}
 
 
 @pytest.mark.parametrize("path", USER_PATHS)

@@ -13,11 +13,19 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from fake_marquez import FakeMarquez
-from graph_builders import at, facet, job_event, orders_pipeline, retirement_events, run_pair, write_log
 
 from airflow_lineage_plus.cli import run
 from airflow_lineage_plus.graph.index import index_path_for, open_valid
+from tests.support.fake_marquez import FakeMarquez
+from tests.support.graph_builders import (
+    at,
+    facet,
+    job_event,
+    orders_pipeline,
+    retirement_events,
+    run_pair,
+    write_log,
+)
 
 REPO = Path(__file__).resolve().parents[1]
 FCT = ["--namespace", "warehouse", "--name", "fct_daily_orders"]

@@ -5,8 +5,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import harness
 import pytest
+
+from tests.support import harness
 
 
 def test_a_second_recording_of_a_dag_and_date_is_refused_naming_the_fix(

@@ -12,10 +12,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from graph_builders import orders_pipeline, run_pair, write_log
 
 from airflow_lineage_plus.cli import run
 from airflow_lineage_plus.pictures import Picture, dot_text, graph_picture, mermaid_text
+from tests.support.graph_builders import at, orders_pipeline, run_pair, write_log
+from tests.support.what_changed_events import DAY, week
 
 FCT = ["--namespace", "warehouse", "--name", "fct_daily_orders"]
 HOSTILE = 'x"];\n  click n0 href "https://evil.example/"\n  n9["`<img src=x>` #quot; %%{init}%% -->|y| ;'
@@ -48,6 +49,15 @@ def _answer(log: Path, *query: str) -> tuple[int, str]:
     code, out, err = run(["--events", str(log), *query])
     assert code in (0, 4), err
     return code, out
+
+
+#: what-changed of stg.contacts the morning after the CRM sent 880 rows and staging failed
+STG = ["what-changed", "--namespace", "warehouse", "--name", "stg.contacts", "--as-of", at(7 * DAY + 60)]
+
+
+def _what_changed(tmp_path: Path, form: str) -> str:
+    log = write_log(tmp_path / "week.jsonl", week(raw_rows=880, state="FAIL"))
+    return _answer(log, "--no-index", *STG, "--format", form)[1]
 
 
 def test_upstream_as_mermaid_draws_every_node_and_edge_with_the_failed_job_styled(tmp_path: Path) -> None:
@@ -131,6 +141,43 @@ def test_declared_and_retired_edges_are_drawn_dashed(tmp_path: Path) -> None:
     assert _svg(dot).count('stroke-dasharray="5,2"') == 1
 
 
+def test_what_changed_as_mermaid_draws_the_upstream_walk_and_marks_each_changed_node(tmp_path: Path) -> None:
+    mermaid = _what_changed(tmp_path, "mermaid")
+    _mermaid_lines_are_well_formed(mermaid)
+    assert mermaid.splitlines()[1:5] == [
+        '  n0[("warehouse / stg.contacts")]',
+        '  n1["pipeline / stg_contacts #183; FAILED #183; '
+        'the latest run was FAILED #40;usually COMPLETED#41;"]',
+        '  n2[("warehouse / raw.contacts #183; '
+        '880 rows #40;usually 1000#44; -12 #37;#41; #40;#43;1 more#41;")]',
+        '  n3["pipeline / crm_extract #183; COMPLETED"]',
+    ]  # the target, the failed job, the source with its top change (rows; its bytes the one more)
+    assert mermaid.splitlines()[5:8] == ["  n2 --> n1", "  n3 --> n2", "  n1 --> n0"]
+    assert "  class n1 failed" in mermaid  # a failed job keeps the failed style
+    assert "  class n2 changed" in mermaid and "  class n0 target" in mermaid
+    assert mermaid.count("  class ") == 3  # the unchanged job and the target's own look are left alone
+
+
+def test_what_changed_as_dot_is_a_graph_graphviz_draws_with_the_changed_node_styled(tmp_path: Path) -> None:
+    svg = _svg(_what_changed(tmp_path, "dot"))
+    assert svg.count('class="node"') == 4 and svg.count('class="edge"') == 3
+    assert "raw.contacts · 880 rows (usually 1000, &#45;12 %) (+1 more)" in svg
+    assert svg.count('fill="#fef5e7"') == 1 and svg.count('fill="#fde2e1"') == 1
+
+
+def test_a_marked_node_keeps_hostile_notes_as_text() -> None:
+    picture = Picture(target="dataset:w:t")
+    picture.edge("job:p:j", "dataset:w:t")
+    picture.mark("dataset:w:t", "changed", HOSTILE)
+    picture.mark("dataset:w:elsewhere", "changed", "not drawn")  # a node not in the picture: ignored
+    mermaid = picture.mermaid()
+    _mermaid_lines_are_well_formed(mermaid)
+    assert len(mermaid.splitlines()) == 1 + 2 + 1 + 2 + 2 and "not drawn" not in mermaid
+    assert _svg(picture.dot()).count('class="node"') == 2
+    with pytest.raises(ValueError, match="unknown mark"):
+        picture.mark("dataset:w:t", "red", "x")
+
+
 def test_text_only_questions_do_not_take_picture_formats(tmp_path: Path) -> None:
     log = write_log(tmp_path / "events.jsonl", orders_pipeline())
     code, _, _ = run(["--events", str(log), "columns", *FCT, "--column", "total_usd", "--format", "mermaid"])
@@ -138,10 +185,9 @@ def test_text_only_questions_do_not_take_picture_formats(tmp_path: Path) -> None
 
 
 def test_mermaid_itself_parses_every_kind_of_picture_and_rejects_a_broken_one(tmp_path: Path) -> None:
-    from mermaid_parser import parse_all
-
     from airflow_lineage_plus.declared.compare import compare
     from airflow_lineage_plus.declared.render import picture
+    from tests.support.mermaid_parser import parse_all
 
     log = write_log(tmp_path / "events.jsonl", orders_pipeline())
     pictures = [
@@ -151,7 +197,12 @@ def test_mermaid_itself_parses_every_kind_of_picture_and_rejects_a_broken_one(tm
     for kind in ("current", "retired", "declared", "added", "removed", "changed"):
         hostile.edge(f"job:p:{HOSTILE}{kind}", "dataset:w:" + HOSTILE, kind)
     pictures.append(hostile.mermaid())
-    from graph_builders import ds, job_event
+    pictures.append(_what_changed(tmp_path, "mermaid"))
+    asserted = write_log(tmp_path / "asserted.jsonl", week(raw_assertions=[("not_null", "email", False)]))
+    failed = _answer(asserted, "--no-index", "failed-upstream", *STG[1:5], "--format", "mermaid")[1]
+    assert "class n1 assertionFailed" in failed
+    pictures.append(failed)
+    from tests.support.graph_builders import ds, job_event
 
     base = [job_event("j", 0, inputs=[ds("a")], outputs=[ds("b", fields=[("x", "INT")])])]
     head = [job_event("j", 1, inputs=[ds(HOSTILE)], outputs=[ds("b", fields=[("x", "BIGINT")])])]
@@ -159,7 +210,7 @@ def test_mermaid_itself_parses_every_kind_of_picture_and_rejects_a_broken_one(tm
     repo = Path(__file__).resolve().parents[1]
     for doc in (repo / "README.md", repo / "docs" / "static-lineage.md"):  # the pictures the docs show
         pictures += [block.split("\n```", 1)[0] for block in doc.read_text().split("```mermaid\n")[1:]]
-    assert len(pictures) == 7
+    assert len(pictures) == 9
     broken = pictures[0].replace('")]', '"]', 1)  # a cylinder left open
     results = parse_all([*pictures, broken])
     assert [r.get("type") for r in results[:-1]] == ["flowchart-v2"] * len(pictures), results

@@ -15,12 +15,12 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
-from fake_marquez import FakeMarquez
 from openlineage.client.event_v2 import RunState
-from reliability_events import run_event
 
 from airflow_lineage_plus.deliver.serialize import dumps
 from airflow_lineage_plus.progress import progress
+from tests.support.fake_marquez import FakeMarquez
+from tests.support.reliability_events import run_event
 
 T0 = datetime(2024, 5, 1, 10, 0, tzinfo=timezone.utc)
 COUNTING = """

@@ -52,6 +52,7 @@ def _as_declared(name: str, kind: str, example: str) -> Any:
         "event_log_file_mode": lambda v: int(v, 8),
         "event_log_dir_mode": lambda v: int(v, 8),
         "alert_recipients": lambda v: {team: [address] for team, address in json.loads(v).items()},
+        "alert_users": json.loads,
     }
     parse: dict[str, Any] = {"boolean": lambda v: v.lower() == "true", "integer": int, "float": float}
     return special.get(name, parse.get(kind, str))(example)
@@ -106,7 +107,9 @@ def test_airflow_plugins_lists_the_plugin(airflow_db: Path) -> None:
     out = _airflow("plugins", "--output", "json")
     plugins = {p["name"]: p for p in json.loads(out)}
     assert "lineage_plus" in plugins
-    assert any("airflow_lineage_plus.emit.listener" in str(x) for x in plugins["lineage_plus"]["listeners"])
+    assert any(
+        "airflow_lineage_plus.emit.skip_listener" in str(x) for x in plugins["lineage_plus"]["listeners"]
+    )
 
 
 def test_plugin_manager_loads_the_plugin_with_its_listener() -> None:
@@ -114,7 +117,9 @@ def test_plugin_manager_loads_the_plugin_with_its_listener() -> None:
 
     plugins = {p["name"]: p for p in plugins_manager.get_plugin_info()}
     assert "lineage_plus" in plugins, sorted(plugins)
-    assert any("airflow_lineage_plus.emit.listener" in str(x) for x in plugins["lineage_plus"]["listeners"])
+    assert any(
+        "airflow_lineage_plus.emit.skip_listener" in str(x) for x in plugins["lineage_plus"]["listeners"]
+    )
     errors = (
         plugins_manager.get_import_errors()
         if hasattr(plugins_manager, "get_import_errors")

@@ -43,3 +43,29 @@ def test_groups_start_by_declared_minutes_then_airflow_then_size() -> None:
     }
     ordered = sorted(groups, key=lambda name: run_report._group_order(groups[name]))  # type: ignore[arg-type]
     assert ordered == ["eight-minutes", "five-minutes", "airflow", "big-unit", "small-unit"]
+
+
+class _Collected:
+    """What grouping reads of a collected test: its file, fixtures and closest marks."""
+
+    def __init__(self, path: str, fixtures: tuple[str, ...] = (), group: str | None = None) -> None:
+        self.path = run_report.TESTS / path
+        self.fixturenames = fixtures
+        self.mark = pytest.mark.xdist_group(group).mark if group is not None else None
+
+    def get_closest_marker(self, name: str) -> Any:
+        return self.mark if name == "xdist_group" else None
+
+
+def test_a_test_is_in_the_group_it_declares_else_the_shared_recordings_else_its_file() -> None:
+    declared = _Collected("ui/test_static_files.py", group=run_report.SHARED_RECORDINGS)
+    by_fixture = _Collected("cli/test_demo_answers.py", fixtures=("tmp_path", "demo_runs"))
+    by_name = _Collected("emit/test_x.py", group="emit-shared")
+    alone = _Collected("emit/test_skip_state.py", fixtures=("tmp_path",))
+    groups = [run_report.group_of(item) for item in (declared, by_fixture, by_name, alone)]  # type: ignore[arg-type]
+    assert groups == [
+        run_report.SHARED_RECORDINGS,
+        run_report.SHARED_RECORDINGS,
+        "emit-shared",
+        "emit/test_skip_state.py",
+    ]

@@ -7,11 +7,11 @@ import json
 from pathlib import Path
 
 import pytest
-from graph_builders import orders_pipeline, run_pair, write_log
 
 from airflow_lineage_plus import conf
 from airflow_lineage_plus.cli import run
 from airflow_lineage_plus.store import LineageStore, sqlite_url
+from tests.support.graph_builders import orders_pipeline, run_pair, write_log
 
 
 @pytest.fixture

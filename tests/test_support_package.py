@@ -1,10 +1,13 @@
 """tests/support is a package (``from tests.support import harness``) whose modules are the same objects as
-under the bare names the older test files import (``import harness``): one AIRFLOW_HOME, one counter."""
+under their bare names (``import harness``, which Airflow's subprocesses and benchmarks/ use): one
+AIRFLOW_HOME, one counter. Test files and helpers import it as the package, every one of them."""
 
 from __future__ import annotations
 
+import ast
 import importlib
 import sys
+from pathlib import Path
 
 import harness
 
@@ -18,3 +21,32 @@ def test_a_helper_imported_by_package_and_by_bare_name_is_one_module() -> None:
     assert counted is sys.modules["assertion_count"] is sys.modules["tests.support.assertion_count"]
     assert validate_events is importlib.import_module("openlineage_spec").validate_events
     assert harness.__spec__ is not None and harness.__spec__.name == "harness"  # its own spec kept
+
+
+TESTS = Path(__file__).resolve().parent
+SUPPORT = {p.stem for p in (TESTS / "support").glob("*.py") if p.stem != "__init__"}
+
+
+def _bare_imports(path: Path) -> list[str]:
+    """The support modules ``path`` imports by bare name (``import harness``, ``from servers import ...``)."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            names = [node.module]
+        elif isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        else:
+            continue
+        found += [f"line {node.lineno}: {name}" for name in names if name.split(".")[0] in SUPPORT]
+    return found
+
+
+def test_test_files_and_helpers_import_tests_support_as_a_package() -> None:
+    files = [
+        p
+        for p in TESTS.rglob("*.py")
+        if "dags" not in p.relative_to(TESTS).parts and p != Path(__file__).resolve()  # DAGs run in Airflow
+    ]
+    bare = {str(p.relative_to(TESTS)): found for p in sorted(files) if (found := _bare_imports(p))}
+    assert bare == {}
+    assert len(files) > 100 and len(SUPPORT) > 20  # the scan saw the suite

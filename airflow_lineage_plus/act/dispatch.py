@@ -5,10 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 from airflow_lineage_plus import conf
-from airflow_lineage_plus.act.alerts import failure_alerts
-from airflow_lineage_plus.act.claims import open_claims
 from airflow_lineage_plus.act.failure import Failure
+from airflow_lineage_plus.act.failure_alerts import failure_alerts
 from airflow_lineage_plus.act.notifiers import Outcome, configured_factory, factory_named, send_once
+from airflow_lineage_plus.claims import open_alert_claims
 from airflow_lineage_plus.sources import open_configured_source
 
 
@@ -30,4 +30,4 @@ def run_job(job: dict[str, Any], deadline: float | None = None) -> Outcome | Non
         )
     finally:
         source.close()
-    return send_once(alerts, open_claims(), factory, deadline)
+    return send_once(alerts, open_alert_claims(), factory, deadline)

@@ -25,7 +25,7 @@ from typing import Any
 
 import attr
 
-from airflow_lineage_plus.act.impact import DEPTH, Impact, downstream_impact
+from airflow_lineage_plus.act.alert_impact import DEPTH, Impact, downstream_impact
 from airflow_lineage_plus.act.message import (
     FRESHNESS,
     Alert,

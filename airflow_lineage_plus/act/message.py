@@ -16,8 +16,8 @@ from urllib.parse import quote
 import attr
 
 from airflow_lineage_plus import node_ids as ids
+from airflow_lineage_plus.act.alert_impact import Impact, Node
 from airflow_lineage_plus.act.audience import NO_USER, access_of
-from airflow_lineage_plus.act.impact import Impact, Node
 from airflow_lineage_plus.graph.visibility import DagAccess
 
 #: Where the plugin mounts the Lineage view (``ui/mount.URL_PREFIX``; the act stage comes before the view,

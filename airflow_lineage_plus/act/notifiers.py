@@ -18,8 +18,8 @@ from typing import Any
 import attr
 
 from airflow_lineage_plus import conf
-from airflow_lineage_plus.act.claims import Claims
 from airflow_lineage_plus.act.message import Alert
+from airflow_lineage_plus.claims import Claims
 from airflow_lineage_plus.containment import call_within, report
 
 log = logging.getLogger(__name__)

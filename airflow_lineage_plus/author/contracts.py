@@ -1,7 +1,7 @@
 """Data contracts held at task time: the schema a task wrote, checked against its outputs' contracts.
 
-An output declared with a :class:`~airflow_lineage_plus.facets.DataContract` and a schema is checked when
-the task's ``execute()`` has returned, against what the task recorded about it: the run-time schema
+An output declared with a :class:`~airflow_lineage_plus.custom_facets.DataContract` and a schema is checked
+when the task's ``execute()`` has returned, against what the task recorded about it: the run-time schema
 (``runtime.set_schema``) and the profile of the data (``runtime.record``). A breach is a declared column
 missing (``COLUMN_REMOVED``), a type narrowed (``BIGINT`` -> ``INTEGER``) or changed to another kind
 (``TYPE_NARROWED``, ``TYPE_CHANGED``), or nulls in, or a nullable type for, a column declared
@@ -29,8 +29,8 @@ from openlineage.client.facet_v2 import data_quality_assertions_dataset
 from airflow_lineage_plus import conf, datasets
 from airflow_lineage_plus.author.column_types import CHANGED, NARROWED, compare
 from airflow_lineage_plus.author.validation import label
+from airflow_lineage_plus.custom_facets import DataContract
 from airflow_lineage_plus.exceptions import ContractBreachError
-from airflow_lineage_plus.facets import DataContract
 
 if TYPE_CHECKING:
     from airflow_lineage_plus.author.runtime import DatasetFacts, TaskFacts

@@ -24,7 +24,7 @@ from typing import Any
 import attr
 
 from airflow_lineage_plus import _compat, conf, datasets
-from airflow_lineage_plus.author import contracts, runtime
+from airflow_lineage_plus.author import build, contracts, runtime, validation
 from airflow_lineage_plus.author.spec import Input, LineageSpec, Output, failing_field
 from airflow_lineage_plus.containment import contained, report
 from airflow_lineage_plus.deliver.serialize import plain
@@ -188,7 +188,7 @@ def _finish(operator: Any, spec: LineageSpec) -> LineageSpec:
             f"ignored (the provider's {task_type} extractor wins). Fix: use @lineage above @task, or "
             f"class My{task_type}(LineageMixin, {task_type})."
         )
-    spec.validate(operator.task_id, _dag_file(operator))
+    validation.validate(spec, operator.task_id, _dag_file(operator))
     if spec.source_path is None:
         spec = attr.evolve(spec, source_path=_source_path(operator))
     return spec
@@ -224,7 +224,8 @@ def _lineage(operator: Any, own: Any, task_instance: Any) -> Any:
         return own
     try:
         facts = runtime.facts_for(task_instance) if task_instance is not None else None
-        declared = spec.to_operator_lineage(
+        declared = build.to_operator_lineage(
+            spec,
             facts,
             final=task_instance is not None,
             resolved_refs=getattr(operator, RESOLVED_ATTRIBUTE, None),

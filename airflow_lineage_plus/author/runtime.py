@@ -35,8 +35,8 @@ from airflow_lineage_plus import conf, datasets
 from airflow_lineage_plus.author import expectations, profiling
 from airflow_lineage_plus.author.spec import DatasetLike, Field, FieldLike, as_field, as_ref
 from airflow_lineage_plus.containment import contain, contained
+from airflow_lineage_plus.custom_facets import EXECUTION_MODES, ExecutionModeRunFacet
 from airflow_lineage_plus.emit import registry
-from airflow_lineage_plus.facets import EXECUTION_MODES, ExecutionModeRunFacet
 
 RefLike = datasets.DatasetRef | datasets.ConnectionTableRef
 
@@ -275,7 +275,8 @@ def set_execution_mode(mode: str, reason: str | None = None) -> None:
     """Say, from inside a running task, how this run went: ``RAN``, ``CACHED`` or ``NO_OP``.
 
     The mode lands on the task's own COMPLETE (or FAIL) event as ``lineagePlus_executionMode``. A mode
-    outside :data:`~airflow_lineage_plus.facets.EXECUTION_MODES` is refused (logged once, the task goes on).
+    outside :data:`~airflow_lineage_plus.custom_facets.EXECUTION_MODES` is refused (logged once, the task
+    goes on).
     """
     normalized = str(mode).strip().upper().replace("-", "_")
     if normalized not in EXECUTION_MODES:

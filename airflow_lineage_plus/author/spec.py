@@ -3,28 +3,21 @@
 :class:`LineageSpec` is the whole declaration of one task: inputs and outputs (:class:`Input`,
 :class:`Output`, or bare dataset references), per-dataset schema (:class:`Field`), column lineage
 (:class:`ColumnFrom`), documentation, owners, tags and custom facets, plus job-level SQL, owners,
-description, tags and custom facets. :meth:`LineageSpec.validate` applies the rules of
-:mod:`airflow_lineage_plus.author.validation`; :meth:`LineageSpec.to_operator_lineage` builds the
-provider's ``OperatorLineage`` (:mod:`airflow_lineage_plus.author.build`).
+description, tags and custom facets. :func:`airflow_lineage_plus.author.validation.validate` checks a
+declaration; :func:`airflow_lineage_plus.author.build.to_operator_lineage` builds the provider's
+``OperatorLineage`` from it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Union
+from typing import Any, Union
 
 import attr
 from openlineage.client.facet_v2 import BaseFacet
 
 from airflow_lineage_plus import datasets
-from airflow_lineage_plus.author import build, validation
-from airflow_lineage_plus.author.validation import DIRECT_SUBTYPES, INDIRECT_SUBTYPES
 from airflow_lineage_plus.exceptions import LineageDeclarationError
-
-if TYPE_CHECKING:
-    from airflow.providers.openlineage.extractors import OperatorLineage
-
-    from airflow_lineage_plus.author.runtime import TaskFacts
 
 __all__ = [
     "DIRECT_SUBTYPES",
@@ -39,8 +32,13 @@ __all__ = [
     "Output",
     "as_field",
     "as_ref",
+    "expected_type",
     "failing_field",
 ]
+
+#: The column-lineage subtypes of each transformation type (the spec's ``ColumnLineageDatasetFacet``).
+DIRECT_SUBTYPES = frozenset({"IDENTITY", "TRANSFORMATION", "AGGREGATION"})
+INDIRECT_SUBTYPES = frozenset({"JOIN", "GROUP_BY", "FILTER", "SORT", "WINDOW", "CONDITIONAL"})
 
 DatasetLike = Union["datasets.DatasetRef", "datasets.ConnectionTableRef", str]
 
@@ -57,6 +55,11 @@ def as_ref(value: DatasetLike) -> datasets.DatasetRef | datasets.ConnectionTable
     )
 
 
+def expected_type(subtype: str) -> str:
+    """The transformation type a subtype belongs to: ``INDIRECT`` or ``DIRECT``."""
+    return "INDIRECT" if subtype.upper() in INDIRECT_SUBTYPES else "DIRECT"
+
+
 def _strings(value: Iterable[str]) -> tuple[str, ...]:
     return tuple(value)
 
@@ -69,7 +72,7 @@ def _nested_fields(value: Iterable[Field]) -> tuple[Field, ...]:
 class Field:
     """A column of a dataset schema: name, type and description (nested ``fields`` for structs).
 
-    ``nullable=False`` makes "no nulls" part of a :class:`~airflow_lineage_plus.facets.DataContract`
+    ``nullable=False`` makes "no nulls" part of a :class:`~airflow_lineage_plus.custom_facets.DataContract`
     on the dataset (checked when the task ends, docs/alerts.md); it is not part of the schema facet.
     """
 
@@ -134,7 +137,7 @@ class ColumnFrom:
     def transformation_type(self) -> str:
         if self.type:
             return self.type.upper()
-        return validation.expected_type(self.subtype)
+        return expected_type(self.subtype)
 
 
 def _column_lineage(
@@ -213,10 +216,6 @@ class LineageSpec:
     facets: tuple[BaseFacet, ...] = attr.field(default=(), converter=_facet_list)
     source_path: str | None = None
 
-    def validate(self, task_id: str, dag_file: str | None = None) -> None:
-        """Raise :class:`LineageDeclarationError` for the first authoring mistake found."""
-        validation.validate(self, task_id, dag_file)
-
     def assets(self) -> tuple[list[Any], list[Any]]:
         """Airflow Assets for the declared inputs and outputs, for the task's ``inlets``/``outlets``."""
         return (
@@ -227,20 +226,8 @@ class LineageSpec:
     def connection_refs(self) -> set[datasets.ConnectionTableRef]:
         """Every declared dataset whose identity comes from an Airflow connection.
 
-        Column-lineage sources need no scan of their own: :meth:`validate` requires them to be inputs.
+        Column-lineage sources need no scan of their own: :func:`.validation.validate` requires them to be
+        inputs.
         """
         refs = (d.dataset for d in (*self.inputs, *self.outputs))
         return {ref for ref in refs if isinstance(ref, datasets.ConnectionTableRef)}
-
-    def to_operator_lineage(
-        self,
-        facts: TaskFacts | None = None,
-        *,
-        final: bool = False,
-        resolved_refs: Mapping[Any, datasets.DatasetRef] | None = None,
-        attached: Sequence[datasets.DatasetRef] = (),
-    ) -> OperatorLineage:
-        """The provider's ``OperatorLineage`` for this declaration (see :func:`build.to_operator_lineage`)."""
-        return build.to_operator_lineage(
-            self, facts, final=final, resolved_refs=resolved_refs, attached=attached
-        )

@@ -9,18 +9,20 @@ mistake it finds.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from openlineage.client.facet_v2 import DatasetFacet, JobFacet, RunFacet
 
+from airflow_lineage_plus.author.spec import (
+    DIRECT_SUBTYPES,
+    INDIRECT_SUBTYPES,
+    ColumnFrom,
+    LineageSpec,
+    Output,
+    expected_type,
+)
 from airflow_lineage_plus.datasets import ConnectionTableRef
 from airflow_lineage_plus.exceptions import LineageDeclarationError
-
-if TYPE_CHECKING:
-    from airflow_lineage_plus.author.spec import ColumnFrom, LineageSpec, Output
-
-DIRECT_SUBTYPES = frozenset({"IDENTITY", "TRANSFORMATION", "AGGREGATION"})
-INDIRECT_SUBTYPES = frozenset({"JOIN", "GROUP_BY", "FILTER", "SORT", "WINDOW", "CONDITIONAL"})
 
 Problem = tuple[str, str, str]  # (field, problem, fix)
 
@@ -30,11 +32,6 @@ def label(ref: Any) -> str:
     if isinstance(ref, ConnectionTableRef):
         return f"{ref.table} (connection {ref.conn_id!r})"
     return f"{ref.namespace}/{ref.name}"
-
-
-def expected_type(subtype: str) -> str:
-    """The transformation type a subtype belongs to: ``INDIRECT`` or ``DIRECT``."""
-    return "INDIRECT" if subtype.upper() in INDIRECT_SUBTYPES else "DIRECT"
 
 
 def _declarations(spec: LineageSpec) -> Iterator[tuple[str, int, Any]]:

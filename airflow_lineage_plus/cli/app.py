@@ -8,7 +8,7 @@ console command then builds the index in the background for the next one.
 Exit status (:mod:`.commands`, docs/cli.md): 0 with an answer; 2 for bad arguments or an unknown dataset
 or job; 1 when the source cannot be read; 4 when ``failed-upstream`` found a failed job. See docs/graph.md
 for the JSON contract. ``publish-static`` and ``diff`` (static
-lineage, docs/static-lineage.md) are owned by :mod:`airflow_lineage_plus.declared.commands`.
+lineage, docs/static-lineage.md) are owned by :mod:`airflow_lineage_plus.declared.static_commands`.
 """
 
 from __future__ import annotations
@@ -24,9 +24,9 @@ from typing import Any
 from airflow_lineage_plus import pictures, store_commands
 from airflow_lineage_plus.act import freshness
 from airflow_lineage_plus.cli import commands as codes
-from airflow_lineage_plus.cli import what_changed
+from airflow_lineage_plus.cli import what_changed_command as what_changed
 from airflow_lineage_plus.cli.parser import DATASET_ONLY, QUICK, build
-from airflow_lineage_plus.declared import commands as declared
+from airflow_lineage_plus.declared import static_commands as declared
 from airflow_lineage_plus.deliver import replay
 from airflow_lineage_plus.exceptions import NodeNotFound, SourceUnavailable, UsageError
 from airflow_lineage_plus.graph import LineageQueries
@@ -154,13 +154,16 @@ def _run(argv: Sequence[str] | None) -> tuple[int, str, str, LineageSource | Non
             + ", ".join(f"{k}={v}" for k, v in sorted(source.problems.items()))
             + "\n"
         )
-    return _status(args, answer), _output(args.format, answer, rendered) + "\n", err, source
+    return _status(args, answer), _output(args, answer, rendered) + "\n", err, source
 
 
-def _output(form: str, answer: Any, rendered: str) -> str:
-    """The answer in the asked ``--format``."""
+def _output(args: argparse.Namespace, answer: Any, rendered: str) -> str:
+    """The answer in the asked ``--format`` (``what-changed`` draws its own picture)."""
+    form = args.format
     if form == "json":
         return json.dumps(answer, indent=2, ensure_ascii=False)
+    if args.command == what_changed.COMMAND:
+        return rendered
     if form == "mermaid":
         return pictures.graph_picture(answer).mermaid()
     if form == "dot":
@@ -169,8 +172,9 @@ def _output(form: str, answer: Any, rendered: str) -> str:
 
 
 def _status(args: argparse.Namespace, answer: Any) -> int:
-    """The exit status of an answer: ``failed-upstream`` says whether it found a failed job."""
-    if args.command == "failed-upstream" and answer["nodes"]:
+    """The exit status of an answer: ``failed-upstream`` says whether it found a failed job or a failed
+    assertion (the target's own included)."""
+    if args.command == "failed-upstream" and (answer["nodes"] or "failedAssertions" in answer["target"]):
         return codes.FAILED_UPSTREAM
     return codes.OK
 
@@ -198,8 +202,8 @@ def _freshness(queries: LineageQueries, args: argparse.Namespace) -> tuple[Any, 
 def _notify_breaches(source: LineageSource, at: datetime | None) -> dict[str, int]:
     """Send the alerts of the current breaches (each once, whoever asks); counts of what happened."""
     from airflow_lineage_plus import conf
-    from airflow_lineage_plus.act.claims import open_claims
     from airflow_lineage_plus.act.notifiers import configured_factory, send_once
+    from airflow_lineage_plus.claims import open_alert_claims
 
     factory = configured_factory()
     if factory is None:
@@ -208,7 +212,7 @@ def _notify_breaches(source: LineageSource, at: datetime | None) -> dict[str, in
     alerts = freshness.freshness_alerts(
         source, found, base_url=conf.airflow_base_url(), recipients=conf.alert_recipients()
     )
-    return send_once(alerts, open_claims(), factory).counts()
+    return send_once(alerts, open_alert_claims(), factory).counts()
 
 
 def _answer(

@@ -24,7 +24,7 @@ ERROR = 1
 USAGE = 2
 #: ``diff --fail-on``: a change of that severity was found
 CHANGE_FOUND = 3
-#: ``failed-upstream``: an upstream job whose latest run failed was found
+#: ``failed-upstream``: an upstream job whose latest run failed, or a failed assertion, was found
 FAILED_UPSTREAM = 4
 
 EXIT_CODES = {
@@ -32,7 +32,7 @@ EXIT_CODES = {
     ERROR: "an error (the source or a DAG file could not be read, an event could not be sent)",
     USAGE: "a usage mistake (bad arguments, an unknown dataset or job)",
     CHANGE_FOUND: "diff --fail-on: a change of that severity was found",
-    FAILED_UPSTREAM: "failed-upstream: a failed upstream job was found",
+    FAILED_UPSTREAM: "failed-upstream: a failed upstream job or assertion was found",
 }
 
 FORMAT_HELP = {

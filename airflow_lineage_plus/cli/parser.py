@@ -7,8 +7,8 @@ import argparse
 
 from airflow_lineage_plus import store_commands
 from airflow_lineage_plus.cli import commands as c
-from airflow_lineage_plus.cli import what_changed
-from airflow_lineage_plus.declared import commands as declared
+from airflow_lineage_plus.cli import what_changed_command as what_changed
+from airflow_lineage_plus.declared import static_commands as declared
 from airflow_lineage_plus.deliver import replay
 
 DATASET_ONLY = {"failed-upstream", "impact", "schema-diff", "columns", what_changed.COMMAND}
@@ -30,7 +30,7 @@ QUESTIONS = {
         ["downstream --job-namespace airflow --job ecommerce_orders.load_stg_orders --format dot"],
     ),
     "failed-upstream": (
-        "upstream jobs of a dataset whose latest run failed (exit code 4 when there is one)",
+        "upstream jobs whose latest run failed, datasets whose assertions failed (exit code 4 if any)",
         [f"failed-upstream {_MART}", f"failed-upstream {_MART} --format json || echo 'upstream failed'"],
     ),
     "impact": (
@@ -145,7 +145,7 @@ def _other_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 def _store_and_change_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """``what-changed``, and the lineage store's ``import`` and ``retention``."""
-    # -- what changed upstream (owned by airflow_lineage_plus.cli.what_changed; docs/what-changed.md) --
+    # -- what changed upstream (owned by cli/what_changed_command.py; docs/what-changed.md) --
     changed = c.add_command(
         sub,
         what_changed.COMMAND,
@@ -154,7 +154,7 @@ def _store_and_change_commands(sub: argparse._SubParsersAction[argparse.Argument
         description=what_changed.DESCRIPTION,
     )
     what_changed.add_arguments(changed)
-    c.add_format(changed, ("text", "json"))
+    c.add_format(changed, what_changed.FORMATS)
     # -- the lineage store (owned by airflow_lineage_plus.store_commands; docs/graph.md) --
     store_commands.add_import_arguments(
         c.add_command(

@@ -32,6 +32,7 @@ import attr
 
 from airflow_lineage_plus import _compat, datasets
 from airflow_lineage_plus.__about__ import __version__
+from airflow_lineage_plus.author import build, validation
 from airflow_lineage_plus.author.mixins import SPEC_ATTRIBUTE, spec_from_kwargs
 from airflow_lineage_plus.author.spec import LineageSpec
 from airflow_lineage_plus.containment import call_within
@@ -158,7 +159,7 @@ def declared_spec(task: Any, dag_file: str | None = None) -> LineageSpec | None:
     if spec is None and isinstance(getattr(task, "partial_kwargs", None), dict):
         spec = spec_from_kwargs(dict(task.partial_kwargs))
         if spec is not None:  # an operator checks its declaration when built: a mapped one only at run time
-            spec.validate(task.task_id, dag_file)
+            validation.validate(spec, task.task_id, dag_file)
     return spec if isinstance(spec, LineageSpec) else None
 
 
@@ -200,7 +201,8 @@ def task_event(dag: Any, task: Any, *, namespace: str, names: ConnectionNames, e
 
     spec = declared_spec(task, getattr(dag, "fileloc", None))
     if spec is not None:
-        lineage = spec.to_operator_lineage(resolved_refs={ref: names(ref) for ref in spec.connection_refs()})
+        resolved = {ref: names(ref) for ref in spec.connection_refs()}
+        lineage = build.to_operator_lineage(spec, resolved_refs=resolved)
         inputs, outputs, job_facets = list(lineage.inputs), list(lineage.outputs), lineage.job_facets
     else:
         inputs = _asset_datasets(getattr(task, "inlets", None), names, output=False)

@@ -1,9 +1,9 @@
 """Declared lineage sent as OpenLineage JobEvents, so consumers see a DAG's lineage before its first run.
 
 Where to: the transport the OpenLineage provider is configured with (``[openlineage] transport``: the
-event log through :class:`~airflow_lineage_plus.deliver.transport.EventLogTransport`, Marquez over
+event log through :class:`~airflow_lineage_plus.deliver.event_log_transport.EventLogTransport`, Marquez over
 ``http``, Kafka ...), or an event log path, or a Marquez URL. Every event goes through the same redaction
-and size limits as task events (:func:`~airflow_lineage_plus.deliver.budget.enforce`) before it leaves.
+and size limits as task events (:func:`~airflow_lineage_plus.deliver.event_budget.enforce`) before it leaves.
 
 A JobEvent carries no run: the graph shows its edges as *declared* until the job runs, and then the
 run's lineage wins (:mod:`airflow_lineage_plus.graph.declared`); Marquez records the job and its inputs
@@ -18,8 +18,8 @@ from typing import Any
 import attr
 
 from airflow_lineage_plus import _compat
-from airflow_lineage_plus.deliver import transport
-from airflow_lineage_plus.deliver.budget import enforce
+from airflow_lineage_plus.deliver import event_log_transport
+from airflow_lineage_plus.deliver.event_budget import enforce
 from airflow_lineage_plus.deliver.serialize import dumps
 from airflow_lineage_plus.marquez_client import MarquezClient
 from airflow_lineage_plus.progress import progress
@@ -40,12 +40,14 @@ def _sender(
 ) -> tuple[Callable[[Any], None], Callable[[], None], str]:
     """(send one event, close, destination label)."""
     if events_log is not None:
-        log = transport.EventLogTransport(transport.EventLogConfig(log_file_path=events_log))
+        log = event_log_transport.EventLogTransport(
+            event_log_transport.EventLogConfig(log_file_path=events_log)
+        )
 
         def append(event: Any) -> None:
-            lost = transport.lost_events()
+            lost = event_log_transport.lost_events()
             log.emit(event)  # never raises: a failed write is counted
-            if transport.lost_events() != lost:
+            if event_log_transport.lost_events() != lost:
                 raise OSError(f"could not append to the event log {events_log} (see the warning above)")
 
         return append, lambda: None, f"event log {events_log}"

@@ -1,4 +1,4 @@
-"""A lineage diff (:mod:`.compare`, with :mod:`.impact`) as text for a terminal, or Markdown for a pull
+"""A lineage diff (:mod:`.compare`, with :mod:`.change_impact`) as text for a terminal, or Markdown for a pull
 request comment.
 
 Every name in the Markdown comes from DAG code or the lineage graph: it is written inside code spans

@@ -2,7 +2,7 @@
 
 One cutter for SQL text and one for schema fields, used both when a declaration is turned into facets
 (:mod:`airflow_lineage_plus.author.build`) and when a whole event is checked before it leaves
-(:mod:`airflow_lineage_plus.deliver.budget`). Nothing is cut silently: each cut is counted here
+(:mod:`airflow_lineage_plus.deliver.event_budget`). Nothing is cut silently: each cut is counted here
 (:func:`cut_counts`) and reported by its caller.
 """
 

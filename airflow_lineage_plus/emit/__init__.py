@@ -2,8 +2,8 @@
 
 :mod:`.registry` holds what a running task recorded (read when the provider builds its events in the same
 memory image); :mod:`.self_skip` is the worker-side hook and ``custom_run_facets`` function;
-:mod:`.skip_causes`, :mod:`.skip_records`, :mod:`.claims`, :mod:`.handoff` and :mod:`.metadata_session`
+:mod:`.skip_causes`, :mod:`.skip_records`, :mod:`.handoff` and :mod:`.metadata_session`
 make one record per task instance the scheduler skipped, once across schedulers and outside the
-scheduler loop; :mod:`.listener` wires them to Airflow's listener hooks; :mod:`.fold` folds self-emitted
-events into the task run. Nothing here imports the author stage.
+scheduler loop; :mod:`.skip_listener` wires them to Airflow's listener hooks; :mod:`.run_fold` folds
+self-emitted events into the task run. Nothing here imports the author stage.
 """

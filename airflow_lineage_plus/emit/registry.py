@@ -15,7 +15,7 @@ from typing import Any, TypeVar
 
 import attr
 
-from airflow_lineage_plus.facets import ExecutionModeRunFacet
+from airflow_lineage_plus.custom_facets import ExecutionModeRunFacet
 
 T = TypeVar("T")
 TaskKey = tuple[str, str, str, int, int]

@@ -22,8 +22,8 @@ from openlineage.client.facet_v2 import RunFacet
 
 from airflow_lineage_plus import conf
 from airflow_lineage_plus.containment import contain, contained
+from airflow_lineage_plus.custom_facets import SELF_SKIP, SkipStateRunFacet
 from airflow_lineage_plus.emit import registry
-from airflow_lineage_plus.facets import SELF_SKIP, SkipStateRunFacet
 
 _WRAPPED_MARK = "_lineage_plus_skip_watch"
 _KEY_ATTR = "_lineage_plus_skip_key"

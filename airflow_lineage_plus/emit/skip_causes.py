@@ -16,14 +16,14 @@ from datetime import datetime
 from typing import Any
 
 from airflow_lineage_plus import _compat
-from airflow_lineage_plus.emit.self_skip import state_name
-from airflow_lineage_plus.facets import (
+from airflow_lineage_plus.custom_facets import (
     BRANCH_NOT_TAKEN,
     MANUAL,
     SHORT_CIRCUIT,
     TRIGGER_RULE,
     UNKNOWN,
 )
+from airflow_lineage_plus.emit.self_skip import state_name
 
 #: Task-instance states of a task instance that ended without running in its current try.
 NOT_RUN_STATES = ("skipped", "upstream_failed")

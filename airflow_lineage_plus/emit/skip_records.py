@@ -8,9 +8,10 @@ declared inlets as inputs, no outputs, and the skip facet (its cause from :mod:`
 
 The hook itself (:func:`emit_for_dag_run`) only hands the work off (:mod:`.handoff`); :func:`emit_committed`
 reads, in the provider's process pool, through a short bounded session of its own
-(:mod:`.metadata_session`), and claims each runId in the metadata database (:mod:`.claims`) so it goes out
-at most once whichever scheduler reports the run. See ``docs/skip-state.md`` for what a consumer sees and
-why the records are ABORT events, and ``docs/deployment.md`` for the production setup.
+(:mod:`.metadata_session`), and claims each runId in the metadata database
+(:mod:`~airflow_lineage_plus.claims`) so it goes out at most once whichever scheduler reports the run.
+See ``docs/skip-state.md`` for what a consumer sees and why the records are ABORT events, and
+``docs/deployment.md`` for the production setup.
 """
 
 from __future__ import annotations
@@ -23,14 +24,14 @@ from typing import Any
 from openlineage.client.facet_v2 import RunFacet
 
 from airflow_lineage_plus import _compat, conf
+from airflow_lineage_plus.claims import Claim, claim, ensure_table, skip_claims_table
 from airflow_lineage_plus.containment import contained, report
+from airflow_lineage_plus.custom_facets import SkipStateRunFacet
 from airflow_lineage_plus.datasets import from_asset
-from airflow_lineage_plus.emit.claims import Claim, claim, claims_table, ensure_table
 from airflow_lineage_plus.emit.handoff import after_commit, hand_off
 from airflow_lineage_plus.emit.metadata_session import short_session
 from airflow_lineage_plus.emit.self_skip import state_name
 from airflow_lineage_plus.emit.skip_causes import DagRunSnapshot, explain, snapshot_dag_run
-from airflow_lineage_plus.facets import SkipStateRunFacet
 
 log = logging.getLogger(__name__)
 
@@ -216,7 +217,7 @@ def _claimed_records(dag_id: str, run_id: str, clear_number: int) -> list[Any]:
     Nothing is built unless the metadata database shows the DAG run ended in the same clear (a run
     cleared since, or an end that was rolled back, gets its records from its own, later report).
     """
-    table = claims_table(conf.skip_claims_table())
+    table = skip_claims_table(conf.skip_claims_table())
     with short_session(conf.skip_query_timeout()) as session:
         ensure_table(session, table)
         dag_run = _ended_run(session, dag_id, run_id, clear_number)
@@ -232,9 +233,10 @@ def emit_committed(dag_id: str, run_id: str, clear_number: int) -> None:
     """Build, claim and emit the records of a finished DAG run (runs in the provider's process pool).
 
     Reads through a short session of its own with every statement bounded by ``[lineage_plus]
-    skip_query_timeout``; claims each runId in the metadata database (:mod:`.claims`) so that of all
-    the processes reporting this DAG run exactly one emits each record. Never raises: a failure is one
-    warning per process and error type, and one INFO line naming the DAG run whose records were lost.
+    skip_query_timeout``; claims each runId in the metadata database (:mod:`~airflow_lineage_plus.claims`)
+    so that of all the processes reporting this DAG run exactly one emits each record. Never raises: a
+    failure is one warning per process and error type, and one INFO line naming the DAG run whose records
+    were lost.
     """
     try:
         fresh = _claimed_records(dag_id, run_id, clear_number)

@@ -24,11 +24,11 @@ from typing import Any, BinaryIO
 
 from airflow_lineage_plus import node_ids as ids
 from airflow_lineage_plus.exceptions import NodeNotFound, SourceUnavailable
-from airflow_lineage_plus.graph import eventlog_details, eventlog_history, logfile
+from airflow_lineage_plus.graph import eventlog_details, eventlog_history, logfile, state
 from airflow_lineage_plus.graph import wire as w
 from airflow_lineage_plus.graph.answers import failed_jobs, rank_search
 from airflow_lineage_plus.graph.focus import Catalog, FocusedGraph, GraphCatalog
-from airflow_lineage_plus.graph.history import History
+from airflow_lineage_plus.graph.history import History, LatestAssertions
 from airflow_lineage_plus.graph.model import LineageGraph
 from airflow_lineage_plus.graph.records import Fields
 from airflow_lineage_plus.graph.source import LineageSource
@@ -42,21 +42,18 @@ CHUNK_BYTES = logfile.CHUNK_BYTES
 #: process (the API server) must be able to collect what later refreshes leave behind.
 BULK_READ_BYTES = 64 * 1024 * 1024
 PARALLEL_MIN_BYTES = 64 * 1024 * 1024  # below this a second process costs more than it saves
-# A worker also exports its part (~6 % of folding it) before this process merges it, so it gets a
-# smaller part than this process: both then finish at about the same time (measured at 10M events, 26 GiB:
-# the worker folded and exported in 85.5 s, this process folded in 86.1 s). Folding a worker's part in
-# two pieces, the first merged here while the worker folds the second, was tried: no faster within the
-# machine's noise (137 s against 139 s) and a higher peak (3.9-4.1 GiB against 3.7: the worker's second
-# graph is alive during the first merge).
+# A worker also exports its part before this process merges it, so it gets a smaller part: both then
+# finish at about the same time (the figures, and a split that was tried and dropped: docs/graph.md).
 WORKER_SHARE = 0.94
-# By default a worker is forked only when two CPUs are idle (give or take half a CPU). Measured on a shared
-# 2-CPU machine with one CPU idle at the start: the two processes together got about one CPU (probably
-# the scheduler's fair share between sessions), and the merge's extra CPU made the load slower (21.7 s;
-# one process took 14.5-19.7 s in similar moments).
+# By default a worker is forked only when two CPUs are idle (give or take half a CPU): with one CPU for
+# both, the merge's extra work makes the load slower than one process (docs/graph.md).
 IDLE_CPU_NEEDED = 1.5
 
 
 class EventLogSource(LineageSource):
+    #: what run histories keep between questions (replaced whenever the graph is)
+    _history: eventlog_history.HistoryCache
+
     def __init__(
         self,
         path: str | Path,
@@ -87,6 +84,7 @@ class EventLogSource(LineageSource):
         self.worker_parts = 0  # parts of the log folded by worker processes since the last (re)load
         self._identity: tuple[int, int, bytes] | None = None
         self._lock = threading.RLock()
+        self._history = eventlog_history.HistoryCache()
         if not self.path.is_file() and not (missing_ok and not self.path.exists()):
             raise SourceUnavailable(f"event log {self.path} does not exist or is not a file")
         self.refresh()
@@ -213,7 +211,7 @@ class EventLogSource(LineageSource):
                 problems, events, offset = part
                 with spool:
                     spool.seek(0)  # the worker wrote through the same open file, moving its offset
-                    self.graph.absorb_from(spool)
+                    state.absorb_from(self.graph, spool)
                 for kind, number in problems.items():
                     self.problems[kind] = self.problems.get(kind, 0) + number
                 self.events += events
@@ -235,7 +233,7 @@ class EventLogSource(LineageSource):
             self.graph, self.problems, self.events = LineageGraph(), {}, 0
             self._read_events(start, stop)
             spool.seek(0)
-            self.graph.export_to(spool)
+            state.export_to(self.graph, spool)
             spool.flush()
             sender.send((self.problems, self.events, self.offset))
         except Exception:  # no part sent: the parent folds [start, stop) itself
@@ -304,6 +302,19 @@ class EventLogSource(LineageSource):
                 return logfile.read_ref(handle, ref)
         except OSError:
             return None
+
+    def _read_refs(self, refs: Sequence[int]) -> dict[int, dict[str, Any] | None]:
+        """Many events by their refs, with one open file, in the order of their places in it."""
+        found: dict[int, dict[str, Any] | None] = {}
+        try:
+            with open(self.path, "rb") as handle:
+                wanted = sorted(set(refs))
+                logfile.prefetch(handle, wanted)
+                for ref in wanted:
+                    found[ref] = logfile.read_ref(handle, ref)
+        except OSError:
+            pass  # those not read are None
+        return found
 
     # -- LineageSource --------------------------------------------------------------------------
     def _require(self, node_id: str) -> None:
@@ -374,7 +385,24 @@ class EventLogSource(LineageSource):
     def run_history(
         self, node_ids: Sequence[str], runs: int, *, as_of: int | None = None
     ) -> dict[str, History]:
-        return eventlog_history.run_history(self.focused(as_of), node_ids, runs, self._read_ref, as_of)
+        """From the jobs' runs folded once and the runs' facts read once, kept while the log is unchanged
+        (:class:`.eventlog_history.HistoryCache`)."""
+        with self._lock:
+            key = (self.offset, self.events, as_of, getattr(self, "retained_from", None))
+            graph, reader, bounds = self._history.get(
+                self.graph, key, lambda: self.focused(as_of), self._read_refs
+            )
+            return eventlog_history.run_history(graph, node_ids, runs, reader, as_of, bounds)
+
+    def latest_assertions(
+        self, dataset_ids: Sequence[str], *, as_of: int | None = None
+    ) -> dict[str, list[LatestAssertions]]:
+        # the graph in memory answers which run is each job's latest at once; a lazily loaded one (an index)
+        # or a past one is read through a focused graph, which folds the jobs it touches
+        whole = as_of is None and type(self.graph) is LineageGraph
+        view = self.graph if whole else self.focused(as_of)
+        refs = self.catalog().job_refs
+        return eventlog_history.latest_assertions(view, refs, dataset_ids, self._read_ref, as_of)
 
     def run_details(self, run_id: str) -> dict[str, Any]:
         run = self.graph.runs.get(run_id)

@@ -1,41 +1,138 @@
 """The per-run history (:mod:`.history`) of the event log's nodes, read back from each run's events.
 
 Like the details (:mod:`.eventlog_details`), the graph keeps only where each run's events are (refs);
-the facets a history needs (the job's SQL and code, the Airflow try number, the datasets' figures,
+the facts a history needs (the job's SQL and code, the Airflow try number, the datasets' figures,
 schemas, assertions and partitions) are read back from the log for the runs asked for only.
+
+What it costs, and what is kept between questions (:class:`HistoryCache`, held by the source while the
+log is unchanged):
+
+* the jobs' runs are folded once (a :class:`.FocusedGraph` reused by the next question, dropped when
+  the log grew or after ``EVENTS_KEPT`` events);
+* each run's events are read in one pass over the file (sorted by place) and boiled down to the few
+  facts a history needs (:class:`RunFacts`, the newest ``RUNS_KEPT`` kept): a job and its outputs, and
+  the next question, read the same runs;
+* a dataset's history reads only the runs that can be among its newest: the candidate jobs (its writers,
+  or for a source every reader) are taken newest first, by the time of each job's latest event (the
+  catalog knows it without folding the job), and no further once ``runs`` writes newer than the next
+  job's latest event are found. A source read by every job of a large log (a shared calendar table) thus
+  costs the few jobs that read it last, not all of them; the answer is the one a read of all of them
+  gives.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+import weakref
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
+
+import attrs
 
 from airflow_lineage_plus import facet_keys as fk
 from airflow_lineage_plus import node_ids as ids
 from airflow_lineage_plus.graph.eventlog_details import ReadRef
-from airflow_lineage_plus.graph.history import DatasetRun, History, JobRun, digest
+from airflow_lineage_plus.graph.focus import FocusedGraph
+from airflow_lineage_plus.graph.history import (
+    Assertions,
+    DatasetRun,
+    History,
+    JobRun,
+    LatestAssertions,
+    digest,
+)
 from airflow_lineage_plus.graph.model import LineageGraph
 from airflow_lineage_plus.graph.records import JobRecord
 from airflow_lineage_plus.graph.runs import RunRecord
 
+#: refs -> {ref: the event as a JSON object, or None where it cannot be read}, in one pass
+ReadRefs = Callable[[Sequence[int]], Mapping[int, "dict[str, Any] | None"]]
 #: a run's events merged: (run facets, job facets, {dataset id: (direction, facets)})
 Merged = tuple[dict[str, Any], dict[str, Any], dict[str, tuple[str, dict[str, Any]]]]
 _NOTHING: Merged = ({}, {}, {})
+#: at most this many assertions are read of one dataset in one run, each name and column cut to
+#: :data:`MAX_TEXT` characters (an event is hostile input)
+MAX_ASSERTIONS = 200
+MAX_TEXT = 200
+#: ``latest_assertions`` reads back the assertions of at most this many datasets (the first asked for: a
+#: walk's nearest) and, of each, of the jobs next to it that ran last (a query has a bounded cost)
+MAX_DATASETS = 200
+MAX_JOBS = 10
+MAX_REFS = 32
+#: a dataset's figures in one run: DatasetRun's fields after run_id, job_id and at
+Figures = tuple[Any, ...]
+#: runs whose facts are kept between questions (a few hundred bytes each)
+RUNS_KEPT = 20_000
+#: a source's readers are folded newest first, at first as many as runs are asked for (at least this
+#: many), then twice as many each time more are needed
+MIN_CHUNK = 2
+#: events folded into the kept graph before it is dropped and folded anew (the memory of a long-lived
+#: server: about 0.8 KB an event, measured on the generated log, so about 80 MB)
+EVENTS_KEPT = 100_000
 
 
-class _Reader:
-    """Merges each run's events once per question (a job and its outputs read the same runs)."""
+@attrs.frozen
+class RunFacts:
+    """What a history needs of one run's events: the Airflow try number, versions of the job's SQL and
+    code, and the figures of each dataset the events name."""
 
-    def __init__(self, read_ref: ReadRef) -> None:
-        self.read_ref = read_ref
-        self.merged: dict[int, Merged] = {}
+    tries: int | None = None
+    sql: str | None = None
+    source_code: str | None = None
+    datasets: Mapping[str, Figures] = attrs.field(factory=dict)
 
-    def merge(self, run: RunRecord) -> Merged:
-        key = id(run)
-        found = self.merged.get(key)
-        if found is None:
-            found = self.merged[key] = _merge(e for e in (self.read_ref(r) for r in run.refs) if e)
+
+_NO_FACTS = RunFacts()
+
+
+class RunReader:
+    """Reads the events of many runs at once and keeps each run's :class:`RunFacts` (by its refs: the
+    same refs are the same bytes of the same log)."""
+
+    def __init__(self, read_refs: ReadRefs, keep: int = RUNS_KEPT) -> None:
+        self.read_refs = read_refs
+        self.keep = keep
+        self.kept: dict[tuple[int, ...], RunFacts] = {}
+        self.events_read = 0  # events read back from the log since this reader was made
+
+    def facts(self, runs: Sequence[RunRecord]) -> list[RunFacts]:
+        """The facts of each run (of a run without events: none), the events not kept read in one pass."""
+        keys = [tuple(run.refs) for run in runs]
+        missing = sorted({ref for key in keys if key not in self.kept for ref in key})
+        events = self.read_refs(missing) if missing else {}
+        self.events_read += len(missing)
+        found = []
+        for key in keys:
+            facts = self.kept.get(key)
+            if facts is None:
+                facts = _facts(_merge(e for e in (events.get(r) for r in key) if e)) if key else _NO_FACTS
+                if len(self.kept) >= self.keep:
+                    del self.kept[next(iter(self.kept))]  # the oldest kept
+                self.kept[key] = facts
+            found.append(facts)
         return found
+
+
+class HistoryCache:
+    """What a source keeps between history questions: a :class:`RunReader` while its graph is the same
+    object, and the folded graph (with each job's latest event time) while the log is also unchanged
+    (``key``) and has folded at most ``EVENTS_KEPT`` events (its ``version`` counts them)."""
+
+    def __init__(self) -> None:
+        self.owner: weakref.ref[object] | None = None  # not keeping a replaced graph alive
+        self.key: tuple[Any, ...] | None = None
+        self.graph: FocusedGraph | None = None
+        self.reader: RunReader | None = None
+        self.bounds: dict[str, int | None] = {}
+
+    def get(
+        self, owner: object, key: tuple[Any, ...], fold: Callable[[], FocusedGraph], read_refs: ReadRefs
+    ) -> tuple[FocusedGraph, RunReader, dict[str, int | None]]:
+        """(the graph to read histories from, the reader, job id -> latest event time kept)."""
+        if self.owner is None or self.owner() is not owner or self.reader is None:
+            self.owner, self.reader, self.graph = weakref.ref(owner), RunReader(read_refs), None
+        if self.graph is None or key != self.key or self.graph.version > EVENTS_KEPT:
+            self.graph, self.key, self.bounds = fold(), key, {}
+        return self.graph, self.reader, self.bounds
 
 
 def _merge(events: Iterable[dict[str, Any]]) -> Merged:
@@ -58,52 +155,167 @@ def _merge(events: Iterable[dict[str, Any]]) -> Merged:
     return run_facets, job_facets, datasets
 
 
+def _facts(merged: Merged) -> RunFacts:
+    run_facets, job_facets, datasets = merged
+    task_instance = _dict(_dict(run_facets.get(fk.AIRFLOW_RUN)).get("taskInstance"))
+    tries = task_instance.get("try_number")
+    return RunFacts(
+        tries=tries if _is_int(tries) else None,
+        sql=digest(_text(_dict(job_facets.get(fk.SQL)).get("query"))),
+        source_code=_code_version(job_facets),
+        datasets={key: _figures(facets) for key, (_, facets) in datasets.items()},
+    )
+
+
 def _dict(value: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
 def run_history(
-    graph: LineageGraph, node_ids: Sequence[str], runs: int, read_ref: ReadRef, as_of: int | None = None
+    graph: FocusedGraph,
+    node_ids: Sequence[str],
+    runs: int,
+    reader: RunReader,
+    as_of: int | None = None,
+    bounds: dict[str, int | None] | None = None,
 ) -> dict[str, History]:
-    """:meth:`LineageSource.run_history` over ``graph`` (a graph that keeps its runs' refs)."""
-    reader = _Reader(read_ref)
+    """:meth:`LineageSource.run_history` over ``graph`` (a graph folded from the log that keeps its runs'
+    refs); ``bounds`` keeps each job's latest event time between questions."""
+    question = _Question(graph, runs, reader, as_of, bounds if bounds is not None else {})
     found: dict[str, History] = {}
     for node_id in node_ids:
         if node_id.startswith("job:"):
             job = graph.job_record(node_id)
             if job is not None:
-                found[node_id] = History(node_id, tuple(_job_runs(graph, job, runs, reader, as_of)))
-        elif graph.dataset_record(node_id) is not None:
-            found[node_id] = _dataset_history(graph, node_id, runs, reader, as_of)
+                found[node_id] = History(node_id, tuple(question.job_runs(job)))
+        elif graph.catalog.has_dataset(node_id):
+            history = question.dataset_history(node_id)
+            if history.runs or question.has_dataset(node_id):  # runs that name it: it is there
+                found[node_id] = history
     return found
 
 
-def _recent(graph: LineageGraph, job: JobRecord, as_of: int | None) -> list[RunRecord]:
-    runs = [r for r in graph.all_runs(job) if as_of is None or (r.started_at or 0) <= as_of]
-    return sorted(runs, key=RunRecord.sort_key, reverse=True)
+class _Question:
+    """One ``run_history`` call: the runs of each job sorted once."""
 
+    def __init__(
+        self,
+        graph: FocusedGraph,
+        count: int,
+        reader: RunReader,
+        as_of: int | None,
+        bounds: dict[str, int | None],
+    ) -> None:
+        self.graph, self.count, self.reader, self.as_of, self.bounds = graph, count, reader, as_of, bounds
+        self.recent: dict[str, list[RunRecord]] = {}
 
-def _job_runs(
-    graph: LineageGraph, job: JobRecord, count: int, reader: _Reader, as_of: int | None
-) -> list[JobRun]:
-    found = []
-    for run in _recent(graph, job, as_of)[:count]:
-        run_facets, job_facets, _ = reader.merge(run) if run.refs else _NOTHING
-        task_instance = _dict(_dict(run_facets.get(fk.AIRFLOW_RUN)).get("taskInstance"))
-        tries = task_instance.get("try_number")
-        found.append(
-            JobRun(
-                run_id=run.run_id or f"not-run:{run.parent_run_id}",
-                state=run.state,
-                started=run.start if run.start is not None else run.first_seen,
-                ended=run.end,
-                tries=tries if isinstance(tries, int) and not isinstance(tries, bool) else None,
-                execution_mode=run.exec_mode,
-                sql=digest(_text(_dict(job_facets.get(fk.SQL)).get("query"))),
-                source_code=_code_version(job_facets),
+    def runs_of(self, job: JobRecord) -> list[RunRecord]:
+        """The job's runs started at or before ``as_of``, newest first."""
+        found = self.recent.get(job.id)
+        if found is None:
+            as_of = self.as_of
+            runs = [r for r in self.graph.all_runs(job) if as_of is None or (r.started_at or 0) <= as_of]
+            found = self.recent[job.id] = sorted(runs, key=RunRecord.sort_key, reverse=True)
+        return found
+
+    def has_dataset(self, dataset_id: str) -> bool:
+        """Whether the graph has a dataset the catalog knows. Now, yes (some event named it: folding its
+        events would make it); as of a time, after folding them all (asked only of a dataset without runs,
+        so not of a source read by thousands)."""
+        if self.as_of is None:
+            return self.graph.catalog.has_dataset(dataset_id)
+        return self.graph.dataset_record(dataset_id) is not None
+
+    def job_runs(self, job: JobRecord) -> list[JobRun]:
+        runs = self.runs_of(job)[: self.count]
+        facts = iter(self.reader.facts([run for run in runs if run.refs]))
+        found = []
+        for run in runs:
+            fact = next(facts) if run.refs else _NO_FACTS
+            found.append(
+                JobRun(
+                    run_id=run.run_id or f"not-run:{run.parent_run_id}",
+                    state=run.state,
+                    started=run.start if run.start is not None else run.first_seen,
+                    ended=run.end,
+                    tries=fact.tries,
+                    execution_mode=run.exec_mode,
+                    sql=fact.sql,
+                    source_code=fact.source_code,
+                )
             )
+        return found
+
+    def dataset_history(self, dataset_id: str) -> History:
+        """The newest writes by its writers; for a dataset no writer recorded, the newest reads."""
+        graph = self.graph
+        writers = graph.neighbours(dataset_id, upstream=True, retired=True, declared_too=False)
+        records = [job for job in (graph.job_record(j) for j in sorted(j for j, _ in writers)) if job]
+        slo = [job.slo_minutes for job in records if job.slo_minutes is not None]
+        least = min(slo) if slo else None
+        found = self.newest(dataset_id, [job.id for job in records], readers=False)
+        if not found:
+            readers = sorted(set(graph.catalog.adjacent(dataset_id, upstream=False)))
+            found = self.newest(dataset_id, [j for j in readers if j.startswith("job:")], readers=True)
+        return History(dataset_id, tuple(found), least)
+
+    def newest(self, dataset_id: str, job_ids: list[str], *, readers: bool) -> list[DatasetRun]:
+        """The dataset's newest ``count`` runs among the newest ``count`` completed runs of each job (of
+        ``job_ids``, sorted; with ``readers``, candidates that may not read it), newest first by (time,
+        run id), ties in job order: what reading every job gives, reading jobs newest first and none
+        past the point where no run of theirs can be among the newest (see the module docstring)."""
+        count, graph = self.count, self.graph
+        rank = {job_id: at for at, job_id in enumerate(job_ids)}
+        order = sorted(job_ids, key=self._newest_first)
+        best: list[tuple[int, str, int, int, DatasetRun]] = []  # (at, run id, -job rank, -run rank, run)
+        real: set[str] = set()
+        folded, chunk = 0, max(count, MIN_CHUNK)
+        for position, job_id in enumerate(order):
+            bound = self._bound(job_id)
+            if len(best) >= count and bound is not None and bound < best[count - 1][0]:
+                break  # every later job's runs are older than the newest found
+            if readers:
+                if position >= folded:  # fold the next candidates at once, twice as many each time
+                    graph.ensure_jobs(order[folded : folded + chunk])
+                    folded, chunk = folded + chunk, 2 * chunk
+                    real = {j for j, _ in self._readers(dataset_id)}
+                if job_id not in real:
+                    continue
+            job = graph.job_record(job_id)
+            if job is None:
+                continue
+            floor = best[count - 1][:2] if len(best) >= count else None
+            completed = [r for r in self.runs_of(job) if r.completed][:count]
+            eligible = [(i, r) for i, r in enumerate(completed) if floor is None or _key(r) >= floor]
+            for (i, run), fact in zip(eligible, self.reader.facts([r for _, r in eligible]), strict=True):
+                figures = fact.datasets.get(dataset_id)
+                if figures is not None:
+                    at, run_id = _key(run)
+                    best.append((at, run_id, -rank[job_id], -i, DatasetRun(run_id, job_id, at, *figures)))
+            best.sort(key=lambda b: b[:4], reverse=True)
+            del best[count:]
+        return [b[4] for b in best]
+
+    def _readers(self, dataset_id: str) -> list[tuple[str, str]]:
+        """The dataset's readers among the jobs folded so far (a job's edges come from its own events)."""
+        return LineageGraph.neighbours(
+            self.graph, dataset_id, upstream=False, retired=True, declared_too=False
         )
-    return found
+
+    def _bound(self, job_id: str) -> int | None:
+        """The time of the job's latest event (no run of it is later); None when the catalog cannot tell."""
+        if job_id not in self.bounds:
+            self.bounds[job_id] = self.graph.catalog.last_event_time(job_id)
+        return self.bounds[job_id]
+
+    def _newest_first(self, job_id: str) -> tuple[bool, int, str]:
+        bound = self._bound(job_id)
+        return (bound is not None, -bound if bound is not None else 0, job_id)
+
+
+def _key(run: RunRecord) -> tuple[int, str]:
+    """(time, run id) of a completed run's write, as its :class:`DatasetRun` has them."""
+    return (run.end if run.end is not None else (run.started_at or 0), run.run_id or "")
 
 
 def _text(value: Any) -> str | None:
@@ -118,37 +330,14 @@ def _code_version(job_facets: dict[str, Any]) -> str | None:
     return digest(_text(_dict(job_facets.get("sourceCode")).get("sourceCode")))
 
 
-def _dataset_history(
-    graph: LineageGraph, dataset_id: str, count: int, reader: _Reader, as_of: int | None
-) -> History:
-    slo: list[int] = []
-    for upstream in (True, False):  # writers; for a dataset no job writes, its readers
-        jobs = [
-            j for j, _ in graph.neighbours(dataset_id, upstream=upstream, retired=True, declared_too=False)
-        ]
-        records = [job for job in (graph.job_record(j) for j in sorted(jobs)) if job is not None]
-        if upstream:
-            slo = [job.slo_minutes for job in records if job.slo_minutes is not None]
-        found: list[DatasetRun] = []
-        for job in records:
-            completed = [r for r in _recent(graph, job, as_of) if r.completed]
-            for run in completed[:count]:
-                entry = reader.merge(run)[2].get(dataset_id)
-                if entry is not None:
-                    found.append(_dataset_run(dataset_id, job.id, run, entry[1]))
-        if found:
-            found.sort(key=lambda r: (r.at, r.run_id), reverse=True)
-            return History(dataset_id, tuple(found[:count]), min(slo) if slo else None)
-    return History(dataset_id, (), min(slo) if slo else None)
-
-
-def _dataset_run(dataset_id: str, job_id: str, run: RunRecord, facets: dict[str, Any]) -> DatasetRun:
+def _figures(facets: dict[str, Any]) -> Figures:
+    """(rows, bytes, nulls, fields, assertions, partition, dimensions) of one dataset in one run."""
     statistics = _dict(facets.get(fk.OUTPUT_STATISTICS))
     metrics = _dict(facets.get(fk.DATA_QUALITY_METRICS))
     nulls = []
     for column, figures in sorted(_dict(metrics.get("columnMetrics")).items()):
         count = _dict(figures).get("nullCount")
-        if isinstance(count, int) and not isinstance(count, bool):
+        if _is_int(count):
             nulls.append((str(column), count))
     schema = facets.get(fk.SCHEMA)
     fields = None
@@ -158,23 +347,107 @@ def _dataset_run(dataset_id: str, job_id: str, run: RunRecord, facets: dict[str,
             for f in schema["fields"]
             if isinstance(f, dict) and "name" in f
         )
-    assertions = []
-    for item in _dict(facets.get(fk.DATA_QUALITY_ASSERTIONS)).get("assertions") or ():
-        if isinstance(item, dict) and isinstance(item.get("assertion"), str):
-            assertions.append((item["assertion"], _text(item.get("column")), item.get("success") is True))
     partition, dimensions = _partition(facets.get(fk.SUBSET))
-    return DatasetRun(
-        run_id=run.run_id or "",
-        job_id=job_id,
-        at=run.end if run.end is not None else (run.started_at or 0),
-        rows=_first_int(statistics.get("rowCount"), metrics.get("rowCount")),
-        bytes=_first_int(statistics.get("size"), metrics.get("bytes")),
-        nulls=tuple(nulls),
-        fields=fields,
-        assertions=tuple(assertions),
-        partition=partition,
-        dimensions=dimensions,
+    return (
+        _first_int(statistics.get("rowCount"), metrics.get("rowCount")),
+        _first_int(statistics.get("size"), metrics.get("bytes")),
+        tuple(nulls),
+        fields,
+        assertions_of(facets),
+        partition,
+        dimensions,
     )
+
+
+def assertions_of(facets: dict[str, Any]) -> Assertions:
+    """The ``dataQualityAssertions`` entries of a dataset's facets as (assertion, column, success): entries
+    whose ``assertion`` is not a string are left out, a ``column`` that is not one is None, ``success``
+    counts only when it is ``true``; bounded by :data:`MAX_ASSERTIONS` and :data:`MAX_TEXT`."""
+    items = _dict(facets.get(fk.DATA_QUALITY_ASSERTIONS)).get("assertions")
+    if not isinstance(items, list):
+        return ()
+    found = []
+    for item in items[:MAX_ASSERTIONS]:
+        if isinstance(item, dict) and isinstance(item.get("assertion"), str):
+            column = _text(item.get("column"))
+            cut = column[:MAX_TEXT] if column is not None else None
+            found.append((item["assertion"][:MAX_TEXT], cut, item.get("success") is True))
+    return tuple(found)
+
+
+def latest_assertions(
+    view: LineageGraph,
+    job_refs: Callable[[str], Sequence[int]],
+    dataset_ids: Sequence[str],
+    read_ref: ReadRef,
+    as_of: int | None = None,
+) -> dict[str, list[LatestAssertions]]:
+    """:meth:`LineageSource.latest_assertions`: for each of the first :data:`MAX_DATASETS` datasets, the
+    assertions the latest finished run (on ``view``) of each job next to it (a writer or a reader; of the
+    :data:`MAX_JOBS` that ran last) recorded on it, newest first; datasets nothing asserted on are left
+    out. The run's events are read back from the job's last :data:`MAX_REFS` events (``job_refs``), so
+    nothing is folded again: a run with later events of other runs after all of those is not read."""
+    read = _RunReader(job_refs, read_ref)
+    found: dict[str, list[LatestAssertions]] = {}
+    for dataset_id in dataset_ids[:MAX_DATASETS]:
+        if view.dataset_record(dataset_id) is None:
+            continue
+        jobs = {
+            j
+            for upstream in (True, False)
+            for j, _ in view.neighbours(dataset_id, upstream=upstream, retired=True, declared_too=False)
+        }
+        for job in (view.job_record(j) for j in sorted(_last_ran(view, jobs)[:MAX_JOBS])):
+            finished = (r for r in _recent(view, job, as_of) if r.state != "RUNNING") if job else iter(())
+            run = next(finished, None)
+            entry = read(job.id, run)[2].get(dataset_id) if job is not None and run is not None else None
+            asserted = assertions_of(entry[1]) if entry is not None else ()
+            if job is not None and run is not None and asserted:
+                at = run.end if run.end is not None else (run.started_at or 0)
+                found.setdefault(dataset_id, []).append(
+                    LatestAssertions(dataset_id, job.id, run.run_id or "", at, asserted)
+                )
+        found.get(dataset_id, []).sort(key=lambda a: (a.at, a.job_id), reverse=True)
+    return found
+
+
+class _RunReader:
+    """One run's events merged, found among its job's last :data:`MAX_REFS` events, read newest first
+    back to the run's START (each run once)."""
+
+    def __init__(self, job_refs: Callable[[str], Sequence[int]], read_ref: ReadRef) -> None:
+        self.job_refs, self.read_ref = job_refs, read_ref
+        self.merged: dict[tuple[str, str | None], Merged] = {}
+
+    def __call__(self, job_id: str, run: RunRecord) -> Merged:
+        key = (job_id, run.run_id)
+        if key not in self.merged:
+            mine = []
+            for ref in sorted(self.job_refs(job_id))[-MAX_REFS:][::-1]:  # newest first, back to its START
+                event = self.read_ref(ref)
+                if event and _dict(event.get("run")).get("runId") == run.run_id:
+                    mine.append(event)
+                    if event.get("eventType") == "START":
+                        break
+            self.merged[key] = _merge(mine) if mine and run.run_id else _NOTHING
+        return self.merged[key]
+
+
+def _recent(graph: LineageGraph, job: JobRecord, as_of: int | None) -> list[RunRecord]:
+    """The job's runs started at or before ``as_of``, newest first."""
+    runs = [r for r in graph.all_runs(job) if as_of is None or (r.started_at or 0) <= as_of]
+    return sorted(runs, key=RunRecord.sort_key, reverse=True)
+
+
+def _last_ran(graph: LineageGraph, jobs: Iterable[str]) -> list[str]:
+    """``jobs``, the one whose latest run started last first."""
+
+    def started(job_id: str) -> tuple[int, str]:
+        job = graph.job_record(job_id)
+        run = graph.latest_run(job) if job is not None else None
+        return (run.sort_key()[0] if run is not None else -(2**62), job_id)
+
+    return sorted(jobs, key=started, reverse=True)
 
 
 def _partition(subset: Any) -> tuple[str | None, tuple[tuple[str, str], ...]]:

@@ -56,6 +56,11 @@ class Catalog(abc.ABC):
         """Jobs with a run (at any time) whose parent run is ``run_id``; empty when unknown (a scan)."""
         return ()
 
+    def last_event_time(self, job_id: str) -> int | None:
+        """The time of the job's latest event (no run of the job starts or ends later), without folding
+        it; None when unknown (then it is folded to see)."""
+        return None
+
     @abc.abstractmethod
     def has_job(self, job_id: str) -> bool:
         """Whether the job has events."""
@@ -87,6 +92,7 @@ class FocusedGraph(LineageGraph):
         as_of, apply = self.as_of, self.apply
         try:
             with open(self.path, "rb") as handle:
+                logfile.prefetch(handle, wanted)
                 for ref in wanted:
                     try:
                         event, micros, _ = w.decode(logfile.read_ref_bytes(handle, ref))
@@ -238,6 +244,10 @@ class GraphCatalog(Catalog):
 
     def child_jobs(self, run_id: str) -> Iterable[str]:
         return self.graph.child_jobs(run_id)
+
+    def last_event_time(self, job_id: str) -> int | None:
+        job = self.graph.jobs.get(job_id)
+        return job.ref_time if job is not None else None
 
     def has_job(self, job_id: str) -> bool:
         return job_id in self.graph.jobs

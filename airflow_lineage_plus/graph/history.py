@@ -109,6 +109,24 @@ class History:
     slo_minutes: int | None = None
 
 
+@attrs.frozen
+class LatestAssertions:
+    """The ``dataQualityAssertions`` one job's latest finished run recorded on a dataset (as an output it
+    wrote or an input it checked: GX, dbt tests, ``runtime.assertion``): what a source's
+    ``latest_assertions`` gives per dataset, one per such job, newest first. ``at``: when the run ended
+    (epoch microseconds)."""
+
+    dataset_id: str
+    job_id: str
+    run_id: str
+    at: int
+    assertions: Assertions = ()
+
+    @property
+    def failed(self) -> Assertions:
+        return tuple(a for a in self.assertions if not a[2])
+
+
 def digest(text: str | None) -> str | None:
     """A short version of a text (the first 12 hex digits of its SHA-256), None for None: what a run's SQL
     or code is compared by, and shown as."""

@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from airflow_lineage_plus import node_ids as ids
-from airflow_lineage_plus.exceptions import SourceUnavailable
+from airflow_lineage_plus.exceptions import SnapshotError, SourceUnavailable
 from airflow_lineage_plus.graph import eventlog_details, logfile
 from airflow_lineage_plus.graph.answers import failed_jobs, rank_search
 from airflow_lineage_plus.graph.eventlog import EventLogSource, _gc_paused
@@ -38,16 +38,15 @@ from airflow_lineage_plus.graph.focus import Catalog
 from airflow_lineage_plus.graph.indexed import IndexCatalog, IndexedGraph, save
 from airflow_lineage_plus.graph.model import LineageGraph
 from airflow_lineage_plus.graph.scan import QuickSource
-from airflow_lineage_plus.graph.snapshot import FORMAT, Snapshot, SnapshotError
+from airflow_lineage_plus.graph.snapshot import FORMAT, Snapshot
 from airflow_lineage_plus.graph.source import LineageSource
 
 log = logging.getLogger(__name__)
 
 SUFFIX = ".lpindex"
 REWRITE_BYTES = 64 * 1024 * 1024
-#: a build of a log this big uses two processes (when there are two CPUs): measured, a 2.6 GiB log (1M
-#: events) builds in 0.8 GiB in one process, and in about 1.2 GiB in two; past this size the time saved
-#: matters more, and 10M events (26 GiB) stay under 4 GiB in two
+#: a build of a log this big uses two processes (when there are two CPUs): two take more memory than one,
+#: and past this size the time saved matters more (the figures: docs/graph.md, "The index")
 PARALLEL_BUILD_BYTES = 8 * 1024**3
 
 
@@ -302,9 +301,12 @@ def open_event_log(
 
 
 def main(argv: list[str] | None = None, *, exit_when_built: bool = False) -> int:
-    """Build the index of a log. ``exit_when_built``: end the process as soon as the index is written (and
-    the lock released), without freeing the folded graph object by object, which a process that ends
-    anyway need not do: measured at 10M events, that took ~12 s of a 2-minute build."""
+    """Build the index of a log (the command line of ``python -m airflow_lineage_plus.graph.index``).
+
+    ``exit_when_built``: end the process as soon as the index is written and the lock released, without
+    freeing the folded graph object by object, which a process that ends anyway need not do (what that
+    saves: docs/graph.md, "The index: DuckDB or our own format").
+    """
     parser = argparse.ArgumentParser(prog="python -m airflow_lineage_plus.graph.index", description=__doc__)
     parser.add_argument("log", type=Path)
     parser.add_argument("--index", type=Path, default=None)

@@ -146,6 +146,7 @@ class IndexedGraph(LineageGraph):
         self.snapshot = snapshot
         self.log_path = log_path
         self.positions: dict[str, int] = {}  # node id -> position in the snapshot, for nodes read
+        self._position_of: dict[str, int] | None = None  # every node's, once asked for a job's latest time
         self.read_nodes: set[str] = set()
         self.read_kinds: set[str] = set()
         self.jobs = _Lazy(self, _node, "job:")
@@ -375,6 +376,20 @@ class IndexedGraph(LineageGraph):
             refs.extend(job.refs)
         return refs
 
+    def last_event_time(self, job_id: str) -> int | None:
+        """The time of the job's latest event, from its snapshot record without reading the record into
+        the graph (a job with appended events has been read: its record has them)."""
+        if dict.__contains__(self.jobs, job_id):
+            job: JobRecord = dict.__getitem__(self.jobs, job_id)
+            return job.ref_time
+        if self._position_of is None:  # a source read by every job asks this of thousands at once
+            self._position_of = {node_id: at for at, node_id in enumerate(self.snapshot.ids())}
+        position = self._position_of.get(job_id, -1)
+        if position < 0:
+            return None
+        record = self.snapshot.record(position)
+        return int(record[6]) if record[0] == "J" else None
+
     def jobs_of_run(self, run_id: str) -> list[str]:
         """Ids of the jobs that may hold the run."""
         run = self.runs.get(run_id)
@@ -413,6 +428,9 @@ class IndexCatalog(GraphCatalog):
 
     def job_refs(self, job_id: str) -> Sequence[int]:
         return self.graph.refs_of(job_id)
+
+    def last_event_time(self, job_id: str) -> int | None:
+        return self.graph.last_event_time(job_id)
 
 
 # -- writing -------------------------------------------------------------------------------------

@@ -122,6 +122,20 @@ def read_ref(handle: BufferedReader, ref: int) -> dict[str, Any] | None:
     return data if isinstance(data, dict) else None
 
 
+def prefetch(handle: BufferedReader, refs: list[int]) -> None:
+    """Tell the kernel which events (``refs``, sorted) are about to be read, so that it reads the ones not
+    in the page cache from disk together rather than one after the other; nothing where it cannot."""
+    advise = getattr(os, "posix_fadvise", None)
+    if advise is None:
+        return
+    fd = handle.fileno()
+    try:
+        for ref in refs:
+            advise(fd, ref >> LENGTH_BITS, ref & LENGTH_MASK, os.POSIX_FADV_WILLNEED)
+    except OSError:
+        return  # advice only
+
+
 def read_ref_bytes(handle: BufferedReader, ref: int) -> bytes:
     offset, length = split_ref(ref)
     handle.seek(offset)

@@ -10,12 +10,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from typing import BinaryIO
 
 import msgspec
 
 from airflow_lineage_plus import node_ids as ids
-from airflow_lineage_plus.graph import declared, retirement, state
+from airflow_lineage_plus.graph import declared, retirement
 from airflow_lineage_plus.graph import wire as w
 from airflow_lineage_plus.graph.facets import FacetReader
 from airflow_lineage_plus.graph.records import (
@@ -577,15 +576,3 @@ class LineageGraph:
 
     def column_readers_of(self, dataset_id: str, column: str) -> set[tuple[str, str]]:
         return self.column_readers.get((dataset_id, column), set())
-
-    # -- folding a log in parts (:mod:`.state`) -------------------------------------------------
-    def export_to(self, out: BinaryIO) -> None:
-        """Write everything the graph knows to a binary file, for :meth:`absorb_from` in another process
-        (:func:`.state.export_to`)."""
-        state.export_to(self, out)
-
-    def absorb_from(self, source: BinaryIO) -> None:
-        """Merge in what :meth:`export_to` wrote of a graph folded from the events that follow this
-        graph's in the log; the result is the graph one fold over both parts in log order gives
-        (:func:`.state.absorb_from`)."""
-        state.absorb_from(self, source)

@@ -12,6 +12,7 @@ import attrs
 
 from airflow_lineage_plus import node_ids as ids
 from airflow_lineage_plus.exceptions import NodeNotFound
+from airflow_lineage_plus.graph import failed
 from airflow_lineage_plus.graph import what_changed as changes
 from airflow_lineage_plus.graph import wire as w
 from airflow_lineage_plus.graph.ancestry import descendant_jobs, ran_by_nodes
@@ -19,7 +20,6 @@ from airflow_lineage_plus.graph.columns import column_walk
 from airflow_lineage_plus.graph.model import LineageGraph
 from airflow_lineage_plus.graph.names import lint_names
 from airflow_lineage_plus.graph.records import DatasetRecord, JobRecord
-from airflow_lineage_plus.graph.runs import FAILED_STATES
 from airflow_lineage_plus.graph.schema_diff import diff_fields, parse_proposed
 from airflow_lineage_plus.graph.source import LineageSource
 from airflow_lineage_plus.graph.visibility import (
@@ -356,33 +356,25 @@ class LineageQueries:
         include_retired: bool = False,
         include_declared: bool = True,
     ) -> dict[str, Any]:
-        """Upstream jobs whose latest run FAILED or ABORTED, and the edges from them to the target."""
+        """Upstream jobs whose latest run FAILED or ABORTED and datasets (the target included) whose latest
+        assertions failed (``failedAssertions``: :mod:`.failed`), and the edges from them to the target."""
         way = Way(as_of, include_retired, include_declared)
         graph, visibility = self._dataset_graph(dataset_id, depth, way)
         walked = self._walk(graph, visibility, dataset_id, depth, True, way)
         seen, edges = walked.seen, walked.edges
-        failed = set()
-        for node in seen:
-            job = graph.job_record(node) if node.startswith("job:") else None
-            run = graph.latest_run(job) if job is not None else None
-            if run is not None and run.state in FAILED_STATES:
-                failed.add(node)
-        forward: dict[str, list[str]] = {}
-        for origin, destination in edges:
-            forward.setdefault(origin, []).append(destination)
-        on_path = set(failed)
-        queue = deque(failed)
-        while queue:
-            for nxt in forward.get(queue.popleft(), ()):
-                if nxt not in on_path:
-                    on_path.add(nxt)
-                    queue.append(nxt)
-        path_edges = {(o, d): s for (o, d), s in edges.items() if o in on_path and d in on_path}
-        answer = {
+        datasets = sorted((n for n in seen if n.startswith("dataset:")), key=lambda n: (seen[n], n))
+        asserted = failed.failed_assertions(
+            self.source.latest_assertions(datasets, as_of=as_of), visibility.job if visibility else None
+        )
+        bad = failed.failed_jobs(graph, seen) | set(asserted)
+        answer: dict[str, Any] = {
             "target": node_dict(graph, dataset_id, 0),
-            "nodes": _nodes(graph, {n: seen[n] for n in failed}, dataset_id),
-            "edges": _edge_list(path_edges),
+            "nodes": _nodes(graph, {n: seen[n] for n in bad}, dataset_id),
+            "edges": _edge_list(failed.paths_from(bad, edges)),
         }
+        for node in (answer["target"], *answer["nodes"]):
+            if node["id"] in asserted:
+                node["failedAssertions"] = asserted[node["id"]]
         return _stamp(answer, graph, as_of, visibility)
 
     @_guarded
@@ -422,28 +414,39 @@ class LineageQueries:
         as_of: int | None = None,
         thresholds: changes.Thresholds | None = None,
         now: int | None = None,
+        max_nodes: int | None = changes.MAX_NODES,
     ) -> dict[str, Any]:
         """What changed upstream of a dataset, the dataset included: each node's latest run against its
-        last ``baseline_runs`` completed runs, the likely cause first (docs/what-changed.md). ``now``
-        (epoch microseconds) is when freshness is judged: default ``as_of``, else the clock."""
+        last ``baseline_runs`` completed runs, the likely cause first, and the datasets whose latest
+        assertions failed (``failedAssertions``, as in :meth:`failed_upstream`; docs/what-changed.md). ``now``
+        (epoch microseconds) is when freshness is judged: default ``as_of``, else the clock. Only the
+        ``max_nodes`` walked nodes nearest the target are compared (None: all); the answer's
+        ``notCompared`` says how many farther ones were not."""
         if baseline_runs < 1 or depth < 0:
             raise ValueError("baseline_runs must be 1 or more and depth 0 or more")
         way = Way(as_of)
         graph, visibility = self._dataset_graph(dataset_id, depth, way)
         walked = self._walk(graph, visibility, dataset_id, depth, True, way)
-        histories = self.source.run_history(sorted(walked.seen), 2 * baseline_runs + 1, as_of=as_of)
+        seen, not_compared = changes.nearest(walked.seen, max_nodes)
+        histories = self.source.run_history(sorted(seen), 2 * baseline_runs + 1, as_of=as_of)
         if visibility is not None:
             histories = changes.visible_histories(histories, visibility.node)
         moment = now if now is not None else as_of if as_of is not None else time.time_ns() // 1000
+        datasets = sorted(n for n in seen if n.startswith("dataset:"))
+        datasets.sort(key=lambda n: seen[n])  # nearest first
+        latest = self.source.latest_assertions(datasets, as_of=as_of)
+        asserted = failed.failed_assertions(latest, visibility.job if visibility else None)
         return changes.answer(
             node_dict(graph, dataset_id, 0),
-            walked.seen,
+            seen,
             walked.edges,
             histories,
             baseline_runs=baseline_runs,
             thresholds=thresholds or changes.Thresholds(),
             now=moment,
             as_of=as_of,
+            failed_assertions=asserted,
+            not_compared=not_compared,
         )
 
     @_guarded

@@ -53,8 +53,8 @@ class RunRecord:
         self.job_id = job_id
         self.start: int | None = None  # time of the earliest START
         self.first_seen: int | None = None
-        # the priority of the winning terminal event (0: none yet), at ``end``: a (time, priority) tuple
-        # per run would cost 56 bytes each, millions of runs over a year of history
+        # the priority of the winning terminal event (0: none yet), at ``end``: kept beside ``end`` rather
+        # than as a (time, priority) tuple, since a year of history holds millions of runs (docs/graph.md)
         self.rank = 0
         self.end: int | None = None
         self.error: str | None = None

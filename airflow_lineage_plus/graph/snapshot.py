@@ -38,15 +38,13 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from airflow_lineage_plus.exceptions import SnapshotError
+
 MAGIC = b"LPINDEX\x00"
 #: bumped whenever the layout or the meaning of a section changes: an index of another format is rebuilt
 FORMAT = 5
 _HEAD = len(MAGIC) + 8
 _PROBE = 32  # slots read at once when looking a run up
-
-
-class SnapshotError(Exception):
-    """The file is not an index this version can read (missing, partial, another format)."""
 
 
 def run_hash(run_id: str) -> int:
@@ -62,9 +60,11 @@ def home_slot(value: int, slots: int) -> int:
 
 
 class RunTable:
-    """Run hash -> position of its job, as open addressing (linear probing from :func:`home_slot`) over two
-    arrays of a power-of-two length (no per-run objects: 5 million runs take 100 MB). A lookup returns
-    every job whose run has that hash."""
+    """Run hash -> position of its job: a lookup returns every job whose run has that hash.
+
+    Open addressing (linear probing from :func:`home_slot`) over two arrays of a power-of-two length, with
+    no object per run (its size: docs/graph.md, "The index").
+    """
 
     def __init__(self, hashes: array, jobs: array, count: int) -> None:
         self.hashes, self.jobs, self.count = hashes, jobs, count

@@ -12,7 +12,7 @@ from airflow_lineage_plus.graph.model import LineageGraph
 from airflow_lineage_plus.graph.records import Fields
 
 if TYPE_CHECKING:
-    from airflow_lineage_plus.graph.history import History
+    from airflow_lineage_plus.graph.history import History, LatestAssertions
 
 
 class LineageSource(abc.ABC):
@@ -77,6 +77,14 @@ class LineageSource(abc.ABC):
             f"{type(self).__name__} does not give runs' histories; what-changed reads the event log "
             "([lineage_plus] graph_source = events, or --events)"
         )
+
+    def latest_assertions(
+        self, dataset_ids: Sequence[str], *, as_of: int | None = None
+    ) -> dict[str, list[LatestAssertions]]:
+        """The ``dataQualityAssertions`` the latest finished run of each job next to each dataset recorded
+        on it (at or before ``as_of``), newest first (:class:`~.history.LatestAssertions`); a source that
+        cannot read them back (Marquez, a quick scan) knows none: ``{}``."""
+        return {}
 
     def time_range(self) -> tuple[int | None, int | None]:
         """The earliest and the latest event time known (epoch microseconds; None when unknown)."""

@@ -4,6 +4,11 @@ part, and absorbed by the process that folded the part before it (see
 
 The result is exact: every fact is "latest by event time, ties broken by content" (or, for event
 references, by log order), and both parts are folded with the same rules.
+
+An export is a sequence of ``marshal`` records of plain tuples, each after its 8-byte length: everything
+but the runs, then the runs grouped by job (``[(job id, [run values, ...]), ...]``, about
+:data:`RUNS_PER_RECORD` runs a record), then ``None``. Why this format, and what it costs: docs/graph.md
+("Two processes for a big read").
 """
 
 from __future__ import annotations
@@ -20,18 +25,16 @@ if TYPE_CHECKING:
     from airflow_lineage_plus.graph.model import LineageGraph
 
 
-#: runs per record of an export: a worker's runs are never all copied at once (a year of history holds
-#: millions; their tuples would take ~200 bytes each in both processes)
+#: runs per record of an export, so that neither process ever holds all the runs' tuples at once
 RUNS_PER_RECORD = 100_000
 
 
 def export_to(graph: LineageGraph, out: BinaryIO) -> None:
-    """Write everything the graph knows to ``out`` for :func:`absorb_from` in another process: ``marshal``
-    records of plain tuples (the graph holds only str/int/None/tuple/dict/set values, and this is several
-    times faster than pickling the slotted records), each after its length: all but the runs, then the
-    runs grouped by job, ``[(job id, [run values, ...]), ...]``, about :data:`RUNS_PER_RECORD` a record
-    (a job's runs together: the edge sets they share are then one object, looked up once), then
-    ``None``."""
+    """Write everything ``graph`` knows to ``out``, for :func:`absorb_from` in another process.
+
+    ``out`` is a binary file open for writing; the records written are those of the module docstring. A
+    job's runs go in one group, so the edge sets they share stay one object when absorbed.
+    """
     _dump(
         (
             [
@@ -78,7 +81,8 @@ def _dump(value: Any, out: BinaryIO) -> None:
 
 
 def _load(source: BinaryIO) -> Any:
-    """The next record (``marshal.load`` from a buffered file reads it a few bytes at a time: 3x slower)."""
+    """The next record, read whole before it is decoded (``marshal.load`` reads a file a few bytes at a
+    time)."""
     length = int.from_bytes(source.read(8), "little")
     data = source.read(length)
     if len(data) != length:
@@ -91,11 +95,11 @@ def _job_states(graph: LineageGraph) -> list[tuple[object, ...]]:
 
 
 def absorb_from(graph: LineageGraph, source: BinaryIO) -> None:
-    """Merge into ``graph`` the :func:`export_to` of a graph folded from the events that follow
-    ``graph``'s in the log, read from ``source``. The result is the graph one fold over both parts in log
-    order gives: every fact is "latest by event time, ties broken by content" (or, for event references,
-    by log order), and both parts are folded with the same rules (``tests/graph/test_split_load.py``
-    checks this)."""
+    """Merge into ``graph`` what :func:`export_to` wrote of a graph folded from the events after its own.
+
+    ``source`` is a binary file at the start of the export. ``graph`` then is the graph one fold over both
+    parts in log order gives (``tests/graph/test_split_load.py`` checks this, field by field).
+    """
     head = _load(source)
     jobs, datasets, succ, skips, version, salvaged = head[:6]
     first, readers_ever, dataset_refs, times, declarations, declared_succ = head[6:]

@@ -25,6 +25,7 @@ from typing import Any
 import orjson
 
 from airflow_lineage_plus.exceptions import BadEventError
+from airflow_lineage_plus.graph import eventlog_history
 from airflow_lineage_plus.graph import wire as w
 from airflow_lineage_plus.graph.eventlog import EventLogSource
 from airflow_lineage_plus.graph.focus import Catalog, FocusedGraph
@@ -87,6 +88,7 @@ class StoreSource(EventLogSource):
         self.retained_from: int | None = None
         self._holes: dict[int, float] = {}
         self._lock = threading.RLock()
+        self._history = eventlog_history.HistoryCache()
         self.refresh()
 
     def _refresh(self) -> int:
@@ -144,14 +146,11 @@ class StoreSource(EventLogSource):
         return count
 
     def _read_ref(self, ref: int) -> dict[str, Any] | None:
-        payload = self.store.payloads((ref,)).get(ref)
-        if payload is None:
-            return None
-        try:
-            data = orjson.loads(payload)
-        except orjson.JSONDecodeError:
-            return None
-        return data if isinstance(data, dict) else None
+        return _event(self.store.payloads((ref,)).get(ref))
+
+    def _read_refs(self, refs: Sequence[int]) -> dict[int, dict[str, Any] | None]:
+        payloads = self.store.payloads(sorted(set(refs)))
+        return {ref: _event(payloads.get(ref)) for ref in refs}
 
     def focused(self, as_of: int | None = None) -> FocusedGraph:
         return StoreFocusedGraph(self.catalog(), self.store, as_of, self.retained_from)
@@ -165,3 +164,14 @@ class StoreSource(EventLogSource):
     def close(self) -> None:
         if self.owns_store:
             self.store.close()
+
+
+def _event(payload: bytes | None) -> dict[str, Any] | None:
+    """A stored payload as a JSON object; None when missing (retention) or not an object."""
+    if payload is None:
+        return None
+    try:
+        data = orjson.loads(payload)
+    except orjson.JSONDecodeError:
+        return None
+    return data if isinstance(data, dict) else None

@@ -26,7 +26,12 @@ def _node_line(node: dict[str, Any]) -> str:
             text += f"\n            {head} JOB {parent['namespace']} / {parent['name']}  {parent['state']}"
         return text
     fields = node.get("fields") or []
-    return f"{label}  ({len(fields)} fields)" if fields else label
+    text = f"{label}  ({len(fields)} fields)" if fields else label
+    for item in node.get("failedAssertions") or ():
+        column = f" on {item['column']}" if item.get("column") is not None else ""
+        by = f"(by {item['job']} at {item['at']})"
+        text += f"\n            failed assertion: {item['assertion']}{column}  {by}"
+    return text
 
 
 def _when(answer: dict[str, Any]) -> list[str]:

@@ -31,9 +31,26 @@ from airflow_lineage_plus.graph.changes import (
 )
 from airflow_lineage_plus.graph.history import DatasetRun, History
 
-__all__ = ["Thresholds", "answer", "render", "visible_histories"]
+__all__ = ["MAX_NODES", "Thresholds", "answer", "nearest", "render", "visible_histories"]
 
 Edges = Mapping[tuple[str, str], str]
+#: the walked nodes whose runs are compared, nearest the target first (the default of
+#: ``[lineage_plus] what_changed_max_nodes``)
+MAX_NODES = 200
+
+
+def nearest(seen: Mapping[str, int], max_nodes: int | None) -> tuple[dict[str, int], dict[str, Any] | None]:
+    """(the walked nodes whose runs are compared: the ``max_nodes`` nearest the target, by depth then id,
+    every one for None; what was left out, for the answer's ``notCompared``, or None when nothing was).
+    Every node nearer than one compared is compared too, so each compared node keeps its path."""
+    if max_nodes is not None and max_nodes < 1:
+        raise ValueError("max_nodes must be 1 or more")
+    if max_nodes is None or len(seen) <= max_nodes:
+        return dict(seen), None
+    order = sorted(seen, key=lambda n: (seen[n], n))
+    left = order[max_nodes:]
+    kept = {node: seen[node] for node in order[:max_nodes]}
+    return kept, {"nodes": len(left), "maxNodes": max_nodes, "fromDepth": seen[left[0]]}
 
 
 def visible_histories(histories: Mapping[str, History], visible: Callable[[str], bool]) -> dict[str, History]:
@@ -124,12 +141,18 @@ def answer(
     thresholds: Thresholds,
     now: int,
     as_of: int | None,
+    failed_assertions: Mapping[str, list[dict[str, Any]]] | None = None,
+    not_compared: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """The JSON answer (docs/what-changed.md) over a walk already limited to what the reader may see."""
+    """The JSON answer (docs/what-changed.md) over a walk already limited to what the reader may see
+    (``seen``: the nodes compared; ``not_compared``: the farther ones left out, see :func:`nearest`);
+    ``failed_assertions``: {walked dataset: its failed assertions} (:func:`.failed.failed_assertions`),
+    named whether or not they failed before (a change is an assertion that newly failed)."""
     target = str(target_node["id"])
     paths = paths_to(target, seen, edges)
     found, cannot = node_changes(histories, seen, baseline_runs, thresholds, now)
     ranked = rank(found, seen, paths)
+    extra = {"notCompared": not_compared} if not_compared is not None else {}
     return {
         "target": target_node,
         "asOf": w.format_micros(as_of if as_of is not None else now),
@@ -152,6 +175,13 @@ def answer(
             {"node": node, "reason": reason, "depth": seen[node], "path": paths.get(node, [node])}
             for node, reason in sorted(cannot.items(), key=lambda kv: (seen[kv[0]], kv[0]))
         ],
+        "failedAssertions": [
+            {"node": node, **item, "depth": seen[node], "path": paths.get(node, [node])}
+            for node in sorted(failed_assertions or {}, key=lambda n: (seen.get(n, 0), n))
+            if node in seen
+            for item in (failed_assertions or {})[node]
+        ],
+        **extra,
     }
 
 
@@ -176,6 +206,11 @@ _WORDS = {
 
 def describe(change: dict[str, Any]) -> str:
     """One change in words: ``JOB|DATASET name: what``."""
+    return f"{_label(change['node'])}: {words(change)}"
+
+
+def words(change: dict[str, Any]) -> str:
+    """What one change is, in words, without its node (``880 rows (usually 1000, -12 %)``)."""
     size = change["change"]
     pct = f"{size * 100:+.0f} %" if isinstance(size, float) else "new"
     text = _WORDS.get(change["kind"], "{kind} {from_} -> {to}").format(
@@ -188,7 +223,7 @@ def describe(change: dict[str, Any]) -> str:
     )
     if change["kind"] == "assertion" and change["column"] is None:
         text = text.replace(" on None", "")
-    return f"{_label(change['node'])}: {text}"
+    return text
 
 
 def _label(node_id: str) -> str:
@@ -201,20 +236,35 @@ def render(answer: dict[str, Any]) -> str:
     tell."""
     target = answer["target"]
     name = f"{target['namespace']} / {target['name']}"
-    changes = answer["changes"]
+    changes, left = answer["changes"], answer.get("notCompared")
     if changes:
         top = changes[0]
         via = f", {top['depth']} hop(s) upstream" if top["depth"] else ""
         lines = [f"Most likely cause for {name}: {describe(top)}{via} (at {top['at']})."]
+    elif left is not None:
+        lines = [
+            f"No change found in the {left['maxNodes']} nodes nearest {name}; farther ones were not compared."
+        ]
     elif answer["cannotTell"]:
         lines = [f"No change found upstream of {name} in what was recorded, but some datasets cannot tell."]
     else:
         lines = [f"Nothing changed upstream of {name} beyond the usual run-to-run spread."]
     lines.append(f"  as of {answer['asOf']}, against each node's last {answer['baseline']['runs']} runs")
+    if left is not None:
+        lines.append(
+            f"  {left['nodes']} farther node(s), from depth {left['fromDepth']} on, were not compared "
+            f"([lineage_plus] what_changed_max_nodes = {left['maxNodes']}): nothing is said of them"
+        )
     for change in changes:
         lines.append(f"  [{change['depth']}] {describe(change)}")
         if len(change["path"]) > 1:
             lines.append(f"        path: {' -> '.join(change['path'])}")
     for item in answer["cannotTell"]:
         lines.append(f"  cannot tell {_label(item['node'])}: {item['reason']}")
+    for item in answer.get("failedAssertions", ()):
+        on = f" on {item['column']}" if item["column"] is not None else ""
+        lines.append(
+            f"  [{item['depth']}] {_label(item['node'])}: its latest assertion {item['assertion']}{on} "
+            f"failed (by {item['job']} at {item['at']})"
+        )
     return "\n".join(lines)

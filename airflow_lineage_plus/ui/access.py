@@ -31,7 +31,7 @@ from airflow_lineage_plus.exceptions import DeadlineExceeded, NodeNotFound, Sour
 from airflow_lineage_plus.ui import permissions
 from airflow_lineage_plus.ui.auth import BUSY, RETRY_AFTER, request_deadline, require_lineage_reader
 from airflow_lineage_plus.ui.pool import QueryPool
-from airflow_lineage_plus.ui.source import LineageReader
+from airflow_lineage_plus.ui.view_source import LineageReader
 
 log = logging.getLogger(__name__)
 

@@ -395,9 +395,11 @@ async def what_changed(
     _checked_node_id(node)
     when = _as_of(as_of)
     runs = baseline_runs or conf.what_changed_baseline_runs()
-    thresholds = _thresholds()
+    thresholds, max_nodes = _thresholds(), conf.what_changed_max_nodes()
     result: dict[str, Any] = await lineage.ask(
-        lambda queries: queries.what_changed(node, runs, depth, as_of=when, thresholds=thresholds)
+        lambda queries: queries.what_changed(
+            node, runs, depth, as_of=when, thresholds=thresholds, max_nodes=max_nodes
+        )
     )
     return result
 

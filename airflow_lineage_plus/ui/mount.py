@@ -14,7 +14,7 @@ URL_PREFIX = "/lineage-plus"
 
 
 class LineageApp:
-    """ASGI callable standing for :func:`airflow_lineage_plus.ui.app.create_app`'s app."""
+    """ASGI callable standing for :func:`airflow_lineage_plus.ui.view_app.create_app`'s app."""
 
     def __init__(self) -> None:
         self._app: Any = None
@@ -25,7 +25,7 @@ class LineageApp:
         if self._app is None:
             with self._lock:
                 if self._app is None:
-                    from airflow_lineage_plus.ui.app import create_app
+                    from airflow_lineage_plus.ui.view_app import create_app
 
                     self._app = create_app()
         return self._app

@@ -12,13 +12,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from harness import REPO, TESTS, AirflowRunner, DagRunResult
-from smtp_server import LocalSmtp
+
+from tests.support.harness import REPO, TESTS, AirflowRunner, DagRunResult
+from tests.support.smtp_server import LocalSmtp
 
 if str(TESTS / "samples") not in sys.path:
     sys.path.insert(0, str(TESTS / "samples"))
 
-from sample_world import BUCKET, ORDERS_DAG, LocalS3, make_world
+from tests.support.sample_world import BUCKET, ORDERS_DAG, LocalS3, make_world
 
 BASE_URL = "http://airflow.example.test:8080"
 RECIPIENTS = {"team:commerce-data": "commerce-data@example.com", "team:analytics": ["analytics@example.com"]}

@@ -21,13 +21,13 @@ from pathlib import Path
 
 import pytest
 from alert_pipeline import BASE_URL
-from fab_airflow import fab_env
-from graph_builders import ds, facet, run_pair, write_log
-from harness import AirflowRunner, event_log_transport, read_events
-from servers import free_port
-from smtp_server import LocalSmtp
 
 from airflow_lineage_plus.act.failure import Failure
+from tests.support.fab_airflow import fab_env
+from tests.support.graph_builders import ds, facet, run_pair, write_log
+from tests.support.harness import AirflowRunner, event_log_transport, read_events
+from tests.support.servers import free_port
+from tests.support.smtp_server import LocalSmtp
 
 pytestmark = pytest.mark.airflow
 

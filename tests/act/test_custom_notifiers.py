@@ -13,9 +13,9 @@ from pathlib import Path
 import notifier_support
 import pytest
 
-from airflow_lineage_plus.act.claims import FileClaims
 from airflow_lineage_plus.act.message import Alert
 from airflow_lineage_plus.act.notifiers import configured_factory, send_once
+from airflow_lineage_plus.claims import FileClaims
 from tests.support.smtp_server import LocalSmtp
 
 

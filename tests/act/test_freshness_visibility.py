@@ -10,10 +10,9 @@ from __future__ import annotations
 from datetime import datetime, timezone
 from pathlib import Path
 
-from graph_builders import dataset_node, facet, job_node, permissions_world, write_log
-
 from airflow_lineage_plus.act.freshness import report
 from airflow_lineage_plus.graph import open_source
+from tests.support.graph_builders import dataset_node, facet, job_node, permissions_world, write_log
 
 LATER = datetime(2031, 1, 1, tzinfo=timezone.utc)
 

@@ -14,11 +14,11 @@ from pathlib import Path
 
 import pytest
 from alert_pipeline import BASE_URL, AlertedPipeline
-from harness import read_events
-from openlineage_spec import validate_events
 
 from airflow_lineage_plus.act.message import VIEW_PATH
 from airflow_lineage_plus.ui.mount import URL_PREFIX
+from tests.support.harness import read_events
+from tests.support.openlineage_spec import validate_events
 
 pytestmark = pytest.mark.airflow
 

@@ -19,11 +19,11 @@ FIRST = {
     ),
     "the alert claims' fallback file": (
         "from airflow_lineage_plus import conf\n"
-        "from airflow_lineage_plus.act.claims import FileClaims\n"
+        "from airflow_lineage_plus.claims import FileClaims\n"
         "FileClaims(conf.alert_claims_path())\n"
     ),
     "the event log": (
-        "from airflow_lineage_plus.deliver.transport import EventLogConfig, EventLogTransport\n"
+        "from airflow_lineage_plus.deliver.event_log_transport import EventLogConfig, EventLogTransport\n"
         "from airflow_lineage_plus import conf\n"
         "EventLogTransport(EventLogConfig(log_file_path=str(conf.event_log_path()))).append(b'{}\\n')\n"
     ),

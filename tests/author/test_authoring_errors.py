@@ -16,6 +16,7 @@ from airflow_lineage_plus import (
     Output,
     datasets,
 )
+from airflow_lineage_plus.author import validation
 
 RAW = datasets.s3("s3://raw/orders/")
 STG = datasets.postgres("db", "analytics", "staging", "stg_orders")
@@ -104,7 +105,7 @@ def test_subtype_and_type_must_agree() -> None:
         outputs=[Output(STG, column_lineage={"id": [ColumnFrom(RAW, "id", subtype="JOIN", type="DIRECT")]})],
     )
     with pytest.raises(LineageDeclarationError, match="subtype JOIN belongs to type INDIRECT"):
-        spec.validate("t")
+        validation.validate(spec, "t")
 
 
 def test_unknown_transformation_subtype_is_rejected() -> None:
@@ -112,7 +113,7 @@ def test_unknown_transformation_subtype_is_rejected() -> None:
         inputs=[RAW], outputs=[Output(STG, column_lineage={"id": [ColumnFrom(RAW, "id", subtype="MAGIC")]})]
     )
     with pytest.raises(LineageDeclarationError, match="unknown transformation subtype 'MAGIC'"):
-        spec.validate("t")
+        validation.validate(spec, "t")
 
 
 def test_a_job_facet_on_a_dataset_is_rejected() -> None:
@@ -120,13 +121,13 @@ def test_a_job_facet_on_a_dataset_is_rejected() -> None:
 
     spec = LineageSpec(outputs=[Output(STG, facets=[OwningTeam(name="x")])])
     with pytest.raises(LineageDeclarationError, match="is not a dataset facet"):
-        spec.validate("t")
+        validation.validate(spec, "t")
 
 
 def test_duplicate_schema_columns_are_rejected() -> None:
     spec = LineageSpec(inputs=[Input(RAW, schema=[Field("id"), Field("id")])])
     with pytest.raises(LineageDeclarationError, match=r"\['id'\] appear twice"):
-        spec.validate("t")
+        validation.validate(spec, "t")
 
 
 def test_a_valid_declaration_passes_validation() -> None:
@@ -140,6 +141,6 @@ def test_a_valid_declaration_passes_validation() -> None:
             )
         ],
     )
-    spec.validate("t")  # a mistake raises, naming the fix
+    validation.validate(spec, "t")  # a mistake raises, naming the fix
     # and validation leaves the declaration as it was written
     assert spec.outputs[0].column_lineage == {"total": (ColumnFrom(RAW, "amount", subtype="AGGREGATION"),)}

@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from airflow_lineage_plus import ColumnFrom, Field, Input, LineageSpec, Output, datasets
+from airflow_lineage_plus.author import build, validation
 from airflow_lineage_plus.deliver.serialize import plain
 
 SOURCE = datasets.sql_table("warehouse", "raw.orders")
@@ -23,7 +24,7 @@ def _spec() -> LineageSpec:
             Output(TARGET, schema=SCHEMA, column_lineage={f.name: ColumnFrom(SOURCE, f.name) for f in SCHEMA})
         ],
     )
-    spec.validate("build_test")
+    validation.validate(spec, "build_test")
     return spec
 
 
@@ -32,7 +33,7 @@ def _resolved(host: str) -> dict[Any, datasets.DatasetRef]:
 
 
 def _output_facets(spec: LineageSpec, host: str) -> dict[str, Any]:
-    lineage = spec.to_operator_lineage(None, resolved_refs=_resolved(host))
+    lineage = build.to_operator_lineage(spec, None, resolved_refs=_resolved(host))
     facets: dict[str, Any] = lineage.outputs[0].facets
     return facets
 

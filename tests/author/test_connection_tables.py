@@ -9,8 +9,9 @@ import time
 from pathlib import Path
 
 import pytest
-from harness import AirflowRunner
-from openlineage_spec import validate_events
+
+from tests.support.harness import AirflowRunner
+from tests.support.openlineage_spec import validate_events
 
 pytestmark = pytest.mark.airflow
 

@@ -8,10 +8,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from harness import AirflowRunner, DagRunResult
-from openlineage_spec import validate_events
 
 from airflow_lineage_plus.author.column_types import CHANGED, NARROWED, SAME, WIDENED, compare
+from tests.support.harness import AirflowRunner, DagRunResult
+from tests.support.openlineage_spec import validate_events
 
 pytestmark = pytest.mark.airflow
 

@@ -8,8 +8,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from harness import AirflowRunner, DagRunResult
-from openlineage_spec import validate_events
+
+from tests.support.harness import AirflowRunner, DagRunResult
+from tests.support.openlineage_spec import validate_events
 
 pytestmark = pytest.mark.airflow
 

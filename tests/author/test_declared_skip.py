@@ -11,8 +11,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from harness import AirflowRunner, DagRunResult
-from openlineage_spec import validate_events
+
+from tests.support.harness import AirflowRunner, DagRunResult
+from tests.support.openlineage_spec import validate_events
 
 pytestmark = pytest.mark.airflow
 
@@ -102,7 +103,10 @@ def _plugin(env: dict[str, str]) -> dict[str, Any]:
 
 def test_disabled_switch_unplugs_the_listener_and_the_lineage_view() -> None:
     enabled = _plugin({"AIRFLOW__LINEAGE_PLUS__DISABLED": "False"})
-    assert enabled["listeners"] == ["airflow_lineage_plus.emit.listener", "airflow_lineage_plus.act.listener"]
+    assert enabled["listeners"] == [
+        "airflow_lineage_plus.emit.skip_listener",
+        "airflow_lineage_plus.act.alert_listener",
+    ]
     assert [app["url_prefix"] for app in enabled["fastapi_apps"]] == ["/lineage-plus"]
     assert len(enabled["external_views"]) == 4
     disabled = _plugin({"AIRFLOW__LINEAGE_PLUS__DISABLED": "True"})

@@ -18,8 +18,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from harness import REPO, AirflowRunner, DagRunResult
-from openlineage_spec import validate_events
+
+from tests.support.harness import REPO, AirflowRunner, DagRunResult
+from tests.support.openlineage_spec import validate_events
 
 pytestmark = pytest.mark.airflow
 
@@ -158,6 +159,32 @@ def test_expectations_are_recorded_at_run_time_not_on_start(gx_run: DagRunResult
     for task_id in ("crm_quality_gate", "validate_orders"):
         (start,) = [e for e in gx_run.task_events(task_id) if e["eventType"] == "START"]
         assert "dataQualityAssertions" not in str(start)
+
+
+def test_failed_upstream_names_the_expectation_that_failed_on_the_dataset(
+    gx_run: DagRunResult, tmp_path: Path
+) -> None:
+    from airflow_lineage_plus.cli import run
+    from airflow_lineage_plus.graph import wire as w
+
+    failed = _terminal(gx_run, "crm_quality_gate")
+    log = tmp_path / "events.jsonl"
+    log.write_text("".join(json.dumps(e) + "\n" for e in gx_run.events))
+    query = ["--events", str(log), "--no-index", "failed-upstream", "--namespace", CONTACTS[0]]
+    code, out, err = run([*query, "--name", CONTACTS[1], "--format", "json"])
+    assert code == 4, err  # the contacts' latest email check failed
+    answer = json.loads(out)
+    job = f"job:{failed['job']['namespace']}:{failed['job']['name']}"
+    assert answer["target"]["failedAssertions"] == [
+        {
+            "assertion": "expect_column_values_to_not_be_null",
+            "column": "email",
+            "job": job,
+            "at": w.format_micros(w.to_micros(failed["eventTime"])),
+        }
+    ]
+    code, out, err = run([*query[:-1], ORDERS[0], "--name", ORDERS[1], "--format", "json"])
+    assert "failedAssertions" not in json.loads(out)["target"]  # every expectation on orders passed
 
 
 def test_great_expectations_is_not_imported_with_the_runtime_api() -> None:

@@ -1,4 +1,5 @@
-"""Two small chains whose runs change on purpose, for the what-changed tests (tests/cli/test_what_changed.py).
+"""Two small chains whose runs change on purpose, for the what-changed tests
+(tests/cli/test_what_changed_command.py).
 
 * contacts: ``extract_contacts`` (S3 raw contacts: row count, bytes) -> ``stage_contacts`` (staging table);
 * orders: ``load_orders`` (orders table: rows, nulls, schema, an assertion) -> ``mart_revenue`` (SQL).

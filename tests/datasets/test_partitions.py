@@ -6,10 +6,10 @@ import uuid
 from datetime import datetime, timezone
 
 import pytest
-from openlineage_spec import validate_event
 
 from airflow_lineage_plus import datasets as ds
 from airflow_lineage_plus.datasets import DatasetRef
+from tests.support.openlineage_spec import validate_event
 
 
 @pytest.mark.parametrize(

@@ -1,3 +1,3 @@
 """Fixtures for tests/declared: the stand-in Marquez (``tests/support/marquez_fixture.py``)."""
 
-from marquez_fixture import fake_marquez  # noqa: F401
+from tests.support.marquez_fixture import fake_marquez  # noqa: F401

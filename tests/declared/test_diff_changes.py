@@ -7,13 +7,12 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-from graph_builders import dataset_node, ds, job_event, job_node, orders_pipeline, write_log
-
 from airflow_lineage_plus.cli import run
+from airflow_lineage_plus.declared.change_impact import add_impact
 from airflow_lineage_plus.declared.compare import compare
-from airflow_lineage_plus.declared.impact import add_impact
 from airflow_lineage_plus.declared.render import render_markdown, render_text
 from airflow_lineage_plus.graph import LineageQueries, open_source
+from tests.support.graph_builders import dataset_node, ds, job_event, job_node, orders_pipeline, write_log
 
 STG, FCT = dataset_node("stg_orders"), dataset_node("fct_daily_orders")
 LOAD = job_node("orders.load_orders")

@@ -14,10 +14,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from harness import REPO
 
 from airflow_lineage_plus.cli import run
 from airflow_lineage_plus.declared.render import render_markdown, render_text
+from tests.support.harness import REPO
 
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))

@@ -9,12 +9,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from fake_marquez import FakeMarquez
-from harness import _SESSION_LOG, AirflowRunner, DagRunResult, read_events
-from openlineage_spec import validate_events
 
 from airflow_lineage_plus.cli import run
 from airflow_lineage_plus.graph import LineageQueries, open_source
+from tests.support.fake_marquez import FakeMarquez
+from tests.support.harness import _SESSION_LOG, AirflowRunner, DagRunResult, read_events
+from tests.support.openlineage_spec import validate_events
 
 pytestmark = pytest.mark.airflow
 

@@ -11,11 +11,11 @@ from typing import Any
 import pytest
 from openlineage.client.serde import Serde
 from openlineage.client.transport import get_default_factory
-from openlineage_spec import validate_event
-from reliability_events import run_event
 
-from airflow_lineage_plus.deliver import budget
+from airflow_lineage_plus.deliver import event_budget
 from airflow_lineage_plus.deliver.serialize import dumps, plain
+from tests.support.openlineage_spec import validate_event
+from tests.support.reliability_events import run_event
 
 TRIMMED = "lineagePlus_trimmed"
 
@@ -31,10 +31,10 @@ def _output(event: dict[str, Any]) -> dict[str, Any]:
 def test_sql_longer_than_sql_max_length_is_cut_with_a_marker_counted_and_logged(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    before = budget.cut_counts().get("SQL characters beyond sql_max_length", 0)
+    before = event_budget.cut_counts().get("SQL characters beyond sql_max_length", 0)
     event = plain(run_event(sql="SELECT 1 -- " + "x" * 5000))
     with caplog.at_level(logging.WARNING, logger="airflow_lineage_plus"):
-        event = budget.enforce(event)
+        event = event_budget.enforce(event)
     query = event["job"]["facets"]["sql"]["query"]
     hidden = 5012 - 4000
     assert (
@@ -43,7 +43,7 @@ def test_sql_longer_than_sql_max_length_is_cut_with_a_marker_counted_and_logged(
         + f"\n-- [cut by airflow-lineage-plus: {hidden} more characters]"
     )
     assert ("SQL characters beyond sql_max_length", hidden) in _cuts(event)
-    assert budget.cut_counts()["SQL characters beyond sql_max_length"] - before == hidden
+    assert event_budget.cut_counts()["SQL characters beyond sql_max_length"] - before == hidden
     assert any("SQL characters beyond sql_max_length (1012)" in r.getMessage() for r in caplog.records)
     validate_event(event)
 
@@ -51,7 +51,7 @@ def test_sql_longer_than_sql_max_length_is_cut_with_a_marker_counted_and_logged(
 def test_sql_length_limit_is_configurable(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("AIRFLOW__LINEAGE_PLUS__SQL_MAX_LENGTH", "10")
     event = plain(run_event(sql="SELECT * FROM orders"))
-    event = budget.enforce(event)
+    event = event_budget.enforce(event)
     assert event["job"]["facets"]["sql"]["query"].startswith(
         "SELECT * F\n-- [cut by airflow-lineage-plus: 10 "
     )
@@ -61,7 +61,7 @@ def test_schema_wider_than_schema_max_columns_keeps_its_first_columns_and_says_h
     None
 ):
     event = plain(run_event(columns=620))
-    event = budget.enforce(event)
+    event = event_budget.enforce(event)
     schema = _output(event)["schema"]
     assert [f["name"] for f in schema["fields"]] == [f"col_{i}" for i in range(500)]
     assert schema["lineagePlus_omittedFields"] == 120
@@ -73,16 +73,16 @@ def test_declared_wide_schema_is_summarised_and_counted_at_declaration() -> None
     from airflow_lineage_plus.author.build import schema_facet
     from airflow_lineage_plus.author.spec import Field
 
-    before = budget.cut_counts().get("schema fields beyond schema_max_columns", 0)
+    before = event_budget.cut_counts().get("schema fields beyond schema_max_columns", 0)
     facet = plain(schema_facet([Field(f"c{i}", "INT") for i in range(510)]))
     assert len(facet["fields"]) == 500 and facet["lineagePlus_omittedFields"] == 10
-    assert budget.cut_counts()["schema fields beyond schema_max_columns"] - before == 10
+    assert event_budget.cut_counts()["schema fields beyond schema_max_columns"] - before == 10
 
 
 def _sized(budget_bytes: int, monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
     monkeypatch.setenv("AIRFLOW__LINEAGE_PLUS__EVENT_SIZE_BUDGET", str(budget_bytes))
     event = plain(run_event(columns=300, sql="SELECT " + ", ".join(f"col_{i}" for i in range(300))))
-    event = budget.enforce(event)
+    event = event_budget.enforce(event)
     return event
 
 
@@ -107,11 +107,11 @@ def test_event_above_budget_loses_column_lineage_descriptions_first(monkeypatch:
 def test_event_trimmed_in_the_documented_order_until_it_fits(monkeypatch: pytest.MonkeyPatch) -> None:
     event = _sized(30_000, monkeypatch)
     order = [what for what, _ in _cuts(event)][1:]  # after the values policy
-    assert order == [what for what, _ in budget.TRIM_ORDER][: len(order)]
+    assert order == [what for what, _ in event_budget.TRIM_ORDER][: len(order)]
     assert len(order) >= 4  # descriptions, column metrics, column lineage, schema fields beyond 100
     assert "columnLineage" not in _output(event)
     assert _output(event)["dataQualityMetrics"]["columnMetrics"] == {}
-    assert len(_output(event)["schema"]["fields"]) == budget.BUDGET_SCHEMA_COLUMNS
+    assert len(_output(event)["schema"]["fields"]) == event_budget.BUDGET_SCHEMA_COLUMNS
     assert len(dumps(event)) <= 30_000 + 2_000  # within budget, plus the trimmed facet itself
     validate_event(event)
 
@@ -134,8 +134,8 @@ def test_event_objects_and_their_json_are_trimmed_alike(monkeypatch: pytest.Monk
     source = run_event(
         columns=620, sql="SELECT 1 -- " + "y" * 5000, run_id="01a22674-e06b-7252-84d0-26850cfac2fd"
     )
-    as_dict = budget.enforce(plain(source))
-    as_object = budget.enforce(source)
+    as_dict = event_budget.enforce(plain(source))
+    as_object = event_budget.enforce(source)
     assert json.loads(Serde.to_json(as_object)) == as_dict
 
 
@@ -147,7 +147,7 @@ def test_credentials_in_uris_are_redacted_in_every_string() -> None:
         "description": "mirror of s3a://AKIAEXAMPLE:wJalrXUtnFEMI@bucket/key and https://user:tok3n@git.example.com/repo",
     }
     event["inputs"][0]["namespace"] = "mysql://root:rootpw@mysql:3306"
-    event = budget.enforce(event)
+    event = event_budget.enforce(event)
     text = dumps(event).decode()
     for secret in ("pa55w0rd", "wJalrXUtnFEMI", "tok3n", "rootpw"):
         assert secret not in text
@@ -161,11 +161,11 @@ def test_secrets_known_to_airflows_masker_are_redacted() -> None:
 
     mask_secret("hunter2-correct-horse")
     event = plain(run_event(sql="SELECT * FROM t WHERE token = 'hunter2-correct-horse'"))
-    before = budget.cut_counts().get("redacted strings", 0)
-    event = budget.enforce(event)
+    before = event_budget.cut_counts().get("redacted strings", 0)
+    event = event_budget.enforce(event)
     assert "hunter2-correct-horse" not in dumps(event).decode()
     assert "token = '***'" in event["job"]["facets"]["sql"]["query"]
-    assert budget.cut_counts()["redacted strings"] - before == 1  # this event's one string holding it
+    assert event_budget.cut_counts()["redacted strings"] - before == 1  # this event's one string holding it
 
 
 def test_each_of_many_secrets_known_to_airflows_masker_is_redacted() -> None:
@@ -178,20 +178,20 @@ def test_each_of_many_secrets_known_to_airflows_masker_is_redacted() -> None:
     for secret in secrets:
         mask_secret(secret)
     for secret in (secrets[0], secrets[-1]):
-        event = budget.enforce(plain(run_event(sql=f"SELECT 1 WHERE k = '{secret}'")))
+        event = event_budget.enforce(plain(run_event(sql=f"SELECT 1 WHERE k = '{secret}'")))
         assert event["job"]["facets"]["sql"]["query"] == "SELECT 1 WHERE k = '***'"
 
 
 def test_column_metric_values_leave_only_when_enabled(monkeypatch: pytest.MonkeyPatch) -> None:
     event = plain(run_event())
-    event = budget.enforce(event)
+    event = event_budget.enforce(event)
     assert _output(event)["dataQualityMetrics"]["columnMetrics"]["col_1"] == {
         "nullCount": 0,
         "distinctCount": 10,
     }
     monkeypatch.setenv("AIRFLOW__LINEAGE_PLUS__QUALITY_INCLUDE_VALUES", "True")
     allowed = plain(run_event())
-    allowed = budget.enforce(allowed)
+    allowed = event_budget.enforce(allowed)
     assert _output(allowed)["dataQualityMetrics"]["columnMetrics"]["col_1"]["max"] == 9.0
     assert TRIMMED not in allowed["run"]["facets"]
 
@@ -233,7 +233,7 @@ def test_budget_transformer_does_not_send_an_event_it_could_not_check(
             raise RuntimeError("broken event")
 
     with caplog.at_level(logging.WARNING, logger="airflow_lineage_plus"):
-        assert budget.BudgetTransformer({}).transform(Unreadable()) is None
+        assert event_budget.BudgetTransformer({}).transform(Unreadable()) is None
     assert any(
         "could not be checked for secrets and size (not sent)" in r.getMessage() for r in caplog.records
     )

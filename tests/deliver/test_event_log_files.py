@@ -17,10 +17,10 @@ from typing import Any
 import orjson
 import pytest
 from openlineage.client.transport import get_default_factory
-from reliability_events import run_event
 
-from airflow_lineage_plus.deliver import transport as tp
-from airflow_lineage_plus.deliver.transport import EventLogTransport
+from airflow_lineage_plus.deliver import event_log_transport as tp
+from airflow_lineage_plus.deliver.event_log_transport import EventLogTransport
+from tests.support.reliability_events import run_event
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -79,7 +79,7 @@ def test_a_bad_mode_option_names_the_option_and_an_example(monkeypatch: pytest.M
 WRITER = """
 import sys, time
 from reliability_events import run_event
-from airflow_lineage_plus.deliver import transport as tp
+from airflow_lineage_plus.deliver import event_log_transport as tp
 
 def write_slowly(fd, line, path, fsync):  # the kernel taking a big line in pieces
     import os

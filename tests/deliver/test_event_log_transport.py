@@ -13,14 +13,14 @@ from typing import Any
 
 import orjson
 import pytest
-from disk_faults import lift_file_size_limit, not_writable_dir, run_with_file_size_limit
 from openlineage.client.serde import Serde
 from openlineage.client.transport import get_default_factory
-from reliability_events import run_event
-from reliability_writers import sizes, write_events
 
-from airflow_lineage_plus.deliver import transport as tp
-from airflow_lineage_plus.deliver.transport import EventLogTransport
+from airflow_lineage_plus.deliver import event_log_transport as tp
+from airflow_lineage_plus.deliver.event_log_transport import EventLogTransport
+from tests.support.disk_faults import lift_file_size_limit, not_writable_dir, run_with_file_size_limit
+from tests.support.reliability_events import run_event
+from tests.support.reliability_writers import sizes, write_events
 
 WORKERS = 4
 EVENTS_PER_WORKER = 1000

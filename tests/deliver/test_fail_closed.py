@@ -9,14 +9,14 @@ from typing import Any
 
 import orjson
 import pytest
-from forwarding import logging_and_forwarding
-from openlineage_spec import validate_event
-from reliability_events import run_event
 
-from airflow_lineage_plus.deliver import budget, redaction
-from airflow_lineage_plus.deliver import transport as tp
+from airflow_lineage_plus.deliver import event_budget, redaction
+from airflow_lineage_plus.deliver import event_log_transport as tp
+from airflow_lineage_plus.deliver.event_log_transport import EventLogTransport
 from airflow_lineage_plus.deliver.serialize import plain
-from airflow_lineage_plus.deliver.transport import EventLogTransport
+from tests.support.forwarding import logging_and_forwarding
+from tests.support.openlineage_spec import validate_event
+from tests.support.reliability_events import run_event
 
 
 def _transport(tmp_path: Path, **extra: Any) -> EventLogTransport:
@@ -74,10 +74,10 @@ def test_a_flood_of_secrets_withholds_that_string_and_keeps_the_event_redacted(
         assert logged["job"]["facets"]["documentation"]["description"] == marker, target
         assert logged["job"]["facets"]["sql"]["query"] == "COPY t FROM 'postgres://etl:***@db/x'"
         trimmed = logged["run"]["facets"]["lineagePlus_trimmed"]
-        assert {"what": budget.WITHHELD_CUT, "count": 1} in trimmed["cuts"]
+        assert {"what": event_budget.WITHHELD_CUT, "count": 1} in trimmed["cuts"]
         assert "password=x" not in orjson.dumps(logged).decode()
     (warning,) = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
-    assert "dag.flood" in warning and budget.WITHHELD_CUT in warning
+    assert "dag.flood" in warning and event_budget.WITHHELD_CUT in warning
 
 
 def test_a_secret_repeated_in_every_column_lineage_entry_is_redacted_not_refused(tmp_path: Path) -> None:

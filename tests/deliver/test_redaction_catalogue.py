@@ -11,14 +11,14 @@ from typing import Any
 
 import orjson
 import pytest
-from forwarding import logging_and_forwarding
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
-from reliability_events import run_event
 
-from airflow_lineage_plus.deliver import budget, catalogue, redaction
+from airflow_lineage_plus.deliver import catalogue, event_budget, redaction
+from airflow_lineage_plus.deliver.event_log_transport import EventLogTransport
 from airflow_lineage_plus.deliver.serialize import plain
-from airflow_lineage_plus.deliver.transport import EventLogTransport
+from tests.support.forwarding import logging_and_forwarding
+from tests.support.reliability_events import run_event
 
 REPO = Path(__file__).resolve().parents[2]
 KINDS = {kind.name: kind for kind in catalogue.CATALOGUE}
@@ -99,7 +99,7 @@ def test_no_secret_of_any_kind_reaches_the_event_log_or_the_forward_target(
     kind = KINDS[name]
     secret = data.draw(secrets(kind, shortest=6), label="secret")
     # a secret that is part of what leaves anyway (field names, ids, the budget's figures) proves nothing
-    assume(secret not in budget.check(_event_with(kind.redacted, "***")).decode())
+    assume(secret not in event_budget.check(_event_with(kind.redacted, "***")).decode())
     transport.emit(_event_with(kind.template.format(secret=secret), secret))
     written = {}
     for target in ("events.jsonl", "forwarded.jsonl"):  # read and removed first: examples share tmp_path

@@ -12,13 +12,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from fake_marquez import FakeMarquez
 from openlineage.client.event_v2 import RunState
-from openlineage_spec import validate_events
-from reliability_events import run_event
 
 from airflow_lineage_plus.deliver.replay import Marquez, ReplayError, parse_time, replay
 from airflow_lineage_plus.deliver.serialize import dumps
+from tests.support.fake_marquez import FakeMarquez
+from tests.support.openlineage_spec import validate_events
+from tests.support.reliability_events import run_event
 
 T0 = datetime(2024, 5, 1, 10, 0, tzinfo=timezone.utc)
 RUN_A = "01a22674-e06b-7252-84d0-26850cfac2fa"  # finished before the outage

@@ -10,13 +10,13 @@ from typing import Any
 
 import orjson
 import pytest
-from forwarding import logging_and_forwarding
-from openlineage_spec import validate_event
-from reliability_events import run_event
 
 from airflow_lineage_plus import _compat
 from airflow_lineage_plus.deliver import redaction
 from airflow_lineage_plus.deliver.serialize import plain
+from tests.support.forwarding import logging_and_forwarding
+from tests.support.openlineage_spec import validate_event
+from tests.support.reliability_events import run_event
 
 #: kind: (text that carries the secret, the secret)
 KINDS: dict[str, tuple[str, str]] = {

@@ -19,8 +19,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from harness import event_log_transport
-from processes import stop_gracefully
+
+from tests.support.harness import event_log_transport
+from tests.support.processes import stop_gracefully
 
 SKIP_ENV = {"AIRFLOW__OPENLINEAGE__CUSTOM_RUN_FACETS": "airflow_lineage_plus.skip.run_facets"}
 SKIP_KEY = "lineagePlus_skipState"

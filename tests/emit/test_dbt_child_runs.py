@@ -15,11 +15,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from graph_builders import write_log
-from harness import AirflowRunner, DagRunResult
-from openlineage_spec import validate_events
 
 from airflow_lineage_plus.cli import run
+from tests.support.graph_builders import write_log
+from tests.support.harness import AirflowRunner, DagRunResult
+from tests.support.openlineage_spec import validate_events
 
 pytestmark = pytest.mark.airflow
 

@@ -14,8 +14,9 @@ import sys
 from pathlib import Path
 
 import pytest
-from harness import AirflowRunner, event_log_transport
-from servers import free_port
+
+from tests.support.harness import AirflowRunner, event_log_transport
+from tests.support.servers import free_port
 
 pytestmark = pytest.mark.airflow
 

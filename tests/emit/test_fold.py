@@ -6,8 +6,9 @@ import json
 from pathlib import Path
 
 import pytest
-from harness import AirflowRunner
-from openlineage_spec import validate_events
+
+from tests.support.harness import AirflowRunner
+from tests.support.openlineage_spec import validate_events
 
 pytestmark = pytest.mark.airflow
 

@@ -15,9 +15,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from harness import AirflowRunner, DagRunResult, read_events
-from openlineage_spec import validate_events
 from skip_support import DAGS, SKIP_ENV, skip_records
+
+from tests.support.harness import AirflowRunner, DagRunResult, read_events
+from tests.support.openlineage_spec import validate_events
 
 pytestmark = pytest.mark.airflow
 

@@ -24,12 +24,18 @@ from typing import Any
 
 import attr
 import pytest
-from claim_race import TABLE, claim_all
-from openlineage_spec import validate_events
-from postgres_env import AirflowDeployment, add_log_history, free_port, postgres_airflow, wait_until
 from skip_support import DAGS, skip_facet, skip_records, task_name
 
-from airflow_lineage_plus.emit.claims import claims_table
+from airflow_lineage_plus.claims import skip_claims_table
+from tests.support.claim_race import TABLE, claim_all
+from tests.support.openlineage_spec import validate_events
+from tests.support.postgres_env import (
+    AirflowDeployment,
+    add_log_history,
+    free_port,
+    postgres_airflow,
+    wait_until,
+)
 
 pytestmark = [pytest.mark.airflow, pytest.mark.timeout(900)]
 
@@ -45,7 +51,7 @@ import os
 from sqlalchemy import select
 from airflow.models.dagrun import DagRun
 from airflow.utils.session import create_session
-from airflow_lineage_plus.emit import listener, skip_records
+from airflow_lineage_plus.emit import skip_listener, skip_records
 
 with create_session() as session:
     runs = list(session.scalars(select(DagRun).where(DagRun.dag_id == {dag_id!r})))
@@ -59,7 +65,7 @@ print("REPORTED AGAIN", flush=True)
 os.environ["AIRFLOW__OPENLINEAGE__DAG_STATE_CHANGE_PROCESS_POOL_SIZE"] = "0"
 os.environ["AIRFLOW__LINEAGE_PLUS__SKIP_CLAIMS_TABLE"] = "no_pool_claims"
 for dag_run in runs:
-    listener.on_dag_run_success(dag_run=dag_run, msg="reported with no pool")
+    skip_listener.on_dag_run_success(dag_run=dag_run, msg="reported with no pool")
 """
 
 
@@ -97,7 +103,7 @@ def _run_locked(deployment: AirflowDeployment) -> None:
     from sqlalchemy import create_engine
 
     engine = create_engine(deployment.postgres.url())
-    claims_table(TABLE).create(engine)
+    skip_claims_table(TABLE).create(engine)
     engine.dispose()
     with deployment.postgres.connect() as locker:
         locker.execute(f"LOCK TABLE {TABLE} IN ACCESS EXCLUSIVE MODE")

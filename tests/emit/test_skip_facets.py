@@ -9,15 +9,12 @@ from typing import Any
 import pytest
 from openlineage.client.event_v2 import Job, Run, RunEvent, RunState
 from openlineage.client.serde import Serde
-from openlineage_spec import validate_event
 
 import airflow_lineage_plus
 from airflow_lineage_plus import facet_keys as keys
 from airflow_lineage_plus.author.runtime import set_execution_mode
-from airflow_lineage_plus.emit.claims import claim, claimed, claims_table, ensure_table
-from airflow_lineage_plus.emit.skip_causes import DagRunSnapshot, explain
-from airflow_lineage_plus.exceptions import ConfigurationError
-from airflow_lineage_plus.facets import (
+from airflow_lineage_plus.claims import claim, claimed, ensure_table, skip_claims_table
+from airflow_lineage_plus.custom_facets import (
     BRANCH_NOT_TAKEN,
     MANUAL,
     TRIGGER_RULE,
@@ -25,6 +22,9 @@ from airflow_lineage_plus.facets import (
     ExecutionModeRunFacet,
     SkipStateRunFacet,
 )
+from airflow_lineage_plus.emit.skip_causes import DagRunSnapshot, explain
+from airflow_lineage_plus.exceptions import ConfigurationError
+from tests.support.openlineage_spec import validate_event
 
 SCHEMAS = Path(airflow_lineage_plus.__file__).parent / "schemas"
 RUN_ID = "01a2265a-6aaa-7000-8000-000000000001"
@@ -85,7 +85,7 @@ def test_claims_table_is_created_on_first_use_and_gives_each_run_id_once(tmp_pat
     from sqlalchemy.orm import Session
 
     engine = create_engine(f"sqlite:///{tmp_path / 'metadata.db'}")
-    table = claims_table("lineage_plus_skip_claims")
+    table = skip_claims_table("lineage_plus_skip_claims")
     rows = [(RUN_ID, "dag", "task", -1, 0, "dag-run"), ("other", "dag", "task2", 3, 1, "dag-run")]
     with Session(engine) as session:
         ensure_table(session, table)
@@ -100,7 +100,7 @@ def test_claims_table_is_created_on_first_use_and_gives_each_run_id_once(tmp_pat
 
 def test_a_claims_table_name_that_is_not_a_plain_identifier_is_refused_naming_the_option() -> None:
     with pytest.raises(ConfigurationError, match=r"\[lineage_plus\] skip_claims_table"):
-        claims_table("claims; DROP TABLE dag")
+        skip_claims_table("claims; DROP TABLE dag")
 
 
 def _snapshot(**states: str) -> DagRunSnapshot:

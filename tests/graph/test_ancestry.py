@@ -14,13 +14,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from graph_builders import at, job_node, merge_into, permissions_world, run_id, write_log
 
 from airflow_lineage_plus.graph import LineageQueries, open_source
 from airflow_lineage_plus.graph import wire as w
 from airflow_lineage_plus.graph.ancestry import descendant_jobs
 from airflow_lineage_plus.graph.index import IndexedEventLog
 from airflow_lineage_plus.graph.model import LineageGraph
+from tests.support.graph_builders import at, job_node, merge_into, permissions_world, run_id, write_log
 
 BETA_RAN = [job_node("dbt-run-beta"), job_node("shared_model"), job_node("beta_model.x")]
 ALPHA_RAN = [job_node("dbt-run-alpha"), job_node("shared_model"), job_node("shared_child")]

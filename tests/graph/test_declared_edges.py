@@ -6,9 +6,8 @@ import random
 from pathlib import Path
 from typing import Any
 
-from graph_builders import dataset_node, ds, facet, job_event, job_node, run_pair, write_log
-
 from airflow_lineage_plus.graph import LineageQueries, open_source
+from tests.support.graph_builders import dataset_node, ds, facet, job_event, job_node, run_pair, write_log
 
 RAW, STG, FCT, FX = (dataset_node(n) for n in ("raw_orders", "stg_orders", "fct_daily_orders", "fx_rates"))
 LOAD, BUILD = job_node("orders.load_orders"), job_node("orders.build_fct")

@@ -7,11 +7,11 @@ import os
 from pathlib import Path
 
 import pytest
-from graph_builders import dataset_node, ds, job_node, orders_pipeline, run_pair, write_log
-from marquez_spec import example_files
 
 from airflow_lineage_plus.graph import LineageQueries, SourceUnavailable, open_source
 from airflow_lineage_plus.graph.eventlog import EventLogSource
+from tests.support.graph_builders import dataset_node, ds, job_node, orders_pipeline, run_pair, write_log
+from tests.support.marquez_spec import example_files
 
 
 def test_every_marquez_example_event_is_accepted(tmp_path: Path) -> None:

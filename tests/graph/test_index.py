@@ -12,13 +12,21 @@ import time
 from pathlib import Path
 
 import pytest
-from graph_builders import dataset_node, ds, job_node, orders_pipeline, retirement_events, run_pair, write_log
 
 from airflow_lineage_plus.graph import LineageQueries, open_source
 from airflow_lineage_plus.graph.eventlog import EventLogSource
 from airflow_lineage_plus.graph.index import IndexedEventLog, index_path_for, open_valid
 from airflow_lineage_plus.graph.indexed import IndexedGraph
 from airflow_lineage_plus.graph.snapshot import MAGIC
+from tests.support.graph_builders import (
+    dataset_node,
+    ds,
+    job_node,
+    orders_pipeline,
+    retirement_events,
+    run_pair,
+    write_log,
+)
 
 EVENTS = orders_pipeline() + retirement_events()
 MART = dataset_node("fct_daily_orders")

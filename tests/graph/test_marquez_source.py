@@ -12,9 +12,12 @@ from typing import Any
 
 import httpx
 import pytest
-import timing
-from fake_marquez import FakeMarquez
-from graph_builders import (
+
+from airflow_lineage_plus.containment import call_within
+from airflow_lineage_plus.graph import LineageQueries, NodeNotFound, SourceUnavailable, open_source
+from tests.support import timing
+from tests.support.fake_marquez import FakeMarquez
+from tests.support.graph_builders import (
     dataset_node,
     ds,
     event,
@@ -27,12 +30,9 @@ from graph_builders import (
     run_pair,
     write_log,
 )
-from marquez_contract import validate, validate_response
-from marquez_fixture import API_KEY
-from marquez_spec import spec_file
-
-from airflow_lineage_plus.containment import call_within
-from airflow_lineage_plus.graph import LineageQueries, NodeNotFound, SourceUnavailable, open_source
+from tests.support.marquez_contract import validate, validate_response
+from tests.support.marquez_fixture import API_KEY
+from tests.support.marquez_spec import spec_file
 
 
 def _events() -> list[dict[str, Any]]:

@@ -6,7 +6,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from graph_builders import orders_pipeline, write_log
+from tests.support.graph_builders import orders_pipeline, write_log
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -7,11 +7,11 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from graph_builders import dataset_node, ds, job_node, run_pair, varied_events, write_log
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from airflow_lineage_plus.graph import LineageQueries, open_source
+from tests.support.graph_builders import dataset_node, ds, job_node, run_pair, varied_events, write_log
 
 BASE = varied_events()
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from graph_builders import at, dataset_node, ds, job_node, orders_pipeline, run_pair, write_log
 
 from airflow_lineage_plus.graph import LineageQueries, NodeNotFound, open_source
+from tests.support.graph_builders import at, dataset_node, ds, job_node, orders_pipeline, run_pair, write_log
 
 
 @pytest.fixture

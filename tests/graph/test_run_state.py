@@ -5,10 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from graph_builders import at, ds, event, facet, job_node, run_id, run_pair, write_log
 
 from airflow_lineage_plus.graph import LineageQueries, open_source
 from airflow_lineage_plus.graph.runs import RunRecord
+from tests.support.graph_builders import at, ds, event, facet, job_node, run_id, run_pair, write_log
 
 
 def _latest(tmp_path: Path, events: list[dict]) -> dict:

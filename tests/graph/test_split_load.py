@@ -12,7 +12,6 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 import pytest
-from graph_builders import dataset_node, job_node, merge_into, run_id, tie_events, varied_events
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -20,6 +19,7 @@ from airflow_lineage_plus.graph import LineageQueries, SourceUnavailable, state
 from airflow_lineage_plus.graph import wire as w
 from airflow_lineage_plus.graph.eventlog import EventLogSource, idle_cpus
 from airflow_lineage_plus.graph.model import _RUN_STATE, LineageGraph
+from tests.support.graph_builders import dataset_node, job_node, merge_into, run_id, tie_events, varied_events
 
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "benchmarks"))

@@ -11,16 +11,16 @@ from typing import Any
 
 import pytest
 import sqlalchemy as sa
-from graph_builders import dataset_node, job_node, permissions_world, varied_events, write_log
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from store_engines import ENGINES, new_store_url
 
 from airflow_lineage_plus.cli import run
 from airflow_lineage_plus.graph import LineageQueries, LineageSource, open_source
 from airflow_lineage_plus.graph.store_source import StoreSource
 from airflow_lineage_plus.graph.wire import to_micros
 from airflow_lineage_plus.store import LineageStore, raw_event, schema
+from tests.support.graph_builders import dataset_node, job_node, permissions_world, varied_events, write_log
+from tests.support.store_engines import ENGINES, new_store_url
 
 BASE = varied_events()
 LINES = [json.dumps(e).encode() for e in BASE]
@@ -145,6 +145,7 @@ def test_details_of_every_node_and_run_are_the_event_logs(
             assert source.node_details(node) == log.node_details(node), node
         for run_id in runs:
             assert source.run_details(run_id) == log.run_details(run_id), run_id
+        assert source.run_history(sorted(nodes), 5) == log.run_history(sorted(nodes), 5)
         assert source.summary()[:2] == log.summary()[:2] and source.time_range() == log.time_range()
         assert sorted(source.dataset_names()) == sorted(log.dataset_names())
         assert source.search("orders", 50) == log.search("orders", 50)

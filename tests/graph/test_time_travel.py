@@ -15,15 +15,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from graph_builders import (
-    at,
-    dataset_node,
-    job_node,
-    retirement_events,
-    tie_events,
-    varied_events,
-    write_log,
-)
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -33,6 +24,15 @@ from airflow_lineage_plus.graph import wire as w
 from airflow_lineage_plus.graph.eventlog import EventLogSource
 from airflow_lineage_plus.graph.index import IndexedEventLog
 from airflow_lineage_plus.graph.scan import QuickSource
+from tests.support.graph_builders import (
+    at,
+    dataset_node,
+    job_node,
+    retirement_events,
+    tie_events,
+    varied_events,
+    write_log,
+)
 
 BASE = varied_events() + tie_events() + retirement_events()
 TIMES = sorted({w.to_micros(e["eventTime"]) for e in BASE})

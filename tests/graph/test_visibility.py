@@ -11,7 +11,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from graph_builders import (
+
+from airflow_lineage_plus.graph import LineageQueries, NodeNotFound, open_source
+from airflow_lineage_plus.graph import wire as w
+from airflow_lineage_plus.graph.index import IndexedEventLog
+from airflow_lineage_plus.graph.queries import walk
+from airflow_lineage_plus.graph.visibility import Visibility
+from tests.support.graph_builders import (
     airflow_facets,
     at,
     dataset_node,
@@ -25,12 +31,6 @@ from graph_builders import (
     with_run_facets,
     write_log,
 )
-
-from airflow_lineage_plus.graph import LineageQueries, NodeNotFound, open_source
-from airflow_lineage_plus.graph import wire as w
-from airflow_lineage_plus.graph.index import IndexedEventLog
-from airflow_lineage_plus.graph.queries import walk
-from airflow_lineage_plus.graph.visibility import Visibility
 
 SECRETS = ("beta", "secret", "spark", "ghost", "shared_model", "stray", "late_child", "private")
 

@@ -6,71 +6,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from graph_builders import DS_NS, JOB_NS, at, dataset_node, event, facet, job_node, write_log
 
 from airflow_lineage_plus.graph import LineageQueries
 from airflow_lineage_plus.graph import wire as w
 from airflow_lineage_plus.graph.eventlog import EventLogSource
 from airflow_lineage_plus.graph.index import IndexedEventLog
 from airflow_lineage_plus.graph.what_changed import render
+from tests.support.graph_builders import DS_NS, JOB_NS, at, dataset_node, facet, job_node, write_log
+from tests.support.what_changed_events import DAY, week
 
 pytestmark = pytest.mark.timeout(60)
-DAY = 24 * 60
-NOISE = (1.0, 0.98, 1.01, 0.99, 1.0, 0.98, 1.01, 1.02)  # ±2 % from run to run, the last day +2 %
-
-
-def _output(name: str, rows: int | None, nulls: int | None, fields: list[tuple[str, str]]) -> dict[str, Any]:
-    facets: dict[str, Any] = {"schema": facet(fields=[{"name": n, "type": t} for n, t in fields])}
-    output_facets: dict[str, Any] = {}
-    if rows is not None:
-        facets["dataQualityMetrics"] = facet(
-            rowCount=rows, bytes=rows * 100, columnMetrics={"email": {"nullCount": nulls or 0}}
-        )
-        output_facets["outputStatistics"] = facet(rowCount=rows, size=rows * 100)
-    return {"namespace": DS_NS, "name": name, "facets": facets, "outputFacets": output_facets}
-
-
-def _run(
-    job: str,
-    day: int,
-    outputs: list[dict[str, Any]],
-    *,
-    state: str = "COMPLETE",
-    minutes: float = 10,
-    **kw: Any,
-) -> list[dict[str, Any]]:
-    label = f"{job}-{day}"
-    start = day * DAY + (5 if job == "stg_contacts" else 0)
-    return [
-        event("START", job, label, start, **kw),
-        event(state, job, label, start + minutes, outputs=outputs, **kw),
-    ]
-
-
-def _week(days: int = 8, **last: Any) -> list[dict[str, Any]]:
-    """CRM extract -> raw.contacts -> stg_contacts (SQL) -> stg.contacts, ``days`` days of ±2 % noise;
-    ``last`` changes the last day: rows, nulls, sql, fields, state, minutes, raw_rows."""
-    events = []
-    fields = [("id", "INT"), ("email", "VARCHAR")]
-    for day in range(days):
-        final = day == days - 1
-        rows = int(1000 * NOISE[day % len(NOISE)])
-        raw_rows = last.get("raw_rows", rows) if final else rows
-        events += _run("crm_extract", day, [_output("raw.contacts", raw_rows, 10, fields)])
-        stg_rows = last.get("rows", raw_rows) if final else rows
-        sql = last.get("sql", "SELECT * FROM raw.contacts") if final else "SELECT * FROM raw.contacts"
-        out_fields = last.get("fields", fields) if final else fields
-        nulls = last.get("nulls", 10) if final else 10
-        events += _run(
-            "stg_contacts",
-            day,
-            [_output("stg.contacts", stg_rows, nulls, out_fields)],
-            state=last.get("state", "COMPLETE") if final else "COMPLETE",
-            minutes=last.get("minutes", 10 + day % 2) if final else 10 + day % 2,
-            inputs=[{"namespace": DS_NS, "name": "raw.contacts"}],
-            job_facets={"sql": facet(query=sql)},
-        )
-    return events
 
 
 def _ask(tmp_path: Path, events: list[dict[str, Any]], **kw: Any) -> dict[str, Any]:
@@ -88,7 +33,7 @@ def _kinds(answer: dict[str, Any]) -> list[tuple[str, str, str | None]]:
 
 
 def test_a_week_of_two_percent_noise_gives_no_change(tmp_path: Path) -> None:
-    answer = _ask(tmp_path, _week())
+    answer = _ask(tmp_path, week())
     assert answer["changes"] == []
     assert answer["cannotTell"] == []
     assert answer["baseline"] == {"runs": 7}
@@ -96,7 +41,7 @@ def test_a_week_of_two_percent_noise_gives_no_change(tmp_path: Path) -> None:
 
 
 def test_fewer_rows_at_the_source_rank_the_source_first_with_its_path(tmp_path: Path) -> None:
-    answer = _ask(tmp_path, _week(raw_rows=880))
+    answer = _ask(tmp_path, week(raw_rows=880))
     raw, stg = dataset_node("raw.contacts"), dataset_node("stg.contacts")
     assert _kinds(answer) == [
         (raw, "rowCount", None),
@@ -115,7 +60,7 @@ def test_fewer_rows_at_the_source_rank_the_source_first_with_its_path(tmp_path: 
 
 
 def test_a_changed_sql_comes_before_the_rows_it_changed(tmp_path: Path) -> None:
-    answer = _ask(tmp_path, _week(sql="SELECT * FROM raw.contacts WHERE active", rows=700))
+    answer = _ask(tmp_path, week(sql="SELECT * FROM raw.contacts WHERE active", rows=700))
     job, stg = job_node("stg_contacts"), dataset_node("stg.contacts")
     assert _kinds(answer) == [(job, "sql", None), (stg, "rowCount", None), (stg, "bytes", None)]
     assert answer["changes"][0]["change"] == "changed"
@@ -124,7 +69,7 @@ def test_a_changed_sql_comes_before_the_rows_it_changed(tmp_path: Path) -> None:
 
 def test_a_failed_job_a_schema_change_nulls_and_a_slow_run_are_each_reported(tmp_path: Path) -> None:
     fields = [("id", "BIGINT"), ("email", "VARCHAR"), ("phone", "VARCHAR")]
-    answer = _ask(tmp_path, _week(nulls=400, fields=fields, minutes=60))
+    answer = _ask(tmp_path, week(nulls=400, fields=fields, minutes=60))
     job, stg = job_node("stg_contacts"), dataset_node("stg.contacts")
     assert _kinds(answer) == [
         (stg, "schema", "id"),
@@ -134,13 +79,13 @@ def test_a_failed_job_a_schema_change_nulls_and_a_slow_run_are_each_reported(tmp
     ]
     assert [c["change"] for c in answer["changes"][:2]] == ["typeChanged", "added"]
     (tmp_path / "f").mkdir()
-    failed = _ask(tmp_path / "f", _week(state="FAIL"))
+    failed = _ask(tmp_path / "f", week(state="FAIL"))
     assert _kinds(failed) == [(job, "state", None)]
     assert (failed["changes"][0]["from"], failed["changes"][0]["to"]) == ("COMPLETED", "FAILED")
 
 
 def test_a_dataset_without_figures_cannot_tell(tmp_path: Path) -> None:
-    events = _week()
+    events = week()
     for item in events:
         for output in item["outputs"]:
             if output["name"] == "raw.contacts":
@@ -160,7 +105,7 @@ def test_a_dataset_without_figures_cannot_tell(tmp_path: Path) -> None:
 
 
 def test_the_index_gives_the_same_answer_as_a_full_load(tmp_path: Path) -> None:
-    log = write_log(tmp_path / "events.jsonl", _week(raw_rows=880))
+    log = write_log(tmp_path / "events.jsonl", week(raw_rows=880))
     now = w.to_micros(at(7 * DAY + 60))
     target = dataset_node("stg.contacts")
     full = EventLogSource(log)
@@ -175,7 +120,7 @@ def test_the_index_gives_the_same_answer_as_a_full_load(tmp_path: Path) -> None:
 
 
 def test_as_of_before_the_change_day_sees_no_change(tmp_path: Path) -> None:
-    log = write_log(tmp_path / "events.jsonl", _week(raw_rows=880))
+    log = write_log(tmp_path / "events.jsonl", week(raw_rows=880))
     source = EventLogSource(log)
     try:
         answer = LineageQueries(source).what_changed(
@@ -188,7 +133,7 @@ def test_as_of_before_the_change_day_sees_no_change(tmp_path: Path) -> None:
 
 
 def test_a_reader_who_may_not_read_the_source_job_is_not_told_of_its_changes(tmp_path: Path) -> None:
-    events = _week(raw_rows=880)
+    events = week(raw_rows=880)
     for item in events:
         dag = "crm" if item["job"]["name"] == "crm_extract" else "staging"
         item["run"]["facets"]["airflow"] = facet(dag={"dag_id": dag}, task={"task_id": item["job"]["name"]})
@@ -210,3 +155,35 @@ def test_a_reader_who_may_not_read_the_source_job_is_not_told_of_its_changes(tmp
     assert all("crm_extract" not in str(c["path"]) for c in scoped["changes"])
     assert scoped["cannotTell"][0]["node"] == dataset_node("raw.contacts")
     assert [c["node"] for c in scoped["changes"]] == [dataset_node("stg.contacts")] * 2
+
+
+def test_max_nodes_compares_only_the_nearest_nodes_and_says_how_many_were_left_out(tmp_path: Path) -> None:
+    raw, stg, job = dataset_node("raw.contacts"), dataset_node("stg.contacts"), job_node("stg_contacts")
+    events = week(raw_rows=880)
+    answer = _ask(tmp_path, events, max_nodes=2)  # stg.contacts (depth 0) and its job (1)
+    assert _kinds(answer) == [(stg, "rowCount", None), (stg, "bytes", None)]
+    assert answer["notCompared"] == {"nodes": 2, "maxNodes": 2, "fromDepth": 2}
+    assert answer["changes"][0]["path"] == [stg]
+    assert render(answer).splitlines()[2] == (
+        "  2 farther node(s), from depth 2 on, were not compared ([lineage_plus] what_changed_max_nodes = 2)"
+        ": nothing is said of them"
+    )
+    (tmp_path / "all").mkdir()
+    every = _ask(tmp_path / "all", events, max_nodes=4)  # the walk has 4 nodes: nothing left out
+    assert "notCompared" not in every
+    assert _kinds(every)[0] == (raw, "rowCount", None)
+    assert every["changes"][0]["path"] == [raw, job, stg]
+
+
+def test_a_cut_walk_with_no_change_does_not_claim_nothing_changed(tmp_path: Path) -> None:
+    answer = _ask(tmp_path, week(), max_nodes=1)
+    assert (answer["changes"], answer["cannotTell"]) == ([], [])
+    assert answer["notCompared"] == {"nodes": 3, "maxNodes": 1, "fromDepth": 1}
+    first = render(answer).splitlines()[0]
+    assert (
+        first
+        == "No change found in the 1 nodes nearest warehouse / stg.contacts; farther ones were not compared."
+    )
+    (tmp_path / "none").mkdir()
+    with pytest.raises(ValueError, match="max_nodes"):
+        _ask(tmp_path / "none", week(), max_nodes=0)

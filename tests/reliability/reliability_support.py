@@ -12,8 +12,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from harness import AirflowRunner
-from openlineage_spec import validate_events
+
+from tests.support.harness import AirflowRunner
+from tests.support.openlineage_spec import validate_events
 
 HERE = Path(__file__).resolve().parent
 DAGS = HERE / "dags"

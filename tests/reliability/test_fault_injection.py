@@ -9,9 +9,6 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 import pytest
-from disk_faults import not_writable_dir
-from fake_marquez import FakeMarquez
-from openlineage_spec import validate_events
 from reliability_support import (
     EXECUTION_TIMEOUT,
     FORWARD_TIMEOUT,
@@ -26,6 +23,9 @@ from reliability_support import (
 
 from airflow_lineage_plus.author.build import CONNECTION_LOOKUP_SECONDS
 from airflow_lineage_plus.deliver.replay import Marquez, replay
+from tests.support.disk_faults import not_writable_dir
+from tests.support.fake_marquez import FakeMarquez
+from tests.support.openlineage_spec import validate_events
 
 pytestmark = [pytest.mark.airflow, pytest.mark.timeout(600), pytest.mark.minutes(5)]
 

@@ -14,7 +14,7 @@ import multiprocessing
 from collections import Counter
 from pathlib import Path
 
-from claim_race import claim_all
+from tests.support.claim_race import claim_all
 
 PROCESSES = 4
 RUNS = 200

@@ -17,7 +17,8 @@ from typing import Any
 import jsonschema
 import pytest
 import yaml
-from harness import REPO
+
+from tests.support.harness import REPO
 
 COMPOSE = REPO / "docker-compose.yml"
 DOCKERFILE = REPO / "docker" / "Dockerfile"

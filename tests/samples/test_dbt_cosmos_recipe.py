@@ -16,8 +16,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from harness import REPO, AirflowRunner, DagRunResult
-from openlineage_spec import validate_events
+
+from tests.support.harness import REPO, AirflowRunner, DagRunResult
+from tests.support.openlineage_spec import validate_events
 
 pytestmark = pytest.mark.airflow
 

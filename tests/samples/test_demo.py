@@ -18,8 +18,9 @@ from typing import Any
 
 import psutil
 import pytest
-from harness import REPO, read_events
-from openlineage_spec import validate_events
+
+from tests.support.harness import REPO, read_events
+from tests.support.openlineage_spec import validate_events
 
 pytestmark = [pytest.mark.airflow, pytest.mark.minutes(4)]
 

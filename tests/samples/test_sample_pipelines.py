@@ -13,8 +13,9 @@ from typing import Any
 import boto3
 import duckdb
 import pytest
-from openlineage_spec import validate_events
-from sample_world import BUCKET, DAGS, DemoRuns
+
+from tests.support.openlineage_spec import validate_events
+from tests.support.sample_world import BUCKET, DAGS, DemoRuns
 
 # minutes(8): the group of every test on the sample pipelines' and the view's recordings (run_report.py)
 pytestmark = [pytest.mark.airflow, pytest.mark.minutes(8)]

@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 import sqlalchemy as sa
-from graph_builders import orders_pipeline
 
 from airflow_lineage_plus.exceptions import StoreDamaged, StoreUnavailable
 from airflow_lineage_plus.store import SCHEMA_VERSION, LineageStore, ddl, raw_event, sqlite_url
+from tests.support.graph_builders import orders_pipeline
 
 EVENTS = [json.dumps(e).encode() for e in orders_pipeline()]
 

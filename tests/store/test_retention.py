@@ -8,14 +8,22 @@ import threading
 import time
 from typing import Any
 
-from graph_builders import at as time_of
-from graph_builders import dataset_node, ds, event, job_node, parent_facet, run_id, run_pair, with_run_facets
-
 from airflow_lineage_plus.graph import LineageQueries
 from airflow_lineage_plus.graph.store_source import StoreSource
 from airflow_lineage_plus.graph.wire import to_micros
 from airflow_lineage_plus.store import LineageStore, apply_retention
 from airflow_lineage_plus.store.retention import current_runs
+from tests.support.graph_builders import at as time_of
+from tests.support.graph_builders import (
+    dataset_node,
+    ds,
+    event,
+    job_node,
+    parent_facet,
+    run_id,
+    run_pair,
+    with_run_facets,
+)
 
 WINDOW = to_micros(time_of(50))  # events before minute 50 are past the window
 OLD_RUNS = 150

@@ -1,9 +1,11 @@
 """The test suite's helpers, imported as a package: ``from tests.support import harness``.
 
-Each helper is also importable by its bare name (``import harness``: ``tests/support`` stays on pytest's
-``pythonpath``), the older way most test files still use. Both names give the same module object (one
-isolated AIRFLOW_HOME, one check counter): this package's finder answers ``tests.support.<name>`` with the
-module already imported, or imported now, under the bare name.
+Every test file and helper imports it so (``tests/test_support_package.py`` checks). Each helper is also
+importable by its bare name (``import harness``: ``tests/support`` stays on pytest's ``pythonpath``), for
+what is not a test file: the dotted paths Airflow's subprocesses are configured with
+(``fake_host.hostname``), the scripts a test writes and runs, and benchmarks/. Both names give the same
+module object (one isolated AIRFLOW_HOME, one check counter): this package's finder answers
+``tests.support.<name>`` with the module already imported, or imported now, under the bare name.
 """
 
 from __future__ import annotations

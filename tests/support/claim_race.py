@@ -14,10 +14,10 @@ def claim_all(database_url: str, count: int, table_name: str = TABLE) -> list[st
     from sqlalchemy import create_engine
     from sqlalchemy.orm import Session
 
-    from airflow_lineage_plus.emit.claims import claim, claims_table, ensure_table
+    from airflow_lineage_plus.claims import claim, ensure_table, skip_claims_table
 
     engine = create_engine(database_url)
-    table = claims_table(table_name)
+    table = skip_claims_table(table_name)
     rows = [(f"run-{i}", "dag", f"task_{i}", -1, 1, "dag-run") for i in range(count)]
     try:
         with Session(engine) as session:

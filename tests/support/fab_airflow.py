@@ -23,7 +23,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import httpx
-from servers import stop, wait_until_serving
+
+from tests.support.servers import stop, wait_until_serving
 
 FAB_AUTH_MANAGER = "airflow.providers.fab.auth_manager.fab_auth_manager.FabAuthManager"
 USERS = ("admin", "viewer", "alpha", "nodags")

@@ -8,7 +8,7 @@ from typing import Any
 
 from openlineage.client.transport import get_default_factory
 
-from airflow_lineage_plus.deliver.transport import EventLogTransport
+from airflow_lineage_plus.deliver.event_log_transport import EventLogTransport
 
 
 def logging_and_forwarding(directory: Path, **extra: Any) -> EventLogTransport:

@@ -17,7 +17,8 @@ import sys
 import threading
 
 import pytest
-from assertion_count import record_check
+
+from tests.support.assertion_count import record_check
 
 _CHILD = "LINEAGE_PLUS_TEST_FRESH_PROCESS"
 

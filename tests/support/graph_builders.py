@@ -480,8 +480,10 @@ def permissions_world() -> list[dict[str, Any]]:
 
 def merge_into(graph: Any, later: Any) -> None:
     """Merge ``later`` (a graph folded from the events after ``graph``'s) into ``graph``, through the bytes
-    a worker process writes (``LineageGraph.export_to``)."""
+    a worker process writes (``graph.state.export_to``)."""
+    from airflow_lineage_plus.graph import state
+
     buffer = io.BytesIO()
-    later.export_to(buffer)
+    state.export_to(later, buffer)
     buffer.seek(0)
-    graph.absorb_from(buffer)
+    state.absorb_from(graph, buffer)

@@ -28,9 +28,10 @@ from typing import Any
 
 import yaml
 from jsonschema import Draft7Validator, FormatChecker, ValidationError
-from marquez_spec import spec_file
 from referencing import Registry, Resource
 from referencing.jsonschema import DRAFT7
+
+from tests.support.marquez_spec import spec_file
 
 _URI = "urn:marquez-openapi"
 NEVER_NULL = frozenset(

@@ -3,7 +3,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
-from fake_marquez import FakeMarquez
+
+from tests.support.fake_marquez import FakeMarquez
 
 API_KEY = "test-key"
 

@@ -11,7 +11,7 @@ import hashlib
 from functools import cache
 from pathlib import Path
 
-from spec_files import SpecPlaces, download, write_atomically
+from tests.support.spec_files import SpecPlaces, download, write_atomically
 
 COMMIT = "a89b89cad27f87c90dd964c40dae8dfb3f64031f"
 RAW = f"https://raw.githubusercontent.com/MarquezProject/marquez/{COMMIT}"

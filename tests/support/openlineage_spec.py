@@ -23,10 +23,11 @@ from pathlib import Path
 from typing import Any
 
 import jsonschema
-from assertion_count import record_check
 from referencing import Registry, Resource
 from referencing.jsonschema import DRAFT202012, UnknownDialect
-from spec_files import SpecPlaces, SpecUnavailableError, download, write_atomically
+
+from tests.support.assertion_count import record_check
+from tests.support.spec_files import SpecPlaces, SpecUnavailableError, download, write_atomically
 
 SPEC_URL_PREFIX = "https://openlineage.io/spec/"
 PLACES = SpecPlaces.named(

@@ -29,7 +29,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from processes import stop_gracefully
+from tests.support.processes import stop_gracefully
 
 AIRFLOW = str(Path(sys.executable).parent / "airflow")
 MISSING = (

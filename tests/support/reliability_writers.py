@@ -5,7 +5,7 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from reliability_events import run_event
+from tests.support.reliability_events import run_event
 
 
 def sizes(seed: int, count: int, largest: int) -> list[int]:

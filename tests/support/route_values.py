@@ -33,7 +33,7 @@ class RouteValues:
 
     @classmethod
     def from_log(cls, log: Path, dags: list[str], hidden_dag: str) -> RouteValues:
-        from airflow_lineage_plus.ui.app import STATIC_FILES
+        from airflow_lineage_plus.ui.view_app import STATIC_FILES
 
         events = [json.loads(line) for line in log.read_text().splitlines() if line.strip()]
         nodes: set[str] = set()
@@ -93,6 +93,7 @@ class RouteValues:
             "include_retired",  # includeRetired: true with asOf, the most a route can show
             "column",
             "proposed",  # left out: a proposed schema changes what is compared, not what is shown
+            "baseline_runs",  # left at the configured baseline: it changes what is compared, not shown
         }
         if unknown:
             pytest.fail(

@@ -1,8 +1,10 @@
 """How a run is split over xdist workers, and what it reports at its end: validated events, tests per area.
 
-Groups (``--dist loadgroup``): one per test file, so its module-scoped Airflow runs are made once, except
-that every test using the sample pipelines' or the Lineage view's recordings (the ``demo_runs`` fixture,
-the files of ``tests/ui``) joins one group. Order: the tests say how long their group takes with
+Groups (``--dist loadgroup``) are declared on the tests: a test in a group of its own says so with
+``pytest.mark.xdist_group(name)`` (the files of ``tests/ui`` share :data:`SHARED_RECORDINGS`, the group of
+the Lineage view's recordings); a test using the sample pipelines' recordings (the ``demo_runs`` fixture)
+joins that group too; any other test is in its file's group, so its module-scoped Airflow runs are made
+once. Order: the tests say how long their group takes with
 ``pytest.mark.minutes(n)`` (about ``n`` minutes of Airflow runs, from ``--durations`` in CI's log); groups
 start heaviest first, then groups running Airflow (marked ``airflow``), each by size, so that no long group
 starts when the other worker has nothing left. ``test.sh`` passes ``--no-loadscope-reorder`` to keep it.
@@ -27,7 +29,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from openlineage_spec import gaps_used, validated_count
+
+from tests.support.openlineage_spec import gaps_used, validated_count
 
 TESTS = Path(__file__).resolve().parents[1]
 #: The group of the tests sharing one recording of the sample pipelines and the Lineage view's runs.
@@ -49,8 +52,13 @@ def _loadgroup(config: pytest.Config) -> bool:
 
 
 def group_of(item: pytest.Item) -> str:
-    shared = "demo_runs" in getattr(item, "fixturenames", ()) or item.path.parent.name == "ui"
-    return SHARED_RECORDINGS if shared else item.path.relative_to(TESTS).as_posix()
+    """The test's xdist group: the one it declares, the shared recordings' if it uses them, or its file's."""
+    declared = item.get_closest_marker("xdist_group")
+    if declared is not None:
+        return str(declared.args[0] if declared.args else declared.kwargs["name"])
+    if "demo_runs" in getattr(item, "fixturenames", ()):
+        return SHARED_RECORDINGS
+    return item.path.relative_to(TESTS).as_posix()
 
 
 def declared_minutes(group: list[pytest.Item]) -> float:
@@ -72,7 +80,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     groups: dict[str, list[pytest.Item]] = {}
     for item in items:
         group = group_of(item)
-        item.add_marker(pytest.mark.xdist_group(group))
+        if item.get_closest_marker("xdist_group") is None:
+            item.add_marker(pytest.mark.xdist_group(group))
         groups.setdefault(group, []).append(item)
     ordered = sorted(groups.values(), key=_group_order)
     items[:] = [item for group in ordered for item in group]

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from harness import REPO, AirflowRunner, DagRunResult
+from tests.support.harness import REPO, AirflowRunner, DagRunResult
 
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))

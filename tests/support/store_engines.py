@@ -11,7 +11,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from postgres_env import PostgresServer
+
+from tests.support.postgres_env import PostgresServer
 
 ENGINES = ("sqlite", "postgresql")
 _databases = itertools.count()

@@ -12,9 +12,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from fab_airflow import FabAirflow, fab_airflow
-from servers import free_port
 from ui_pipeline import ALPHA_DAG, PermissionPipeline, record_permission_pipeline
+
+from tests.support.fab_airflow import FabAirflow, fab_airflow
+from tests.support.servers import free_port
 
 
 @pytest.fixture(scope="session")

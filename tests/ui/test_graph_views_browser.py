@@ -7,28 +7,33 @@ logs in through Airflow's login page (the fixtures of ``test_lineage_browser``),
 * traces a column: the path of ``fct_daily_orders.total_usd`` up to the raw orders and down to the report
   is drawn, hop by hop, and the way back returns to datasets and jobs;
 * moves the time slider to before the input switched: the old input is drawn as current, the new one is
-  gone; back to now, the old edge shows only with "Retired edges", dashed.
+  gone; back to now, the old edge shows only with "Retired edges", dashed;
+* downloads the drawn graph with the "SVG" and "PNG" buttons: a standalone SVG of the drawn nodes, a PNG.
 
 Screenshots go to the test's temporary directory.
 """
 
 from __future__ import annotations
 
+import struct
 import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+from xml.etree import ElementTree
 
 import pytest
-from graph_builders import dataset_node, job_node, orders_pipeline, retirement_events, write_log
 from test_lineage_browser import logged_in_page  # noqa: F401 - the fixture shared with that file
+
+from tests.support.graph_builders import dataset_node, job_node, orders_pipeline, retirement_events, write_log
+from tests.support.run_report import SHARED_RECORDINGS
 
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "benchmarks"))
 
 from api_server_memory import api_server, login  # noqa: E402
 
-pytestmark = [pytest.mark.airflow, pytest.mark.browser]
+pytestmark = [pytest.mark.airflow, pytest.mark.browser, pytest.mark.xdist_group(SHARED_RECORDINGS)]
 
 MART = dataset_node("fct_daily_orders")
 LOADED = dataset_node("loaded")
@@ -145,4 +150,35 @@ def test_the_time_slider_shows_the_old_input_and_retired_edges_are_dashed(
     page.locator("#as-of-now").click()
     page.locator("body:not(.time-travel)").wait_for(timeout=30_000)
     page.locator(f'#viewport g.node[data-node-id="{dataset_node("src_c")}"]').wait_for(timeout=30_000)
+    assert page.dialogs == []
+
+
+def test_the_svg_and_png_buttons_download_the_drawn_graph(
+    logged_in_page: Any,  # noqa: F811 - the fixture imported above
+    airflow_ui: str,
+    tmp_path: Path,
+) -> None:
+    page = logged_in_page
+    _view(page, airflow_ui, f"node={MART}&depth=2&direction=upstream")
+    page.locator(f'#viewport g.node[data-node-id="{job_node("orders.build_fct")}"]').wait_for(timeout=30_000)
+    drawn = _drawn(page)
+    with page.expect_download(timeout=30_000) as svg_download:
+        page.locator("#export-svg").click()
+    assert svg_download.value.suggested_filename == "lineage-fct_daily_orders.svg"
+    svg = Path(svg_download.value.path()).read_bytes()
+    root = ElementTree.fromstring(svg)  # parses as XML, standalone
+    ns = "{http://www.w3.org/2000/svg}"
+    assert root.tag == f"{ns}svg" and root.find(f"{ns}style") is not None  # the page's styles inlined
+    ids = {g.get("data-node-id") for g in root.iter(f"{ns}g") if g.get("data-node-id")}
+    assert MART in ids and ids == drawn  # the drawn graph, the target's node included
+    assert b"<script" not in svg and b"foreignObject" not in svg
+    (tmp_path / "graph.svg").write_bytes(svg)
+
+    with page.expect_download(timeout=30_000) as png_download:
+        page.locator("#export-png").click()
+    assert png_download.value.suggested_filename == "lineage-fct_daily_orders.png"
+    png = Path(png_download.value.path()).read_bytes()
+    assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 1000
+    width, height = struct.unpack(">II", png[16:24])  # IHDR: the image's size, the SVG's at ratio 1
+    assert (width, height) == (int(root.get("width")), int(root.get("height")))
     assert page.dialogs == []

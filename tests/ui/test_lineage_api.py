@@ -17,7 +17,6 @@ from typing import Any
 
 import jwt
 import pytest
-import timing
 from fastapi.testclient import TestClient
 from ui_pipeline import (
     DAG_ID,
@@ -30,7 +29,10 @@ from ui_pipeline import (
     record_pipeline,
 )
 
-pytestmark = pytest.mark.airflow
+from tests.support import timing
+from tests.support.run_report import SHARED_RECORDINGS
+
+pytestmark = [pytest.mark.airflow, pytest.mark.xdist_group(SHARED_RECORDINGS)]
 
 PASSWORDS = {"admin": "admin-pw", "viewer": "viewer-pw", "nobody": "nobody-pw"}
 PROTECTED = [
@@ -322,8 +324,8 @@ def test_page_script_never_renders_data_as_html(client: TestClient, viewer: dict
 @pytest.mark.parametrize(
     "path",
     [
-        "/lineage-plus/static/../app.py",
-        "/lineage-plus/static/..%2Fapp.py",
+        "/lineage-plus/static/../view_app.py",
+        "/lineage-plus/static/..%2Fview_app.py",
         "/lineage-plus/static/%2e%2e%2f%2e%2e%2fconf.py",
         "/lineage-plus/static/..%2F..%2F..%2F..%2Fetc%2Fpasswd",
         "/lineage-plus/static/index.html%00.js",
@@ -395,7 +397,7 @@ def test_node_budget_cuts_the_graph_and_counts_what_was_left_out(
 
 def test_reader_picks_up_events_appended_after_it_opened(event_log: Path, tmp_path: Path) -> None:
     from airflow_lineage_plus.graph import LineageQueries, open_source
-    from airflow_lineage_plus.ui.source import LineageReader
+    from airflow_lineage_plus.ui.view_source import LineageReader
 
     lines = event_log.read_text().splitlines(keepends=True)
     first_fail = next(
@@ -419,7 +421,7 @@ def test_reader_answers_still_loading_while_a_slow_source_opens(event_log: Path)
     import threading
 
     from airflow_lineage_plus.graph import LineageQueries, SourceUnavailable, open_source
-    from airflow_lineage_plus.ui.source import LineageReader
+    from airflow_lineage_plus.ui.view_source import LineageReader
 
     gate = threading.Event()
 
@@ -443,7 +445,7 @@ def test_reader_answers_still_loading_while_a_slow_source_opens(event_log: Path)
 
 def test_reader_reports_an_unreadable_source_and_retries_later(tmp_path: Path) -> None:
     from airflow_lineage_plus.graph import SourceUnavailable
-    from airflow_lineage_plus.ui.source import LineageReader, open_configured_queries
+    from airflow_lineage_plus.ui.view_source import LineageReader, open_configured_queries
 
     missing = tmp_path / "not-yet.jsonl"
     patch = pytest.MonkeyPatch()
@@ -479,10 +481,10 @@ def test_reader_reads_marquez_when_configured_and_sees_the_same_lineage(event_lo
     failed day's skip record of ``fct_daily_orders``, an ABORT without outputs, makes a job version without
     the mart: docs/graph.md, "Marquez source"), which the last assertion pins."""
     import httpx
-    from fake_marquez import FakeMarquez
 
     from airflow_lineage_plus.graph import SourceUnavailable
-    from airflow_lineage_plus.ui.source import LineageReader, open_configured_queries
+    from airflow_lineage_plus.ui.view_source import LineageReader, open_configured_queries
+    from tests.support.fake_marquez import FakeMarquez
 
     def upstream(queries: Any) -> tuple[set[str], dict[str, str], bool, bool, set[str]]:
         graph = queries.upstream(STG_ID, 6)
@@ -650,10 +652,9 @@ def test_a_marquez_that_never_answers_is_503_within_the_deadline_while_airflow_k
     threads (40). Each is 503 at its 1 s deadline, and Airflow's own (sync) routes answer meanwhile."""
     from concurrent.futures import ThreadPoolExecutor
 
-    from fake_marquez import SilentMarquez
-
     from airflow_lineage_plus.graph import LineageQueries, open_source
-    from airflow_lineage_plus.ui.source import LineageReader
+    from airflow_lineage_plus.ui.view_source import LineageReader
+    from tests.support.fake_marquez import SilentMarquez
 
     monkeypatch.setenv("AIRFLOW__LINEAGE_PLUS__UI_REQUEST_TIMEOUT", "1.0")
 
@@ -694,7 +695,7 @@ def test_a_503_says_what_to_do_and_never_where_the_lineage_lives(
     client: TestClient, viewer: dict[str, str], swapped_reader: Any, tmp_path: Path
 ) -> None:
     from airflow_lineage_plus.ui.access import UNAVAILABLE
-    from airflow_lineage_plus.ui.source import LineageReader, open_configured_queries
+    from airflow_lineage_plus.ui.view_source import LineageReader, open_configured_queries
 
     secret_place = tmp_path / "secret-folder" / "events.jsonl"
     patch = pytest.MonkeyPatch()

@@ -22,10 +22,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from servers import free_port, stop, wait_until_serving
 from ui_pipeline import HOSTILE_ID, HOSTILE_NAME, MART_MODEL, SamplePipeline, record_sample_pipeline
 
-pytestmark = [pytest.mark.airflow, pytest.mark.browser]
+from tests.support.run_report import SHARED_RECORDINGS
+from tests.support.servers import free_port, stop, wait_until_serving
+
+pytestmark = [pytest.mark.airflow, pytest.mark.browser, pytest.mark.xdist_group(SHARED_RECORDINGS)]
 
 SCREENSHOT_NAME = "lineage-view.png"
 USER, PASSWORD = "viewer", "viewer-password"

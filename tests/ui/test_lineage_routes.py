@@ -10,11 +10,16 @@ import inspect
 from pathlib import Path
 from typing import Any
 
+import pytest
 from fastapi.routing import APIRoute
 
 from airflow_lineage_plus.ui import access, auth
-from airflow_lineage_plus.ui.app import create_app
-from airflow_lineage_plus.ui.source import LineageReader
+from airflow_lineage_plus.ui.view_app import create_app
+from airflow_lineage_plus.ui.view_source import LineageReader
+from tests.support.run_report import SHARED_RECORDINGS
+
+# one xdist group with the other tests of the Lineage view (tests/support/run_report.py)
+pytestmark = pytest.mark.xdist_group(SHARED_RECORDINGS)
 
 UI = Path(access.__file__).parent
 #: routes that carry no lineage (what the page needs to know about the installation)
@@ -75,7 +80,7 @@ def test_every_route_is_async_so_none_waits_in_the_api_servers_thread_pool() -> 
 
 
 def test_routes_reach_the_lineage_source_only_through_the_door() -> None:
-    for module in ("api.py", "app.py", "navigation.py"):
+    for module in ("api.py", "view_app.py", "navigation.py"):
         text = (UI / module).read_text()
         assert "state.lineage_reader" not in text.replace("app.state.lineage_reader = reader", ""), module
         assert ".run(" not in text, module

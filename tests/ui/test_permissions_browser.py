@@ -10,11 +10,13 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from fab_airflow import FabAirflow
 from test_lineage_browser import open_lineage_from_navigation, search_and_open
 from ui_pipeline import ALPHA_DAG, ALPHA_TASK, BETA_DAG, BETA_STRINGS
 
-pytestmark = [pytest.mark.airflow, pytest.mark.browser]
+from tests.support.fab_airflow import FabAirflow
+from tests.support.run_report import SHARED_RECORDINGS
+
+pytestmark = [pytest.mark.airflow, pytest.mark.browser, pytest.mark.xdist_group(SHARED_RECORDINGS)]
 
 SCORES = "dataset:postgres://warehouse:5432:analytics.shared.customer_scores"
 ALPHA_JOB = f"job:test-airflow:{ALPHA_DAG}.{ALPHA_TASK}"

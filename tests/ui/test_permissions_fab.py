@@ -16,13 +16,15 @@ import json
 
 import httpx
 import pytest
-from fab_airflow import FabAirflow
 from fastapi.routing import APIRoute
-from openlineage_spec import validate_events
-from route_values import RouteValues
 from ui_pipeline import ALPHA_DAG, ALPHA_TASK, BETA_DAG, BETA_STRINGS, PermissionPipeline
 
-pytestmark = pytest.mark.airflow
+from tests.support.fab_airflow import FabAirflow
+from tests.support.openlineage_spec import validate_events
+from tests.support.route_values import RouteValues
+from tests.support.run_report import SHARED_RECORDINGS
+
+pytestmark = [pytest.mark.airflow, pytest.mark.xdist_group(SHARED_RECORDINGS)]
 
 NAMESPACE = "test-airflow"
 WAREHOUSE = "postgres://warehouse:5432"
@@ -36,8 +38,8 @@ def job(name: str) -> str:
 
 def lineage_routes() -> list[APIRoute]:
     """Every route of the Lineage app, from the app the plugin serves."""
-    from airflow_lineage_plus.ui.app import create_app
-    from airflow_lineage_plus.ui.source import LineageReader
+    from airflow_lineage_plus.ui.view_app import create_app
+    from airflow_lineage_plus.ui.view_source import LineageReader
 
     app = create_app(reader=LineageReader(opener=lambda: None))
     return [route for route in app.routes if isinstance(route, APIRoute)]

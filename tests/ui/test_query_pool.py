@@ -7,10 +7,14 @@ import threading
 import time
 
 import pytest
-import timing
 
 from airflow_lineage_plus.exceptions import DeadlineExceeded
 from airflow_lineage_plus.ui.pool import QueryPool
+from tests.support import timing
+from tests.support.run_report import SHARED_RECORDINGS
+
+# one xdist group with the other tests of the Lineage view (tests/support/run_report.py)
+pytestmark = pytest.mark.xdist_group(SHARED_RECORDINGS)
 
 
 def test_a_question_past_its_deadline_is_given_up_and_keeps_its_slot_until_it_ends() -> None:

@@ -5,7 +5,13 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from airflow_lineage_plus.ui.app import STATIC_FILES
+import pytest
+
+from airflow_lineage_plus.ui.view_app import STATIC_FILES
+from tests.support.run_report import SHARED_RECORDINGS
+
+# one xdist group with the other tests of the Lineage view (tests/support/run_report.py)
+pytestmark = pytest.mark.xdist_group(SHARED_RECORDINGS)
 
 STATIC = Path(__file__).resolve().parents[2] / "airflow_lineage_plus" / "ui" / "static"
 IMPORT = re.compile(r"""^import\s+[^;]*?from\s+["']\./([\w.-]+)["']""", re.M)

@@ -18,9 +18,8 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from harness import AirflowRunner, DagRunResult
-
 from airflow_lineage_plus import cli
+from tests.support.harness import AirflowRunner, DagRunResult
 
 DAGS = Path(__file__).resolve().parent / "dags"
 DAG_FILE = DAGS / "ui_orders.py"

@@ -8,6 +8,7 @@ import { renderAttention } from "./attention.js";
 import { api } from "./api.js";
 import { leaveColumnMode, loadColumns, onColumnNode, traceColumn } from "./columns.js";
 import { $, append, clear, el, setStatus } from "./dom.js";
+import { setupExport } from "./export.js";
 import { showDetails } from "./panel.js";
 import { setupPanZoom } from "./panzoom.js";
 import { markSelected, markStale, renderBanner, renderGraph } from "./render.js";
@@ -109,6 +110,7 @@ function start() {
   setupModes();
   setupSearch();
   setupPanZoom();
+  setupExport();
   if (state.node) { state.selected = state.node; loadGraph(); showDetails(state.node); }
   else if (state.dagId && state.taskId) loadTaskInstance();
   else if (state.dagId) loadGraph();

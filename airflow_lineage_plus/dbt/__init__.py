@@ -6,8 +6,8 @@
 
 from __future__ import annotations
 
-from airflow_lineage_plus.emit.dbt_events import DbtLineageTransport, dataset_identity
-from airflow_lineage_plus.emit.dbt_run import (
+from airflow_lineage_plus.dbt.dbt_events import DbtLineageTransport, dataset_identity
+from airflow_lineage_plus.dbt.dbt_run import (
     TaskRunIds,
     dbt_lineage_env,
     dbt_lineage_env_templates,

@@ -13,7 +13,7 @@ from typing import Any
 
 import attrs
 
-from airflow_lineage_plus import conf
+from airflow_lineage_plus import conf, pictures
 from airflow_lineage_plus.exceptions import UsageError
 from airflow_lineage_plus.graph import LineageQueries
 from airflow_lineage_plus.graph import what_changed as changes
@@ -30,7 +30,10 @@ DESCRIPTION = (
 EXAMPLES = (
     "what-changed --namespace postgres://warehouse:5432 --name analytics.marts.revenue_daily",
     "what-changed --namespace NS --name NAME --as-of 2026-03-08T09:00:00Z --baseline-runs 14 --format json",
+    "what-changed --namespace NS --name NAME --format mermaid",
 )
+#: ``--format`` choices: the picture ones draw the upstream graph with each changed node's top change
+FORMATS = ("text", "json", "mermaid", "dot")
 
 
 def add_arguments(command: argparse.ArgumentParser) -> None:
@@ -60,6 +63,14 @@ def _configured() -> tuple[int, changes.Thresholds]:
         return int(OPTIONS["what_changed_baseline_runs"]["default"]), changes.Thresholds(**defaults)
 
 
+def _max_nodes() -> int:
+    """[lineage_plus] what_changed_max_nodes (the option's default without Airflow)."""
+    try:
+        return conf.what_changed_max_nodes()
+    except ImportError:
+        return int(OPTIONS["what_changed_max_nodes"]["default"])
+
+
 def answer(
     queries: LineageQueries, args: argparse.Namespace, target: str, as_of: int | None
 ) -> tuple[dict[str, Any], str]:
@@ -70,5 +81,28 @@ def answer(
         raise UsageError("--baseline-runs must be 1 or more")
     if args.depth < 0:
         raise UsageError("--depth must be 0 or more")
-    found = queries.what_changed(target, runs, args.depth, as_of=as_of, thresholds=thresholds)
+    found = queries.what_changed(
+        target, runs, args.depth, as_of=as_of, thresholds=thresholds, max_nodes=_max_nodes()
+    )
+    if args.format in ("mermaid", "dot"):
+        drawn = picture(queries.upstream(target, args.depth, as_of=as_of), found)
+        return found, drawn.mermaid() if args.format == "mermaid" else drawn.dot()
     return found, changes.render(found)
+
+
+def picture(upstream: dict[str, Any], found: dict[str, Any]) -> pictures.Picture:
+    """The upstream graph (``upstream``'s answer, the walk ``what-changed`` compared) with each node that
+    changed marked and labelled with its top change (the first of its changes in the ranked list), and
+    each other dataset whose latest assertions failed marked with its first failed one."""
+    drawn = pictures.graph_picture(upstream)
+    for item in reversed(found.get("failedAssertions", ())):  # marked unless the node changed too
+        on = f" on {item['column']}" if item["column"] is not None else ""
+        drawn.mark(item["node"], "assertionFailed", f"assertion {item['assertion']}{on} failed")
+    counts: dict[str, int] = {}
+    for change in found["changes"]:
+        counts[change["node"]] = counts.get(change["node"], 0) + 1
+    for change in reversed(found["changes"]):  # the node's first (top) change is marked last: it stays
+        more = counts[change["node"]] - 1
+        note = changes.words(change) + (f" (+{more} more)" if more else "")
+        drawn.mark(change["node"], "changed", note)
+    return drawn

@@ -2,7 +2,7 @@
 
 The hook fires in the task process on the worker (a task that raised), in the API server (a task marked
 failed by hand) and in the scheduler (a task it fails itself); claims make each alert go out once
-whichever of them see it (:mod:`.claims`). The hook never raises.
+whichever of them see it (:mod:`airflow_lineage_plus.claims`). The hook never raises.
 """
 
 from __future__ import annotations

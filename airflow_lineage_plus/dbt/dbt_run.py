@@ -10,7 +10,7 @@ them from the running task instance:
   node runs are grandchildren; ``OPENLINEAGE_CONTEXT`` carries the same as JSON (it is read first, and
   keeps a namespace with ``/`` in it, which the ``/``-separated form cannot);
 * ``OPENLINEAGE_NAMESPACE``: the provider's namespace, so dbt's jobs sit next to the task's;
-* ``OPENLINEAGE__TRANSPORT``: :class:`~airflow_lineage_plus.emit.dbt_events.DbtLineageTransport` around the
+* ``OPENLINEAGE__TRANSPORT``: :class:`~airflow_lineage_plus.dbt.dbt_events.DbtLineageTransport` around the
   transport the provider uses (its config, read here because ``dbt-ol`` does not read Airflow's), with
   the ``[lineage_plus]`` limits, so dbt's events land where the task's land, named as the Airflow side
   names the same tables, redacted (with the secrets of the task's masker) and within the same limits.
@@ -135,7 +135,7 @@ def task_job_facets(task: Any) -> dict[str, Any]:
 def dbt_transport_config(target_path: str | None = None, task: Any = None) -> dict[str, Any]:
     """``OPENLINEAGE__TRANSPORT`` for ``dbt-ol``: the dbt transport around the provider's transport, with
     the ``[lineage_plus]`` limits and the job facets of ``task`` (the operator running dbt)."""
-    from airflow_lineage_plus.deliver.budget import Limits
+    from airflow_lineage_plus.deliver.event_budget import Limits
 
     config: dict[str, Any] = {"type": TRANSPORT_CLASS, "limits": Limits.configured().as_dict()}
     provider = _compat.openlineage_client_config()

@@ -1,7 +1,7 @@
 """The transport ``dbt-ol`` reports to when a task runs dbt: dbt's runs made to fit the task's lineage.
 
 ``dbt-ol`` (openlineage-dbt) turns dbt's artifacts into OpenLineage events after dbt exits. The task-side
-helpers (:mod:`airflow_lineage_plus.emit.dbt_run`) give it :class:`DbtLineageTransport`, which wraps the
+helpers (:mod:`airflow_lineage_plus.dbt.dbt_run`) give it :class:`DbtLineageTransport`, which wraps the
 transport the OpenLineage provider uses, so the events land where the task's own events land. On the
 way, in the ``dbt-ol`` process, each event gets what ``dbt-ol`` leaves out or gets wrong:
 
@@ -22,7 +22,7 @@ way, in the ``dbt-ol`` process, each event gets what ``dbt-ol`` leaves out or ge
 5. **Owners and service level.** A model's job carries the task's job facets (owners, ``SloTier``,
    ``OwningTeam``: freshness and alerts look at the jobs that write tables); a model's ``meta`` owner
    becomes its table's ``ownership``.
-6. **Redaction and limits** of :func:`airflow_lineage_plus.deliver.budget.enforce`, with the values the
+6. **Redaction and limits** of :func:`airflow_lineage_plus.deliver.event_budget.enforce`, with the values the
    task read (this process does not import Airflow): an event that cannot be checked is not sent.
 
 Nothing here can fail dbt or the task: an event that cannot be rewritten is sent as ``dbt-ol`` made it,
@@ -48,14 +48,14 @@ from openlineage.client.transport.noop import NoopConfig, NoopTransport
 from openlineage.client.transport.transport import Config, Transport
 from openlineage.client.uuid import generate_static_uuid
 
-from airflow_lineage_plus import _compat, facets
+from airflow_lineage_plus import _compat, custom_facets
 from airflow_lineage_plus import facet_keys as fk
 from airflow_lineage_plus.containment import contained, report
 from airflow_lineage_plus.datasets import DatasetRef
 from airflow_lineage_plus.datasets.identity import EMBEDDED_SCHEMES
-from airflow_lineage_plus.deliver.budget import Limits, enforce
+from airflow_lineage_plus.dbt.dbt_artifacts import FAILED, DbtArtifacts, target_path_of_command_line
+from airflow_lineage_plus.deliver.event_budget import Limits, enforce
 from airflow_lineage_plus.deliver.serialize import describe
-from airflow_lineage_plus.emit.dbt_artifacts import FAILED, DbtArtifacts, target_path_of_command_line
 from airflow_lineage_plus.provider_info import OPTIONS
 
 WRAPPER, MODEL, SNAPSHOT, TEST = "JOB", "MODEL", "SNAPSHOT", "TEST"
@@ -102,7 +102,7 @@ class DbtLineageConfig(Config):
         target_path: dbt's target folder (default: as ``dbt-ol`` finds it from its command line).
         limits: the ``[lineage_plus]`` limits (:meth:`Limits.as_dict`); the defaults when missing.
         job_facets: job facets (as JSON) of the task running dbt that its model jobs carry too (owners,
-            service level: :func:`airflow_lineage_plus.emit.dbt_run.task_job_facets`).
+            service level: :func:`airflow_lineage_plus.dbt.dbt_run.task_job_facets`).
         secrets: the secrets of the task's masker (``re.escape``-d), redacted here too.
 
     ``config_file``: a JSON file holding these settings (the task writes it, ``0600``, so that the
@@ -279,7 +279,7 @@ class DbtLineageTransport(Transport):
         job_name = ".".join(str(p) for p in (node.get("database"), node.get("schema"), local) if p) + suffix
         run_facets: dict[str, Any] = {
             "parent": self._dbt_run_as_parent(),
-            facets.SkipStateRunFacet.key: _skip_facet(artifacts, unique_id),
+            custom_facets.SkipStateRunFacet.key: _skip_facet(artifacts, unique_id),
         }
         engine = (self.wrapper.run.facets or {}).get("processing_engine")
         if engine is not None:
@@ -408,12 +408,12 @@ def _failure_summary(artifacts: DbtArtifacts) -> str | None:
     return f"dbt {artifacts.command} failed on {len(failed)} node(s):\n" + "\n".join(lines)
 
 
-def _skip_facet(artifacts: DbtArtifacts, unique_id: str) -> facets.SkipStateRunFacet:
+def _skip_facet(artifacts: DbtArtifacts, unique_id: str) -> custom_facets.SkipStateRunFacet:
     cause = artifacts.failed_ancestor(unique_id)
     if cause is not None:
-        return facets.SkipStateRunFacet(
+        return custom_facets.SkipStateRunFacet(
             skipped=True,
-            reason=facets.TRIGGER_RULE,
+            reason=custom_facets.TRIGGER_RULE,
             message=f"dbt skipped {unique_id}: its upstream {cause} failed (dbt builds a node only when "
             f"everything upstream succeeded, like the all_success trigger rule)",
             causedBy=cause,
@@ -422,8 +422,11 @@ def _skip_facet(artifacts: DbtArtifacts, unique_id: str) -> facets.SkipStateRunF
         )
     result = artifacts.results.get(unique_id)
     said = result.message if result is not None and result.message else "no reason given"
-    return facets.SkipStateRunFacet(
-        skipped=True, reason=facets.UNKNOWN, message=f"dbt skipped {unique_id}: {said}", state="skipped"
+    return custom_facets.SkipStateRunFacet(
+        skipped=True,
+        reason=custom_facets.UNKNOWN,
+        message=f"dbt skipped {unique_id}: {said}",
+        state="skipped",
     )
 
 
@@ -463,11 +466,11 @@ def _test_event(event: RunEvent, artifacts: DbtArtifacts) -> None:
         _add_error(event, "\n".join(f"{a.name}: {messages.get(a.name) or 'failed'}" for a in failing))
 
 
-def _skip_of_failed(unique_id: str) -> facets.SkipStateRunFacet:
+def _skip_of_failed(unique_id: str) -> custom_facets.SkipStateRunFacet:
     """The tests of a model that failed itself were skipped because of it."""
-    return facets.SkipStateRunFacet(
+    return custom_facets.SkipStateRunFacet(
         skipped=True,
-        reason=facets.TRIGGER_RULE,
+        reason=custom_facets.TRIGGER_RULE,
         message=f"dbt skipped the tests of {unique_id}: it failed",
         causedBy=unique_id,
         triggerRule="all_success",

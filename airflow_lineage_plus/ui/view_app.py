@@ -20,7 +20,7 @@ from airflow_lineage_plus import conf
 from airflow_lineage_plus.ui import api
 from airflow_lineage_plus.ui.auth import require_lineage_reader
 from airflow_lineage_plus.ui.pool import QueryPool
-from airflow_lineage_plus.ui.source import LineageReader
+from airflow_lineage_plus.ui.view_source import LineageReader
 
 #: The only files the app serves besides the page, with their media types.
 STATIC_FILES = {
@@ -28,6 +28,7 @@ STATIC_FILES = {
     "actions.js": "text/javascript; charset=utf-8",
     "api.js": "text/javascript; charset=utf-8",
     "dom.js": "text/javascript; charset=utf-8",
+    "export.js": "text/javascript; charset=utf-8",
     "groups.js": "text/javascript; charset=utf-8",
     "layout.js": "text/javascript; charset=utf-8",
     "links.js": "text/javascript; charset=utf-8",

@@ -16,7 +16,7 @@ line is lost. :class:`EventLogTransport` instead
   the lock); a write that fails is cut back off (no half lines),
 * creates the log ``0640`` in a directory ``0750`` (``[lineage_plus] event_log_file_mode`` and
   ``event_log_dir_mode``): lineage carries SQL and error messages that not everyone may read,
-* checks every event first (:func:`airflow_lineage_plus.deliver.budget.check`: values policy, size
+* checks every event first (:func:`airflow_lineage_plus.deliver.event_budget.check`: values policy, size
   limits, redaction; ``budget: false`` turns the limits and the values policy off, never redaction)
   and fails closed: a string that cannot be checked within the redaction budget is withheld whole
   (a marker replaces it, the event is kept), and an event that could not be checked at all is
@@ -53,7 +53,7 @@ from openlineage.client.transport.transport import Config, Transport
 
 from airflow_lineage_plus import conf
 from airflow_lineage_plus.containment import call_within, report
-from airflow_lineage_plus.deliver.budget import check
+from airflow_lineage_plus.deliver.event_budget import check
 from airflow_lineage_plus.deliver.redaction import redact_json
 from airflow_lineage_plus.deliver.serialize import describe, dumps
 from airflow_lineage_plus.exceptions import EventLostError
@@ -102,7 +102,7 @@ class EventLogConfig(Config):
     Attributes:
         log_file_path: the event log (default ``[lineage_plus] event_log_path``).
         budget: apply the size limits and the values policy of
-            :func:`airflow_lineage_plus.deliver.budget.check`; default on. Redaction is always applied.
+            :func:`airflow_lineage_plus.deliver.event_budget.check`; default on. Redaction is always applied.
         fsync: flush each line to disk before returning; default off.
         forward: config of a transport to deliver each event to after it is logged (for example
             ``{"type": "http", "url": "http://marquez:5000", "retry": {"total": 0}}``).
@@ -174,7 +174,7 @@ class EventLogTransport(Transport):
             self.deliver(orjson.loads(line))
 
     def prepare(self, event: Any) -> bytes:
-        """The line (without newline) to write and forward: checked (:func:`~.budget.check`) when
+        """The line (without newline) to write and forward: checked (:func:`~.event_budget.check`) when
         ``budget`` is on, else only redacted. Raises when the event could not be checked."""
         if self.config.budget:
             return check(event)

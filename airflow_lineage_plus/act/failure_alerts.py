@@ -1,16 +1,16 @@
 """Impact alerts of a failed task: one per owner of what its failure makes stale downstream.
 
 The stale datasets are the task's declared outputs plus those the lineage saw it write; everything
-downstream of them (to :data:`~.impact.DEPTH` edges) is affected, and each owner of an affected dataset or
-job gets one alert listing all of it, theirs marked, as far as the recipient may see it: a recipient
-whose Airflow user may not read the failed task's DAG is told only that an upstream job they may not see
-failed, and sees of the impact what the Lineage view shows them (:mod:`.audience`).
+downstream of them (to :data:`~.alert_impact.DEPTH` edges) is affected, and each owner of an affected
+dataset or job gets one alert listing all of it, theirs marked, as far as the recipient may see it: a
+recipient whose Airflow user may not read the failed task's DAG is told only that an upstream job they may
+not see failed, and sees of the impact what the Lineage view shows them (:mod:`.audience`).
 """
 
 from __future__ import annotations
 
+from airflow_lineage_plus.act.alert_impact import Impact, downstream_impact, outputs_of
 from airflow_lineage_plus.act.failure import Failure
-from airflow_lineage_plus.act.impact import Impact, downstream_impact, outputs_of
 from airflow_lineage_plus.act.message import FAILURE, Alert, Telling, first_node, lineage_link, make_alerts
 from airflow_lineage_plus.graph import LineageSource
 from airflow_lineage_plus.graph.visibility import DagAccess

@@ -28,7 +28,7 @@ from openlineage.client.transport.transform.transform import EventTransformer
 
 from airflow_lineage_plus import _compat
 from airflow_lineage_plus.containment import contained
-from airflow_lineage_plus.facets import FoldedFromRunFacet
+from airflow_lineage_plus.custom_facets import FoldedFromRunFacet
 
 
 @attr.frozen

@@ -91,7 +91,7 @@ def publish_command(args: argparse.Namespace) -> Result:
         found = read_dag_folder(args.dags, namespace=namespace, resolve_connections=args.resolve_connections)
     err = _notes(found)
     if args.dry_run:
-        from airflow_lineage_plus.deliver.budget import enforce
+        from airflow_lineage_plus.deliver.event_budget import enforce
         from airflow_lineage_plus.deliver.serialize import dumps
 
         lines = [dumps(enforce(event)).decode() for event in found.events]
@@ -215,7 +215,7 @@ def _impact(
     answer: dict[str, Any], args: argparse.Namespace, open_graph: Callable[[], LineageSource]
 ) -> None:
     """Add the downstream impact from the current graph; say why when it cannot be read."""
-    from airflow_lineage_plus.declared.impact import add_impact
+    from airflow_lineage_plus.declared.change_impact import add_impact
 
     if args.no_impact:
         answer["impactNote"] = "--no-impact was given"

@@ -11,14 +11,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from harness import REPO, TESTS, AirflowRunner, DagRunResult
-from openlineage_spec import validate_events
 
 from airflow_lineage_plus import cli
 from airflow_lineage_plus.graph import LineageQueries
 from airflow_lineage_plus.graph import wire as w
 from airflow_lineage_plus.graph.eventlog import EventLogSource
 from airflow_lineage_plus.node_ids import dataset_id, job_id
+from tests.support.harness import REPO, TESTS, AirflowRunner, DagRunResult
+from tests.support.openlineage_spec import validate_events
 
 pytestmark = [pytest.mark.airflow, pytest.mark.timeout(1500)]
 DAG_FILE = TESTS / "dags" / "what_changed_world.py"
@@ -162,7 +162,7 @@ def test_the_cli_answers_in_json_and_leads_its_text_with_the_top_cause(world: Wo
     code, out, err = cli.run([*base, *where, "--as-of", str(as_of), "--format", "json"])
     assert (code, err) == (0, "")
     answer = json.loads(out)
-    assert list(answer) == ["target", "asOf", "baseline", "changes", "cannotTell"]
+    assert list(answer) == ["target", "asOf", "baseline", "changes", "cannotTell", "failedAssertions"]
     assert [c["kind"] for c in answer["changes"]] == ["rowCount", "bytes", "rowCount"]
     assert list(answer["changes"][0]) == [
         "node",

@@ -1,7 +1,7 @@
 """Redaction and size limits applied to every event before it leaves the process.
 
 :func:`check` turns an event (``openlineage.client`` attrs objects, or its JSON-ready dict) into the JSON
-line that may leave, without changing the event; :class:`~airflow_lineage_plus.deliver.transport.
+line that may leave, without changing the event; :class:`~airflow_lineage_plus.deliver.event_log_transport.
 EventLogTransport` writes that line and forwards it, :class:`BudgetTransformer` hands it (decoded) to any
 other transport of the client's ``transform`` transport. In order:
 
@@ -40,6 +40,7 @@ from openlineage.client.transport.transform.transform import EventTransformer
 
 from airflow_lineage_plus import conf
 from airflow_lineage_plus.containment import report
+from airflow_lineage_plus.custom_facets import TrimmedRunFacet
 from airflow_lineage_plus.deliver import limits
 from airflow_lineage_plus.deliver.redaction import redact_json
 from airflow_lineage_plus.deliver.serialize import (
@@ -52,7 +53,6 @@ from airflow_lineage_plus.deliver.serialize import (
     plain,
 )
 from airflow_lineage_plus.facet_keys import KEPT_FACETS, OMITTED_FIELDS
-from airflow_lineage_plus.facets import TrimmedRunFacet
 from airflow_lineage_plus.provider_info import OPTIONS
 
 log = logging.getLogger(__name__)

@@ -1,7 +1,7 @@
 """What one ``dbt`` invocation left in its target folder: the run results and the manifest, read once.
 
 ``dbt-ol`` (openlineage-dbt) builds its events from the same two files after dbt exits; the
-:class:`~airflow_lineage_plus.emit.dbt_events.DbtLineageTransport` reads them again, in the same process, for
+:class:`~airflow_lineage_plus.dbt.dbt_events.DbtLineageTransport` reads them again, in the same process, for
 what ``dbt-ol`` leaves out: the error dbt reported for a failed model, which tests and models dbt skipped
 and why, and the table a source's logical name stands for. Files older than the transport (a previous
 run's, or not yet written when ``dbt-ol --consume-structured-logs`` emits live) are ignored.

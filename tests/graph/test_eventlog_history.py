@@ -1,0 +1,88 @@
+"""Run histories read back from the log: a source read by many jobs costs only its last readers, and what
+is read once is kept until the log changes."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from airflow_lineage_plus.graph import wire as w
+from airflow_lineage_plus.graph.eventlog import EventLogSource
+from airflow_lineage_plus.graph.history import DatasetRun
+from airflow_lineage_plus.graph.index import IndexedEventLog
+from tests.support.graph_builders import DS_NS, at, dataset_node, event, facet, job_node, write_log
+
+pytestmark = pytest.mark.timeout(60)
+DAY = 24 * 60
+CALENDAR = dataset_node("calendar")
+
+
+def _read(job: str, label: str, minute: float, rows: int) -> list[dict[str, Any]]:
+    source = {
+        "namespace": DS_NS,
+        "name": "calendar",
+        "inputFacets": {"dataQualityMetrics": facet(rowCount=rows)},
+    }
+    return [event("START", job, label, minute), event("COMPLETE", job, label, minute + 5, inputs=[source])]
+
+
+def _readers() -> list[dict[str, Any]]:
+    """calendar, written by no job, read by reader_0 .. reader_19 daily (day 0-4, reader_k at k x 10 min),
+    and once more by reader_0 on day 5: the newest reads are reader_0's last, reader_19's, reader_18's."""
+    events = []
+    for day in range(5):
+        for k in range(20):
+            events += _read(f"reader_{k}", f"r{k}-{day}", day * DAY + 10 * k, 100 * day + k)
+    return events + _read("reader_0", "r0-5", 5 * DAY, 500)
+
+
+def _rows(runs: tuple[Any, ...]) -> list[tuple[str, int | None]]:
+    return [(r.job_id, r.rows) for r in runs if isinstance(r, DatasetRun)]
+
+
+@pytest.mark.parametrize("indexed", [False, True], ids=["full load", "index"])
+def test_a_source_read_by_many_jobs_reads_only_its_last_readers(tmp_path: Path, indexed: bool) -> None:
+    log = write_log(tmp_path / "events.jsonl", _readers())
+    source = IndexedEventLog(log, build="here") if indexed else EventLogSource(log)
+    try:
+        history = source.run_history([CALENDAR], 3)[CALENDAR]
+        assert _rows(history.runs) == [
+            (job_node("reader_0"), 500),
+            (job_node("reader_19"), 419),
+            (job_node("reader_18"), 418),
+        ]
+        graph = source._history.graph
+        assert graph is not None
+        # the 3 newest candidates (as many as runs asked for) are folded at once; none of the 17 older ones
+        readers = {job for job in graph.folded_jobs if "reader_" in job}
+        assert readers == {job_node(f"reader_{k}") for k in (0, 19, 18)}
+        then = source.run_history([CALENDAR], 3, as_of=w.to_micros(at(3 * DAY + 200)))[CALENDAR]
+        assert _rows(then.runs) == [(job_node(f"reader_{k}"), 300 + k) for k in (19, 18, 17)]
+    finally:
+        source.close()
+
+
+def test_what_was_read_is_kept_until_the_log_grows(tmp_path: Path) -> None:
+    log = write_log(tmp_path / "events.jsonl", _readers())
+    source = EventLogSource(log)
+    try:
+        first = source.run_history([CALENDAR, job_node("reader_19")], 3)
+        reader = source._history.reader
+        assert reader is not None
+        read = reader.events_read
+        # 2 events a run: reader_0's newest 3 runs; then only runs newer than the 3rd newest found so far:
+        # reader_19's days 4 and 3, reader_18's day 4; reader_19's own history adds its day 2
+        assert read == 2 * (3 + 2 + 1 + 1)
+        assert source.run_history([CALENDAR, job_node("reader_19")], 3) == first
+        assert reader.events_read == read  # nothing read again
+        with open(log, "a") as handle:
+            extra = _read("reader_3", "r3-6", 6 * DAY, 603)
+            handle.write("".join(json.dumps(e) + "\n" for e in extra))
+        source.refresh()
+        latest = source.run_history([CALENDAR], 3)[CALENDAR]
+        assert _rows(latest.runs)[0] == (job_node("reader_3"), 603)
+    finally:
+        source.close()
