@@ -337,8 +337,14 @@ def readable_dag_ids_of(name: str | None, email: str | None) -> set[str] | None:
 
     manager = get_auth_manager_cls()
     if manager.__name__ == "SimpleAuthManager":  # users in [core] simple_auth_manager_users, no e-mail
-        users = [u for u in manager.get_users() if name is not None and u.username == name]  # type: ignore[attr-defined]
-        return readable_dag_ids(users[0]) if users else None
+        for user in manager.get_users():  # type: ignore[attr-defined]
+            if isinstance(user, dict):  # Airflow 3.1 lists the users as {"username", "role"}
+                from airflow.api_fastapi.auth.managers.simple.user import SimpleAuthManagerUser
+
+                user = SimpleAuthManagerUser(username=user["username"], role=user.get("role"))
+            if name is not None and user.username == name:
+                return readable_dag_ids(user)
+        return None
     if manager.__name__ != "FabAuthManager":
         return None
     from airflow.providers.fab.auth_manager.models import User
