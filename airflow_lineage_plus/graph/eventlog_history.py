@@ -213,9 +213,7 @@ class _Question:
         """The job's runs started at or before ``as_of``, newest first."""
         found = self.recent.get(job.id)
         if found is None:
-            as_of = self.as_of
-            runs = [r for r in self.graph.all_runs(job) if as_of is None or (r.started_at or 0) <= as_of]
-            found = self.recent[job.id] = sorted(runs, key=RunRecord.sort_key, reverse=True)
+            found = self.recent[job.id] = _recent(self.graph, job, self.as_of)
         return found
 
     def has_dataset(self, dataset_id: str) -> bool:
