@@ -108,19 +108,20 @@ def _get_mode(option: str) -> int:
 
 def graph_source() -> str:
     """[lineage_plus] graph_source: ``events``, ``store`` or ``marquez``."""
-    value = _get("graph_source").strip().lower() or "events"
+    value = _get("graph_source").strip().lower() or "store"
     if value not in {"events", "store", "marquez"}:
         raise ValueError(f"[lineage_plus] graph_source must be 'events', 'store' or 'marquez', not {value!r}")
     return value
 
 
-def store_url() -> str:
-    """[lineage_plus] store_url; empty means SQLite at ``$AIRFLOW_HOME/lineage_plus/lineage.db``."""
+def store_url(beside: Path | None = None) -> str:
+    """[lineage_plus] store_url; empty means a SQLite file beside the event log (``beside``, else
+    ``event_log_path``) named like it with ``.db``: ``$AIRFLOW_HOME/lineage_plus/events.db``."""
     configured = _get("store_url").strip()
     if configured:
         return configured
-    path = (airflow_home() / "lineage_plus" / "lineage.db").absolute()
-    return f"sqlite:///{path}"
+    log = beside if beside is not None else event_log_path()
+    return f"sqlite:///{log.with_suffix('.db').absolute()}"
 
 
 def retention_days() -> float | None:

@@ -21,8 +21,11 @@ OPTIONS: dict[str, dict[str, Any]] = {
         "example": "True",
     },
     "event_log_path": {
-        "description": "Newline-delimited OpenLineage event log that the lineage graph, the CLI and the "
-        "Lineage view read, and that the lineage_plus transport writes. Empty means "
+        "description": "Newline-delimited OpenLineage event log: the spool where the lineage_plus "
+        "transport keeps events the lineage store could not take in time (they go on at its next write, "
+        "or with ``lineage-plus replay``), and the history an earlier version wrote. A reader opening "
+        "the store appends to it what this file gained since (never changing the file); with "
+        "``graph_source = events`` the graph reads this file itself. Empty means "
         "``$AIRFLOW_HOME/lineage_plus/events.jsonl``.",
         "type": "string",
         "default": "",
@@ -53,19 +56,20 @@ OPTIONS: dict[str, dict[str, Any]] = {
         "example": "0700",
     },
     "graph_source": {
-        "description": "Where the Lineage view and the CLI read lineage from: ``events`` (the event log), "
-        "``store`` (the lineage store at ``store_url``) or ``marquez`` (the Marquez API at ``marquez_url``).",
+        "description": "Where the Lineage view and the CLI read lineage from: ``store`` (the lineage "
+        "store at ``store_url``, the default), ``events`` (the event log alone) or ``marquez`` (the "
+        "Marquez API at ``marquez_url``).",
         "type": "string",
-        "default": "events",
+        "default": "store",
         "example": "marquez",
     },
     "store_url": {
         "description": "SQLAlchemy URL of the lineage store (raw events in a database; ``lineage-plus "
-        "import`` fills it from an event log). Empty means SQLite in WAL mode at "
-        "``$AIRFLOW_HOME/lineage_plus/lineage.db`` (created with ``event_log_file_mode`` and "
-        "``event_log_dir_mode``); across machines a PostgreSQL database of its own or Airflow's metadata "
-        "database (``postgresql+psycopg://user:password@host/db``); MySQL (``mysql+mysqldb://``) is "
-        "written for but untested.",
+        "import`` fills it from an event log). Empty means SQLite in WAL mode beside the event log, "
+        "named like it with ``.db``: ``$AIRFLOW_HOME/lineage_plus/events.db`` by default (created with "
+        "``event_log_file_mode`` and ``event_log_dir_mode``); across machines a PostgreSQL database of "
+        "its own or Airflow's metadata database (``postgresql+psycopg://user:password@host/db``); "
+        "MySQL (``mysql+mysqldb://``) is written for but untested.",
         "type": "string",
         "default": "",
         "example": "postgresql+psycopg://airflow:airflow@postgres/airflow",

@@ -1,7 +1,8 @@
 """The lineage source the configuration names: the one way the CLI and the Lineage view open it.
 
-``[lineage_plus] graph_source`` says ``events`` (the event log at ``event_log_path``), ``store`` (the
-lineage store at ``store_url``) or ``marquez`` (``marquez_url``, ``marquez_api_key``,
+``[lineage_plus] graph_source`` says ``store`` (the lineage store at ``store_url``, which first takes
+in what the event log at ``event_log_path`` gained since it last looked: the spool, and an earlier
+version's history), ``events`` (the event log alone) or ``marquez`` (``marquez_url``, ``marquez_api_key``,
 ``marquez_timeout``). Explicit arguments (the CLI's ``--events``,
 ``--marquez``, ``--api-key``, ``--timeout``) win over the configuration.
 """
@@ -54,7 +55,7 @@ def open_configured_source(
             timeout=timeout if timeout is not None else conf.marquez_timeout(),
         )
     if conf.graph_source() == "store":
-        return open_store_source()
+        return open_store_source(explain_missing_log=explain_missing_log)
     path = conf.event_log_path()
     if explain_missing_log and not path.exists():
         raise SourceUnavailable(
@@ -76,7 +77,19 @@ def open_store(url: str | None = None, *, create: bool = True) -> LineageStore:
     return LineageStore(where, create=create)
 
 
-def open_store_source(url: str | None = None) -> LineageSource:
-    """The lineage store (``url``, else ``[lineage_plus] store_url``) as a source; one that does not exist
-    yet is :class:`SourceUnavailable` saying how lineage gets there."""
-    return StoreSource(open_store(url, create=False), owns_store=True)
+def open_store_source(url: str | None = None, *, explain_missing_log: bool = False) -> LineageSource:
+    """The lineage store (``url``, else ``[lineage_plus] store_url``) as a source, taking in the event
+    log's new lines at each refresh (:func:`airflow_lineage_plus.store.spool.drain`). A store that does
+    not exist yet is made when the event log exists (an upgrade from the event log); with neither,
+    :class:`SourceUnavailable` (with ``explain_missing_log``, saying how lineage gets there)."""
+    log = conf.event_log_path()
+    try:
+        store = open_store(url, create=log.exists())
+    except SourceUnavailable as exc:
+        if explain_missing_log:
+            raise SourceUnavailable(
+                f"No lineage recorded yet: {exc}. Run a DAG with the OpenLineage provider writing through "
+                "the lineage_plus transport (README, 'Configure')."
+            ) from exc
+        raise
+    return StoreSource(store, owns_store=True, spool=log)

@@ -1,6 +1,15 @@
-"""An OpenLineage transport that appends events to the event log safely from many processes at once.
+"""An OpenLineage transport that writes events to the lineage store, and to the event log (the spool)
+when the store cannot take them in time.
 
-The client's ``file`` transport (``append: true``) writes each line through a buffered text file
+Each event goes to the store (``store_url``, default ``[lineage_plus] store_url``: SQLite beside the
+log) within ``store_timeout`` seconds (:mod:`.store_writer`). An event the store did not take is appended
+to the event log at ``log_file_path``, which is then the *spool*: the next write that succeeds flushes it
+to the store in the background, and ``lineage-plus replay`` does it by hand
+(:mod:`airflow_lineage_plus.store.spool`); one warning says so. ``"store_url": "none"`` writes the event
+log only, as versions before the store did.
+
+Appending to the log is done safely from many processes at once. The client's ``file`` transport
+(``append: true``) writes each line through a buffered text file
 without a lock. On a local Linux filesystem one large ``write`` is usually applied whole, so
 concurrent appends rarely interleave (``benchmarks/transport_bench.py`` measured no torn line in
 4 x 1000 events up to 1 MB), but nothing guarantees it: a short write (disk full, a signal, a
@@ -25,7 +34,8 @@ line is lost. :class:`EventLogTransport` instead
   not acquired in time) is counted as a lost event and logged once through
   :mod:`airflow_lineage_plus.containment`.
 
-Configure it in one line (``log_file_path`` defaults to ``[lineage_plus] event_log_path``)::
+Configure it in one line (``log_file_path`` defaults to ``[lineage_plus] event_log_path``, ``store_url``
+to ``[lineage_plus] store_url``)::
 
     AIRFLOW__OPENLINEAGE__TRANSPORT='{"type": "airflow_lineage_plus.transport.EventLogTransport"}'
 
@@ -44,6 +54,7 @@ import fcntl
 import os
 import threading
 import time
+from pathlib import Path
 from typing import Any
 
 import attr
@@ -56,6 +67,7 @@ from airflow_lineage_plus.containment import call_within, report
 from airflow_lineage_plus.deliver.event_budget import check
 from airflow_lineage_plus.deliver.redaction import redact_json
 from airflow_lineage_plus.deliver.serialize import describe, dumps
+from airflow_lineage_plus.deliver.store_writer import StoreWriter
 from airflow_lineage_plus.exceptions import EventLostError
 from airflow_lineage_plus.private_dirs import ensure_dir
 
@@ -87,6 +99,16 @@ def _default_path() -> str:
         return os.path.expanduser("~/.lineage_plus/events.jsonl")
 
 
+def _store_url(log_file_path: str) -> str:
+    """The store the transport writes to when its config names none: ``[lineage_plus] store_url``, whose
+    default is a SQLite file beside the log."""
+    log = Path(log_file_path)
+    try:
+        return conf.store_url(beside=log)
+    except ImportError:  # the client used without Airflow
+        return f"sqlite:///{log.with_suffix('.db').absolute()}"
+
+
 def _modes() -> tuple[int, int]:
     """(file mode, directory mode) new event logs are created with."""
     try:
@@ -100,7 +122,11 @@ class EventLogConfig(Config):
     """Settings of :class:`EventLogTransport`.
 
     Attributes:
-        log_file_path: the event log (default ``[lineage_plus] event_log_path``).
+        log_file_path: the event log, the spool of events the store did not take (default
+            ``[lineage_plus] event_log_path``).
+        store_url: the lineage store (SQLAlchemy URL; default ``[lineage_plus] store_url``, a SQLite file
+            beside the log); ``none``: write the log only.
+        store_timeout: seconds an event may take to reach the store before it is spooled instead.
         budget: apply the size limits and the values policy of
             :func:`airflow_lineage_plus.deliver.event_budget.check`; default on. Redaction is always applied.
         fsync: flush each line to disk before returning; default off.
@@ -113,6 +139,8 @@ class EventLogConfig(Config):
     """
 
     log_file_path: str = attr.field(factory=_default_path)
+    store_url: str | None = None
+    store_timeout: float = 2.0
     budget: bool = True
     fsync: bool = False
     forward: dict[str, Any] | None = None
@@ -124,26 +152,40 @@ class EventLogConfig(Config):
         known: dict[str, Any] = {}
         if params.get("log_file_path"):
             known["log_file_path"] = os.path.expanduser(str(params["log_file_path"]))
+        if params.get("store_url"):
+            known["store_url"] = str(params["store_url"])
         for flag in ("budget", "fsync"):
             if flag in params:
                 known[flag] = conf.parse_bool(params[flag])
         if params.get("forward"):
             known["forward"] = dict(params["forward"])
-        for seconds in ("forward_timeout", "lock_timeout"):
+        for seconds in ("forward_timeout", "lock_timeout", "store_timeout"):
             if seconds in params:
                 known[seconds] = float(params[seconds])
         return cls(**known)
 
 
 class EventLogTransport(Transport):
-    """Appends each event as one line to the event log, atomically with respect to other writers;
-    then, if configured, forwards it to another transport within a deadline."""
+    """Writes each event to the lineage store, else appends it as one line to the event log (atomically
+    with respect to other writers); then, if configured, forwards it to another transport within a
+    deadline."""
 
     kind = "lineage_plus_event_log"
     config_class = EventLogConfig
 
     def __init__(self, config: EventLogConfig) -> None:
         self.config = config
+        url = config.store_url or _store_url(config.log_file_path)
+        self.store: StoreWriter | None = None
+        if url.lower() != "none":
+            file_mode, dir_mode = _modes()
+            self.store = StoreWriter(
+                url,
+                Path(config.log_file_path),
+                timeout=config.store_timeout,
+                file_mode=file_mode,
+                dir_mode=dir_mode,
+            )
         self.forward: Transport | None = None
         if config.forward:
             self.forward = get_default_factory().create(dict(config.forward))
@@ -162,6 +204,25 @@ class EventLogTransport(Transport):
                 ),
             )
             return
+        if self.store is None or not self._stored(self.store, line):
+            self._spool(line, event)
+        if self.forward is not None:
+            self.deliver(orjson.loads(line))
+
+    def _stored(self, store: StoreWriter, line: bytes) -> bool:
+        """Whether the store took the event; a failure is reported once (the caller spools it)."""
+        try:
+            store.write(line)
+        except Exception as exc:
+            report(
+                f"live delivery to the lineage store {store.where} (events wait in the spool "
+                f"{self.config.log_file_path}: they go on at its next write or with `lineage-plus replay`)",
+                EventLostError(f"not stored in time: {type(exc).__name__}: {exc}"),
+            )
+            return False
+        return True
+
+    def _spool(self, line: bytes, event: Any) -> None:
         try:
             self.append(line + b"\n")
         except Exception as exc:
@@ -170,8 +231,6 @@ class EventLogTransport(Transport):
                 f"lineage written to the event log {self.config.log_file_path}",
                 EventLostError(f"{describe(event)} not written: {type(exc).__name__}: {exc}"),
             )
-        if self.forward is not None:
-            self.deliver(orjson.loads(line))
 
     def prepare(self, event: Any) -> bytes:
         """The line (without newline) to write and forward: checked (:func:`~.event_budget.check`) when
@@ -208,16 +267,28 @@ class EventLogTransport(Transport):
         """Append ``line`` under an exclusive lock (``lock_timeout``), after cutting off a torn last
         line, in one ``write`` unless the kernel writes short. Raises ``TimeoutError`` or ``OSError``."""
         path = self.config.log_file_path
-        fd = _open_for_append(path)
-        try:
-            _lock(fd, path, self.config.lock_timeout)
+        while True:
+            fd = _open_for_append(path)
             try:
-                _cut_torn_tail(fd, path)
-                _write_whole(fd, line, path, self.config.fsync)
+                _lock(fd, path, self.config.lock_timeout)
+                try:
+                    if not _still_the_log(fd, path):
+                        continue  # a flush moved the spool aside meanwhile: write to the new one
+                    _cut_torn_tail(fd, path)
+                    _write_whole(fd, line, path, self.config.fsync)
+                    return
+                finally:
+                    fcntl.flock(fd, fcntl.LOCK_UN)
             finally:
-                fcntl.flock(fd, fcntl.LOCK_UN)
-        finally:
-            os.close(fd)
+                os.close(fd)
+
+
+def _still_the_log(fd: int, path: str) -> bool:
+    """Whether the descriptor's file is still the one at ``path`` (a flush renames the spool)."""
+    try:
+        return os.stat(path).st_ino == os.fstat(fd).st_ino
+    except FileNotFoundError:
+        return False
 
 
 def _open_for_append(path: str) -> int:

@@ -24,13 +24,14 @@ from typing import Any
 
 import orjson
 
-from airflow_lineage_plus.exceptions import BadEventError
+from airflow_lineage_plus.exceptions import BadEventError, StoreUnavailable
 from airflow_lineage_plus.graph import eventlog_history
 from airflow_lineage_plus.graph import wire as w
 from airflow_lineage_plus.graph.eventlog import EventLogSource
 from airflow_lineage_plus.graph.focus import Catalog, FocusedGraph
 from airflow_lineage_plus.graph.model import LineageGraph
 from airflow_lineage_plus.store import LineageStore
+from airflow_lineage_plus.store.spool import drain
 
 #: rows fetched per query while folding
 READ_BATCH = 5000
@@ -73,14 +74,25 @@ class StoreFocusedGraph(FocusedGraph):
 class StoreSource(EventLogSource):
     """The lineage of a :class:`LineageStore`, folded in memory and kept up to date by :meth:`refresh`."""
 
-    def __init__(self, store: LineageStore, *, batch: int = READ_BATCH, owns_store: bool = False) -> None:
-        """``owns_store``: :meth:`close` closes the store too. Raises what the store raises
+    def __init__(
+        self,
+        store: LineageStore,
+        *,
+        batch: int = READ_BATCH,
+        owns_store: bool = False,
+        spool: Path | None = None,
+    ) -> None:
+        """``owns_store``: :meth:`close` closes the store too. ``spool``: an event log whose new lines
+        each refresh appends to the store first (:func:`~airflow_lineage_plus.store.spool.drain`); when
+        that fails (a store this reader may not write) the reason is counted in ``problems`` as
+        ``spool not drained`` and the store is read as it is. Raises what the store raises
         (:class:`StoreUnavailable`, :class:`StoreDamaged`) when it cannot be read."""
         # EventLogSource.__init__ opens a file: what its other methods read is set here instead
         self.store = store
         self.path = Path(store.where)
         self.batch = batch
         self.owns_store = owns_store
+        self.spool = spool
         self.graph = LineageGraph()
         self.problems: dict[str, int] = {}
         self.events = 0
@@ -92,6 +104,8 @@ class StoreSource(EventLogSource):
         self.refresh()
 
     def _refresh(self) -> int:
+        if self.spool is not None:
+            self._drain(self.spool)
         self.retained_from = self.store.retained_from()
         count = self._fold_holes()
         while True:
@@ -104,6 +118,15 @@ class StoreSource(EventLogSource):
             self.offset = max(self.offset, rows[-1][0])
             if len(rows) < self.batch:
                 return count
+
+    def _drain(self, spool: Path) -> None:
+        try:
+            result = drain(self.store, spool)
+        except (StoreUnavailable, OSError):
+            self.problems["spool not drained"] = self.problems.get("spool not drained", 0) + 1
+            return
+        for kind, number in result.problems.items():
+            self.problems[kind] = self.problems.get(kind, 0) + number
 
     def _note_holes(self, rows: Sequence[tuple[int, bytes]]) -> None:
         now = time.monotonic()

@@ -1,4 +1,6 @@
-"""Each delivery test starts with Airflow's secrets maskers empty and leaves them as it found them.
+"""The lineage store on both engines (for the transport's writes to it), and the secrets maskers.
+
+Each delivery test starts with Airflow's secrets maskers empty and leaves them as it found them.
 
 The maskers are per process and tests share a worker: a connection an earlier test loaded (password
 ``secret``) would otherwise mask words in this test's expected text, and a secret this test registers
@@ -13,6 +15,7 @@ from collections.abc import Iterator
 import pytest
 
 from airflow_lineage_plus import _compat
+from tests.support.store_engines import postgres_server, store_url  # noqa: F401
 
 
 @pytest.fixture(autouse=True)

@@ -19,6 +19,7 @@ from openlineage.client.transport import get_default_factory
 from airflow_lineage_plus.deliver import event_log_transport as tp
 from airflow_lineage_plus.deliver.event_log_transport import EventLogTransport
 from tests.support.disk_faults import lift_file_size_limit, not_writable_dir, run_with_file_size_limit
+from tests.support.harness import stored_payloads
 from tests.support.reliability_events import run_event
 from tests.support.reliability_writers import sizes, write_events
 
@@ -29,7 +30,12 @@ LARGEST = 1_000_000
 
 def _transport(path: Path, **extra: Any) -> EventLogTransport:
     created = get_default_factory().create(
-        {"type": "airflow_lineage_plus.transport.EventLogTransport", "log_file_path": str(path), **extra}
+        {
+            "type": "airflow_lineage_plus.transport.EventLogTransport",
+            "log_file_path": str(path),
+            "store_url": "none",  # the event log's own guarantees, which the spool has
+            **extra,
+        }
     )
     assert isinstance(created, EventLogTransport)
     return created
@@ -52,12 +58,18 @@ def test_short_type_name_and_import_path_both_build_the_transport(tmp_path: Path
     assert isinstance(_transport(tmp_path / "b"), EventLogTransport)
 
 
-def test_default_path_is_the_configured_event_log(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+def test_by_default_events_go_to_the_store_beside_the_configured_event_log(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
     monkeypatch.setenv("AIRFLOW__LINEAGE_PLUS__EVENT_LOG_PATH", str(tmp_path / "configured.jsonl"))
+    monkeypatch.delenv("AIRFLOW__LINEAGE_PLUS__STORE_URL", raising=False)
     created = get_default_factory().create({"type": "lineage_plus_event_log"})
     assert isinstance(created, EventLogTransport)
     created.emit(run_event("dag.default_path"))
-    assert json.loads((tmp_path / "configured.jsonl").read_text())["job"]["name"] == "dag.default_path"
+    assert [json.loads(p)["job"]["name"] for p in stored_payloads(tmp_path / "configured.db")] == [
+        "dag.default_path"
+    ]
+    assert not (tmp_path / "configured.jsonl").exists()  # nothing spooled
 
 
 @pytest.mark.timeout(600)
@@ -65,7 +77,12 @@ def test_four_processes_writing_1000_mixed_events_of_up_to_1mb_lose_and_corrupt_
     tmp_path: Path,
 ) -> None:
     log = tmp_path / "events.jsonl"
-    config = {"type": "lineage_plus_event_log", "log_file_path": str(log), "budget": False}
+    config = {
+        "type": "lineage_plus_event_log",
+        "log_file_path": str(log),
+        "budget": False,
+        "store_url": "none",
+    }
     context = multiprocessing.get_context("spawn")
     started = time.monotonic()
     with context.Pool(WORKERS) as pool:
@@ -146,7 +163,7 @@ def test_not_writable_event_log_loses_the_event_with_one_warning(
 
 def _fill_then_free(log: Path, config: dict[str, Any]) -> list[bytes]:
     """Write until the disk is full (24 KiB), free space, write again; return the log's lines."""
-    transport = get_default_factory().create({**config, "log_file_path": str(log)})
+    transport = get_default_factory().create({**config, "log_file_path": str(log), "store_url": "none"})
     for i in range(4):
         with contextlib.suppress(
             RuntimeError, OSError

@@ -17,6 +17,8 @@ def logging_and_forwarding(directory: Path, **extra: Any) -> EventLogTransport:
         {
             "type": "lineage_plus_event_log",
             "log_file_path": str(directory / "events.jsonl"),
+            # what the event log gets is what the store gets (test_store_writer.py): read it here
+            "store_url": "none",
             "forward": {"type": "file", "log_file_path": str(directory / "forwarded.jsonl"), "append": True},
             **extra,
         }

@@ -41,9 +41,26 @@ _BASE_DAGS = _HOME / "dags"
 _BASE_DAGS.mkdir()
 
 
+def store_of(log: Path) -> Path:
+    """The lineage store the transport writes for ``log`` (the default beside an event log: ``.db``)."""
+    return log.with_suffix(".db")
+
+
+def spool_of(log: Path) -> Path:
+    """The spool the transport writes events to that the store of ``log`` did not take."""
+    return log.with_name(f"{log.stem}.spool{log.suffix}")
+
+
 def event_log_transport(log: Path) -> str:
-    """``[openlineage] transport``: the package's event-log transport writing to ``log``."""
-    return json.dumps({"type": "airflow_lineage_plus.transport.EventLogTransport", "log_file_path": str(log)})
+    """``[openlineage] transport``: the package's transport writing to the store of ``log`` (spooling to
+    :func:`spool_of`); :func:`read_events` reads them back, and a recording leaves them in ``log`` too."""
+    return json.dumps(
+        {
+            "type": "airflow_lineage_plus.transport.EventLogTransport",
+            "log_file_path": str(spool_of(log)),
+            "store_url": f"sqlite:///{store_of(log).absolute()}",
+        }
+    )
 
 
 BASE_ENV: dict[str, str] = {
@@ -96,9 +113,45 @@ def claim_recording(dag_id: str, logical_date: str | None, workdir: Path) -> Non
 
 
 def read_events(path: Path) -> list[dict[str, Any]]:
+    """The events written for the event log ``path``: those in its store (:func:`store_of`, in the order
+    stored) then those in its spool, when the store exists; else the lines of ``path`` itself."""
+    if store_of(path).exists():
+        return [json.loads(payload) for payload in stored_payloads(store_of(path))] + _lines(spool_of(path))
+    return _lines(path)
+
+
+def stored_payloads(store: Path) -> list[bytes]:
+    """Every payload of a SQLite lineage store, in the order stored."""
+    from airflow_lineage_plus.store import LineageStore, sqlite_url
+
+    lineage = LineageStore(sqlite_url(store), create=False)
+    try:
+        payloads: list[bytes] = []
+        last = 0
+        while rows := lineage.rows_after(last, 5000):
+            payloads += [payload for _, payload in rows]
+            last = rows[-1][0]
+        return payloads
+    finally:
+        lineage.close()
+
+
+def export_events(log: Path) -> None:
+    """Write the events of the store of ``log`` (and its spool) to ``log`` as JSONL, for the tests and
+    commands that read an event log (``--events``)."""
+    if store_of(log).exists():
+        events = stored_payloads(store_of(log)) + [line.encode() for line in _raw_lines(spool_of(log))]
+        log.write_bytes(b"".join(payload + b"\n" for payload in events))
+
+
+def _raw_lines(path: Path) -> list[str]:
     if not path.exists():
         return []
-    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    return [line for line in path.read_text().splitlines() if line.strip()]
+
+
+def _lines(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in _raw_lines(path)]
 
 
 @dataclass
@@ -179,4 +232,5 @@ class AirflowRunner:
             time.sleep(0.2)
             events = read_events(log)
         validate_events(events)  # every event a test makes is checked against its exact schemas
+        export_events(log)
         return DagRunResult(dag_id=dag_id, returncode=proc.returncode, output=output, events=events)

@@ -1,0 +1,186 @@
+"""The transport writes to the lineage store; what the store does not take in time waits in the spool and
+goes on at the next write that succeeds. On SQLite and on PostgreSQL; nothing is lost."""
+
+from __future__ import annotations
+
+import logging
+import multiprocessing
+import sqlite3
+import time
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+from openlineage.client.transport import get_default_factory
+
+from airflow_lineage_plus.deliver.event_log_transport import EventLogTransport
+from airflow_lineage_plus.deliver.serialize import dumps
+from airflow_lineage_plus.store import LineageStore
+from airflow_lineage_plus.store.spool import FLUSHING, drain, flush
+from tests.support.reliability_events import run_event
+from tests.support.reliability_writers import write_events
+
+pytestmark = pytest.mark.timeout(300)
+
+
+def _transport(log: Path, url: str, **extra: Any) -> EventLogTransport:
+    created = get_default_factory().create(
+        {"type": "lineage_plus_event_log", "log_file_path": str(log), "store_url": url, **extra}
+    )
+    assert isinstance(created, EventLogTransport)
+    return created
+
+
+def _stored_names(url: str) -> list[str]:
+    store = LineageStore(url, create=False)
+    try:
+        return [orjson.loads(payload)["job"]["name"] for _, payload in store.rows_after(0, 100_000)]
+    finally:
+        store.close()
+
+
+def _wait_for_flush(log: Path, seconds: float = 30.0) -> None:
+    deadline = time.monotonic() + seconds
+    while (log.exists() or list(log.parent.glob(log.name + FLUSHING + "*"))) and time.monotonic() < deadline:
+        time.sleep(0.05)
+
+
+def test_the_store_gets_exactly_the_checked_line_the_event_log_would_get(
+    tmp_path: Path, store_url: str
+) -> None:
+    event = run_event("dag.same_bytes", sql="COPY t FROM 'postgres://etl:hunter3@db/x'", padding=500)
+    transport = _transport(tmp_path / "events.jsonl", store_url)
+    transport.emit(event)
+    store = LineageStore(store_url, create=False)
+    try:
+        ((_, payload),) = store.rows_after(0, 10)
+    finally:
+        store.close()
+    assert payload == transport.prepare(event)
+    assert b"hunter3" not in payload
+    assert not (tmp_path / "events.jsonl").exists()  # nothing spooled
+
+
+def test_a_locked_sqlite_store_spools_the_event_then_the_next_write_flushes_it(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    url = f"sqlite:///{tmp_path / 'events.db'}"
+    log = tmp_path / "events.jsonl"
+    transport = _transport(log, url, store_timeout=0.2)
+    transport.emit(run_event("dag.first"))
+    holder = sqlite3.connect(tmp_path / "events.db", isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")  # another writer keeps the lock past the deadline
+    with caplog.at_level(logging.WARNING, logger="airflow_lineage_plus"):
+        started = time.monotonic()
+        transport.emit(run_event("dag.spooled_1"))
+        transport.emit(run_event("dag.spooled_2"))
+        spent = time.monotonic() - started
+    warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert len(warnings) == 1 and "lineage-plus replay" in warnings[0], warnings
+    assert spent < 10  # each event waited the 0.2 s store deadline, not SQLite's 30 s default
+    assert [orjson.loads(line)["job"]["name"] for line in log.read_bytes().splitlines()] == [
+        "dag.spooled_1",
+        "dag.spooled_2",
+    ]
+    holder.execute("ROLLBACK")
+    holder.close()
+    transport.emit(run_event("dag.after"))
+    _wait_for_flush(log)
+    assert sorted(_stored_names(url)) == ["dag.after", "dag.first", "dag.spooled_1", "dag.spooled_2"]
+    assert not log.exists()
+
+
+def test_a_postgresql_store_not_there_yet_spools_and_loses_nothing_once_it_is(
+    tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    server = request.getfixturevalue("postgres_server")
+    name = f"late_{time.time_ns()}"
+    url = server.url(name)
+    log = tmp_path / "events.jsonl"
+    transport = _transport(log, url, store_timeout=2)
+    for i in range(3):
+        transport.emit(run_event(f"dag.while_down_{i}"))
+    assert len(log.read_bytes().splitlines()) == 3
+    connection = server.connect("postgres")
+    try:
+        connection.autocommit = True
+        connection.cursor().execute(f"CREATE DATABASE {name}")
+    finally:
+        connection.close()
+    transport.emit(run_event("dag.back"))
+    _wait_for_flush(log)
+    assert sorted(_stored_names(url)) == [
+        "dag.back",
+        "dag.while_down_0",
+        "dag.while_down_1",
+        "dag.while_down_2",
+    ]
+
+
+def test_four_processes_writing_to_one_sqlite_store_lose_nothing(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'events.db'}"
+    config = {
+        "type": "lineage_plus_event_log",
+        "log_file_path": str(tmp_path / "events.jsonl"),
+        "store_url": url,
+    }
+    context = multiprocessing.get_context("spawn")
+    with context.Pool(4) as pool:
+        written = pool.starmap(write_events, [(config, worker, 250, 200_000) for worker in range(4)])
+    assert written == [250] * 4
+    names = _stored_names(url)
+    assert len(names) == 1000 and len(set(names)) == 1000
+    assert not (tmp_path / "events.jsonl").exists()
+
+
+def _spool_writer(log: str, worker: int, count: int) -> int:
+    """Append ``count`` events to the spool (the store is 'none': every event goes to the log)."""
+    import airflow_lineage_plus.transport  # noqa: F401
+
+    transport = get_default_factory().create(
+        {"type": "lineage_plus_event_log", "log_file_path": log, "store_url": "none"}
+    )
+    for seq in range(count):
+        transport.emit(run_event(f"spooler_{worker}.event_{seq}", padding=2_000))
+    return count
+
+
+def test_flushes_while_writers_append_to_the_spool_lose_no_line(tmp_path: Path) -> None:
+    log = tmp_path / "events.jsonl"
+    store = LineageStore(f"sqlite:///{tmp_path / 'events.db'}")
+    context = multiprocessing.get_context("spawn")
+    flushed = 0
+    try:
+        with context.Pool(2) as pool:
+            pending = pool.starmap_async(_spool_writer, [(str(log), worker, 1500) for worker in range(2)])
+            while not pending.ready():
+                flushed += flush(store, log).added
+                time.sleep(0.01)
+            assert pending.get() == [1500, 1500]
+        flushed += flush(store, log).added
+        assert flushed == 3000 and store.count() == 3000
+        assert not log.exists() and not list(tmp_path.glob("events.jsonl" + FLUSHING + "*"))
+    finally:
+        store.close()
+
+
+def test_a_drain_takes_each_new_line_once_and_never_changes_the_log(tmp_path: Path) -> None:
+    log = tmp_path / "history.jsonl"
+    store = LineageStore(f"sqlite:///{tmp_path / 'history.db'}")
+    lines = [dumps(run_event(f"dag.history_{i}")) for i in range(5)]
+    try:
+        log.write_bytes(b"\n".join(lines[:3]) + b"\n" + lines[3][:40])  # a writer is mid-line
+        assert drain(store, log).added == 3
+        assert drain(store, log).added == 0
+        log.write_bytes(b"\n".join(lines[:3]) + b"\n" + lines[3] + b"\n" + lines[4] + b"\n")
+        again = drain(store, log)
+        assert (again.added, again.duplicates) == (2, 0)
+        assert store.count() == 5
+        assert log.read_bytes().count(b"\n") == 5  # the file is the user's: unchanged
+        log.unlink()
+        log.write_bytes(lines[0] + b"\n")  # replaced (rotated): read from its start, stored once
+        replaced = drain(store, log)
+        assert (replaced.added, replaced.duplicates, store.count()) == (0, 1, 5)
+    finally:
+        store.close()
