@@ -18,6 +18,7 @@ from airflow_lineage_plus.exceptions import SourceUnavailable
 from airflow_lineage_plus.graph import logfile
 from airflow_lineage_plus.sources import open_store
 from airflow_lineage_plus.store import apply_retention, cutoff
+from airflow_lineage_plus.store.spool import flush, pending_bytes
 
 COMMANDS = ("import", "retention")
 Result = tuple[int, str, str]
@@ -35,6 +36,11 @@ def add_retention_arguments(keep: argparse.ArgumentParser) -> None:
         "--days", type=float, help="the window in days (default: [lineage_plus] retention_days)"
     )
     _store_option(keep)
+
+
+def add_store_option(parser: argparse.ArgumentParser) -> None:
+    """``--store URL`` (for ``replay``, which sends the spool to the store when no Marquez is named)."""
+    _store_option(parser)
 
 
 def _store_option(parser: argparse.ArgumentParser) -> None:
@@ -92,6 +98,35 @@ def _lines(path: Path, problems: dict[str, int]) -> Iterator[bytes]:
                     problems["too_large"] = problems.get("too_large", 0) + 1
                 elif line.strip():
                     yield line
+
+
+def flush_spool(log: str | Path | None, url: str | None = None, dry_run: bool = False) -> Result:
+    """``lineage-plus replay`` without Marquez: append the spool (``log``, else ``[lineage_plus]
+    event_log_path``) to the store and remove what was stored (:func:`~.store.spool.flush`)."""
+    from airflow_lineage_plus import conf
+
+    path = Path(log) if log else conf.event_log_path()
+    waiting = pending_bytes(path)
+    if dry_run or not waiting:
+        return 0, f"{waiting} bytes of events wait in the spool {path}\n", ""
+    try:
+        store = open_store(url)
+        try:
+            result = flush(store, path)
+            where = store.where
+        finally:
+            store.close()
+    except (SourceUnavailable, OSError) as exc:
+        return 1, "", f"lineage-plus replay: the spool {path} stays as it is: {exc}\n"
+    err = ""
+    if result.problems:
+        err = "lineage-plus: not events: " + ", ".join(f"{k}={v}" for k, v in sorted(result.problems.items()))
+        err += "\n"
+    return (
+        0,
+        f"sent {result.added} events from the spool {path} to {where} ({result.duplicates} already stored)\n",
+        err,
+    )
 
 
 def retention(days: float | None, url: str | None = None) -> Result:

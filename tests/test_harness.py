@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from airflow_lineage_plus import conf
 from tests.support import harness
 
 
@@ -29,12 +30,16 @@ def test_a_second_recording_of_a_dag_and_date_is_refused_naming_the_fix(
     assert not (tmp_path / "dags-customers").exists()  # refused before anything ran
 
 
-def test_every_run_writes_through_the_event_log_transport(tmp_path: Path) -> None:
+def test_every_run_writes_through_the_transport_to_the_store_beside_its_log(tmp_path: Path) -> None:
     transport = json.loads(harness.BASE_ENV["AIRFLOW__OPENLINEAGE__TRANSPORT"])
+    log = Path(harness.BASE_ENV["AIRFLOW__LINEAGE_PLUS__EVENT_LOG_PATH"])
     assert transport == {
         "type": "airflow_lineage_plus.transport.EventLogTransport",
-        "log_file_path": harness.BASE_ENV["AIRFLOW__LINEAGE_PLUS__EVENT_LOG_PATH"],
+        "log_file_path": str(log.with_name("events.spool.jsonl")),
+        "store_url": f"sqlite:///{log.with_suffix('.db')}",
     }
-    assert json.loads(harness.event_log_transport(tmp_path / "e.jsonl"))["log_file_path"] == str(
-        tmp_path / "e.jsonl"
+    # the store a reader configured with the log opens is the one the transport writes
+    assert transport["store_url"] == conf.store_url(beside=log)
+    assert json.loads(harness.event_log_transport(tmp_path / "e.jsonl"))["store_url"] == (
+        f"sqlite:///{tmp_path / 'e.db'}"
     )

@@ -22,9 +22,12 @@ def configured(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> str:
     return url
 
 
-def test_the_store_defaults_to_sqlite_under_airflow_home(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_store_defaults_to_sqlite_beside_the_event_log_under_airflow_home(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     monkeypatch.delenv("AIRFLOW__LINEAGE_PLUS__STORE_URL", raising=False)
-    expected = (conf.airflow_home() / "lineage_plus" / "lineage.db").absolute()
+    monkeypatch.delenv("AIRFLOW__LINEAGE_PLUS__EVENT_LOG_PATH", raising=False)
+    expected = (conf.airflow_home() / "lineage_plus" / "events.db").absolute()
     assert conf.store_url() == f"sqlite:///{expected}"
 
 

@@ -21,7 +21,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from airflow_lineage_plus import pictures, store_commands
+from airflow_lineage_plus import conf, pictures, store_commands
 from airflow_lineage_plus.act import freshness
 from airflow_lineage_plus.cli import commands as codes
 from airflow_lineage_plus.cli import what_changed_command as what_changed
@@ -120,8 +120,10 @@ def _run(argv: Sequence[str] | None) -> tuple[int, str, str, LineageSource | Non
         args = parser.parse_args(argv)
     except SystemExit as exc:
         return int(exc.code or 0), "", "", None
-    if args.command == "replay":  # reads the event log and writes to Marquez: not a graph query
-        return (*replay.command(args), None)
+    if args.command == "replay":  # sends the spool on: to Marquez when one is named, else to the store
+        if args.marquez or conf.marquez_url():
+            return (*replay.command(args), None)
+        return (*store_commands.flush_spool(args.event_log or args.events, args.store, args.dry_run), None)
     if args.command == "index":
         return (*_index(args), None)
     if args.command in store_commands.COMMANDS:

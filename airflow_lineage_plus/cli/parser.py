@@ -106,14 +106,14 @@ def _other_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="alert the owners of each breach once ([lineage_plus] alert_notifier)",
     )
     # -- replay (owned by airflow_lineage_plus.deliver.replay; docs/reliability.md) --
-    replay.add_arguments(
-        c.add_command(
-            sub,
-            "replay",
-            help="re-send to Marquez the events it missed",
-            example="--marquez http://marquez:5000 replay --since 2026-03-01T10:00Z --dry-run",
-        )
+    replaying = c.add_command(
+        sub,
+        "replay",
+        help="send the spool's events to the lineage store (or to Marquez, what it missed)",
+        example="replay --dry-run",
     )
+    replay.add_arguments(replaying)
+    store_commands.add_store_option(replaying)
     c.add_command(
         sub,
         "index",

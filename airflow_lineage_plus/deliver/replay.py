@@ -240,7 +240,8 @@ def _replay_one(
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The options of ``lineage-plus replay`` (also used when run as ``python -m``)."""
     parser.add_argument(
-        "--since", required=True, help="start of the window (ISO 8601, e.g. 2024-05-01T10:00Z)"
+        "--since",
+        help="start of the window (ISO 8601, e.g. 2024-05-01T10:00Z); needed to replay to Marquez",
     )
     parser.add_argument("--until", help="end of the window, exclusive (default: now)")
     parser.add_argument("--event-log", help="event log to read (default: [lineage_plus] event_log_path)")
@@ -256,6 +257,8 @@ def command(args: argparse.Namespace) -> tuple[int, str, str]:
     Reads ``--marquez``/``--api-key``/``--timeout``/``--events`` when the caller's parser has them
     (``lineage-plus``), else the ``[lineage_plus]`` configuration.
     """
+    if args.since is None:
+        return 2, "", "lineage-plus replay: --since is needed to replay to Marquez\n"
     try:
         log = Path(args.event_log or getattr(args, "events", None) or conf.event_log_path())
         marquez = Marquez(

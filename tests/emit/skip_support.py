@@ -8,7 +8,6 @@ scheduler. Both processes are stopped (by their own process group) when the fixt
 
 from __future__ import annotations
 
-import json
 import os
 import socket
 import subprocess
@@ -20,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from tests.support.harness import event_log_transport
+from tests.support.harness import event_log_transport, read_events
 from tests.support.processes import stop_gracefully
 
 SKIP_ENV = {"AIRFLOW__OPENLINEAGE__CUSTOM_RUN_FACETS": "airflow_lineage_plus.skip.run_facets"}
@@ -42,12 +41,6 @@ def skip_records(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 def task_name(event: dict[str, Any], dag_id: str) -> str:
     return str(event["job"]["name"]).removeprefix(f"{dag_id}.")
-
-
-def read_events(path: Path) -> list[dict[str, Any]]:
-    if not path.exists():
-        return []
-    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
 
 def _free_port() -> int:

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from tests.support.harness import AirflowRunner
+from tests.support.harness import AirflowRunner, read_events
 from tests.support.openlineage_spec import validate_events
 
 HERE = Path(__file__).resolve().parent
@@ -85,8 +85,7 @@ def timed(
         deadline = time.monotonic() + wait
         while time.monotonic() < deadline and not any(e["job"]["name"] == dag_id for e in events):
             time.sleep(0.5)  # DAG-run events come from the provider's process pool
-            if log.exists():
-                events = [json.loads(line) for line in log.read_text().splitlines() if line.strip()]
+            events = read_events(log)
         validate_events(events)  # the broken-facet and API-misuse runs' events too, DAG-run events included
         return TimedRun(result.returncode, result.output, events, seconds, log)
 

@@ -25,6 +25,7 @@ from airflow_lineage_plus.author.build import CONNECTION_LOOKUP_SECONDS
 from airflow_lineage_plus.deliver.replay import Marquez, replay
 from tests.support.disk_faults import not_writable_dir
 from tests.support.fake_marquez import FakeMarquez
+from tests.support.harness import written_text
 from tests.support.openlineage_spec import validate_events
 
 pytestmark = [pytest.mark.airflow, pytest.mark.timeout(600), pytest.mark.minutes(5)]
@@ -167,7 +168,12 @@ def test_disk_full_event_log_loses_events_with_one_warning_each(
 ) -> None:
     run = timed(
         "reliability_baseline",
-        {"AIRFLOW__OPENLINEAGE__TRANSPORT": event_log_transport(log_file_path="/dev/full")},
+        # the store cannot be made there either: every event goes to the full spool
+        {
+            "AIRFLOW__OPENLINEAGE__TRANSPORT": event_log_transport(
+                log_file_path="/dev/full", store_url="sqlite:////dev/full/events.db"
+            )
+        },
         wait=0,
     )
     assert_outcome_unchanged(run, baseline, 1.0, "reliability_baseline")
@@ -203,7 +209,7 @@ def test_runtime_api_misuse_is_contained_and_named(timed: TimedRunner, baseline:
 def test_connection_password_never_reaches_the_event_log(timed: TimedRunner, baseline: Baseline) -> None:
     run = timed("reliability_secrets", {})
     assert_outcome_unchanged(run, baseline, 1.0, "reliability_secrets")
-    text = run.log.read_text()
+    text = written_text(run.log)
     assert WAREHOUSE_PASSWORD not in text
     events = [e for e in run.events if e["job"]["name"] == "reliability_secrets.load"]
     assert [e["eventType"] for e in events] == ["START", "COMPLETE"]

@@ -172,7 +172,7 @@ class AirflowDeployment:
     def _settings(self) -> dict[str, str]:
         transport = {
             "type": "airflow_lineage_plus.transport.EventLogTransport",
-            "log_file_path": str(self.event_log),
+            "log_file_path": str(self.event_log),  # the spool
         }
         return {
             "AIRFLOW_HOME": str(self.root / "home"),
@@ -191,6 +191,8 @@ class AirflowDeployment:
             "AIRFLOW__OPENLINEAGE__TRANSPORT": json.dumps(transport),
             "AIRFLOW__OPENLINEAGE__CUSTOM_RUN_FACETS": "airflow_lineage_plus.skip.run_facets",
             "AIRFLOW__LINEAGE_PLUS__EVENT_LOG_PATH": str(self.event_log),
+            # the lineage store in Airflow's own metadata database, as across machines
+            "AIRFLOW__LINEAGE_PLUS__STORE_URL": self.postgres.url(),
             "OPENLINEAGE_CLIENT_LOGGING": "WARNING",
         }
 
@@ -259,9 +261,29 @@ class AirflowDeployment:
         return path.read_text(errors="replace") if path.exists() else ""
 
     def events(self) -> list[dict[str, Any]]:
-        if not self.event_log.exists():
-            return []
-        return [json.loads(line) for line in self.event_log.read_text().splitlines() if line.strip()]
+        """The events in the lineage store (Airflow's metadata database), then any still in the spool."""
+        from airflow_lineage_plus.exceptions import StoreUnavailable
+        from airflow_lineage_plus.store import LineageStore
+
+        stored: list[bytes] = []
+        try:
+            store = LineageStore(self.postgres.url(), create=False)
+        except StoreUnavailable:  # no event stored yet: the tables are made by the first write
+            store = None
+        if store is not None:
+            try:
+                last = 0
+                while rows := store.rows_after(last, 5000):
+                    stored += [payload for _, payload in rows]
+                    last = rows[-1][0]
+            finally:
+                store.close()
+        known = set(stored)
+        spooled = self.event_log.read_bytes().splitlines() if self.event_log.exists() else []
+        return [
+            json.loads(raw)
+            for raw in stored + [line for line in spooled if line.strip() and line not in known]
+        ]
 
     def stop(self, *names: str) -> None:
         """Stop the named components (all if none) at once: SIGTERM, wait, then their process groups."""
