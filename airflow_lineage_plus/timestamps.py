@@ -10,7 +10,7 @@ module with no Airflow import: the graph (which must stay Airflow-free) and repl
 from __future__ import annotations
 
 import re
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 
 #: Longer than any ISO 8601 time: such input is rejected before any parsing (event fields are hostile).
 MAX_LENGTH = 64
@@ -46,3 +46,13 @@ def _parse_normalised(text: str) -> datetime:
     if zone:
         normal += "+00:00" if zone in ("Z", "z") else f"{zone[:3]}:{zone[-2:]}"
     return datetime.fromisoformat(normal)
+
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+_MICRO = timedelta(microseconds=1)
+
+
+def to_micros(value: str) -> int:
+    """Epoch microseconds (UTC) of an ISO 8601 time; a time without zone is taken as UTC. ValueError
+    otherwise."""
+    return (parse_iso(value) - _EPOCH) // _MICRO

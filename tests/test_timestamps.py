@@ -8,8 +8,7 @@ from datetime import datetime, timedelta, timezone
 import pytest
 
 from airflow_lineage_plus.deliver.replay import parse_time
-from airflow_lineage_plus.graph.wire import to_micros
-from airflow_lineage_plus.timestamps import parse_iso
+from airflow_lineage_plus.timestamps import parse_iso, to_micros
 
 UTC = timezone.utc
 

@@ -35,10 +35,10 @@ from airflow_lineage_plus.graph.index import start_building
 from airflow_lineage_plus.graph.queries import node_dict
 from airflow_lineage_plus.graph.scan import QuickSource
 from airflow_lineage_plus.graph.source import LineageSource
-from airflow_lineage_plus.graph.wire import to_micros
 from airflow_lineage_plus.node_ids import dataset_id, job_id
 from airflow_lineage_plus.progress import progress
 from airflow_lineage_plus.sources import open_configured_source
+from airflow_lineage_plus.timestamps import to_micros
 
 
 def _target(args: argparse.Namespace) -> str:

@@ -14,10 +14,9 @@ import msgspec
 
 from airflow_lineage_plus import facet_keys as fk
 from airflow_lineage_plus.exceptions import BadEventError
-from airflow_lineage_plus.timestamps import parse_iso
+from airflow_lineage_plus.timestamps import to_micros
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
-_MICRO = timedelta(microseconds=1)
 
 # Every struct here is ``gc=False``: decoded values hold only strings, numbers, raw bytes and other such
 # structs, so they can form no reference cycle, and a load decoding millions of them skips tracking each
@@ -222,11 +221,6 @@ def decode_column_lineage(raw: bytes) -> ColumnLineage | None:
         return _column_lineage_decoder.decode(raw)
     except msgspec.DecodeError:
         return None
-
-
-def to_micros(value: str) -> int:
-    """Epoch microseconds of an ISO-8601 time; a time without zone is taken as UTC."""
-    return (parse_iso(value) - _EPOCH) // _MICRO
 
 
 def format_micros(micros: int | None) -> str | None:

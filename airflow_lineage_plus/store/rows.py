@@ -9,16 +9,14 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Mapping
-from datetime import datetime, timezone
 from typing import Any
 
 import attrs
 import orjson
 
 from airflow_lineage_plus.exceptions import BadEventError
-from airflow_lineage_plus.timestamps import parse_iso
+from airflow_lineage_plus.timestamps import to_micros
 
-_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 _WIDTH = {"event_type": 32, "run_id": 255, "parent_run_id": 255, "job_namespace": 255, "job_name": 1000}
 
 
@@ -40,12 +38,6 @@ class RawEvent:
         return attrs.asdict(self)
 
 
-def micros_of(text: str) -> int:
-    """Epoch microseconds (UTC) of an ISO 8601 time; ValueError otherwise."""
-    delta = parse_iso(text) - _EPOCH
-    return (delta.days * 86_400 + delta.seconds) * 1_000_000 + delta.microseconds
-
-
 def raw_event(payload: bytes | memoryview) -> RawEvent:
     """The raw event of one event's JSON bytes; :class:`BadEventError` (``malformed``/``invalid``)."""
     data = bytes(payload).strip()
@@ -57,7 +49,7 @@ def raw_event(payload: bytes | memoryview) -> RawEvent:
         raise BadEventError("malformed", "not a JSON object")
     event_time = event.get("eventTime")
     try:
-        micros = micros_of(event_time) if isinstance(event_time, str) else None
+        micros = to_micros(event_time) if isinstance(event_time, str) else None
     except ValueError:
         micros = None
     if micros is None:

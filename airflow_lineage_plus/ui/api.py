@@ -81,7 +81,7 @@ def _as_of(value: str | None) -> int | None:
     """The ``asOf`` parameter in epoch microseconds; 422 when it is not an ISO-8601 time."""
     if value is None or not value.strip():
         return None
-    from airflow_lineage_plus.graph.wire import to_micros
+    from airflow_lineage_plus.timestamps import to_micros
 
     try:
         return to_micros(value.strip())

@@ -17,8 +17,8 @@ from hypothesis import strategies as st
 from airflow_lineage_plus.cli import run
 from airflow_lineage_plus.graph import LineageQueries, LineageSource, open_source
 from airflow_lineage_plus.graph.store_source import StoreSource
-from airflow_lineage_plus.graph.wire import to_micros
 from airflow_lineage_plus.store import LineageStore, raw_event, schema
+from airflow_lineage_plus.timestamps import to_micros
 from tests.support.graph_builders import dataset_node, job_node, permissions_world, varied_events, write_log
 from tests.support.store_engines import ENGINES, new_store_url
 

@@ -10,9 +10,9 @@ from typing import Any
 
 from airflow_lineage_plus.graph import LineageQueries
 from airflow_lineage_plus.graph.store_source import StoreSource
-from airflow_lineage_plus.graph.wire import to_micros
 from airflow_lineage_plus.store import LineageStore, apply_retention
 from airflow_lineage_plus.store.retention import current_runs
+from airflow_lineage_plus.timestamps import to_micros
 from tests.support.graph_builders import at as time_of
 from tests.support.graph_builders import (
     dataset_node,

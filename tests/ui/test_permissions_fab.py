@@ -197,7 +197,7 @@ def test_the_time_range_of_a_one_dag_user_is_that_of_the_runs_they_may_see(
     fab_server: FabAirflow, permission_pipeline: PermissionPipeline
 ) -> None:
     """beta ran first: ``viewer``'s range starts at beta's first event, ``alpha``'s at alpha's."""
-    from airflow_lineage_plus.graph.wire import to_micros
+    from airflow_lineage_plus.timestamps import to_micros
 
     def first(events: list[dict]) -> int:
         return min(to_micros(e["eventTime"]) for e in events if "run" in e)
