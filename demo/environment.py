@@ -91,7 +91,8 @@ class DemoHome:
             "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_PASSWORDS_FILE": str(self.passwords_file),
             "AIRFLOW__LOGGING__LOGGING_LEVEL": "WARNING",
             "AIRFLOW__OPENLINEAGE__NAMESPACE": OPENLINEAGE_NAMESPACE,
-            # the README's recommended transport: size limits and redaction, one locked append per event
+            # the README's recommended transport: size limits and redaction, each event into the lineage
+            # store beside the event log (events.db), the log its spool
             "AIRFLOW__OPENLINEAGE__TRANSPORT": json.dumps(
                 {
                     "type": "airflow_lineage_plus.transport.EventLogTransport",
@@ -99,7 +100,6 @@ class DemoHome:
                 }
             ),
             "AIRFLOW__LINEAGE_PLUS__EVENT_LOG_PATH": str(self.event_log),
-            "AIRFLOW__LINEAGE_PLUS__GRAPH_SOURCE": "events",
             "AIRFLOW_CONN_AWS_DEFAULT": s3_connection,
             "AIRFLOW_CONN_WAREHOUSE": warehouse_connection(self.warehouse_file),
             "OPENLINEAGE_CLIENT_LOGGING": "WARNING",

@@ -130,9 +130,23 @@ def airflow_bin() -> str:
 
 
 def read_events(path: Path) -> list[dict[str, Any]]:
-    if not path.exists():
-        return []
-    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    """The events the runs wrote: those in the lineage store beside the event log ``path`` (``.db``),
+    then those still waiting in the log, its spool."""
+    from airflow_lineage_plus.store import LineageStore, sqlite_url
+
+    stored: list[bytes] = []
+    if path.with_suffix(".db").exists():
+        store = LineageStore(sqlite_url(path.with_suffix(".db")), create=False)
+        try:
+            last = 0
+            while rows := store.rows_after(last, 5000):
+                stored += [payload for _, payload in rows]
+                last = rows[-1][0]
+        finally:
+            store.close()
+    known = set(stored)
+    spooled = [line for line in path.read_bytes().splitlines() if line.strip()] if path.exists() else []
+    return [json.loads(raw) for raw in stored + [line for line in spooled if line not in known]]
 
 
 def wait_for_dag_run_event(
@@ -205,7 +219,7 @@ def report_commands(log: Path, namespace: str, name: str) -> list[list[str]] | N
     if cli is None:
         return None
     target = ["--namespace", namespace, "--name", name]
-    return [[cli, "--events", str(log), query, *target] for query, _what in REPORTS]
+    return [[cli, query, *target] for query, _what in REPORTS]  # the configured lineage store
 
 
 def _print_what_changed(log: Path, env: dict[str, str]) -> None:
@@ -214,7 +228,7 @@ def _print_what_changed(log: Path, env: dict[str, str]) -> None:
     found = _output_dataset(read_events(log), DIM_CONTACTS)
     if cli is None or found is None:
         return
-    command = [cli, "--events", str(log), "what-changed", "--namespace", found[0], "--name", found[1]]
+    command = [cli, "what-changed", "--namespace", found[0], "--name", found[1]]
     print(
         f"\n  $ lineage-plus {' '.join(command[1:])}    # what changed upstream of the contacts", flush=True
     )

@@ -125,7 +125,7 @@ def stage_of(module: str) -> str:
         return "base"
     if first == "sources":
         return "source"
-    if first in {"cli", "ui", "store_commands"}:
+    if first in {"cli", "ui"}:
         return "view"
     return "wiring"  # the package __init__, the plugin, the user-path re-exports
 

@@ -21,9 +21,10 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from airflow_lineage_plus import conf, pictures, store_commands
+from airflow_lineage_plus import conf, pictures
 from airflow_lineage_plus.act import freshness
 from airflow_lineage_plus.cli import commands as codes
+from airflow_lineage_plus.cli import store_commands
 from airflow_lineage_plus.cli import what_changed_command as what_changed
 from airflow_lineage_plus.cli.parser import DATASET_ONLY, QUICK, build
 from airflow_lineage_plus.declared import static_commands as declared

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import argparse
 
-from airflow_lineage_plus import store_commands
 from airflow_lineage_plus.cli import commands as c
+from airflow_lineage_plus.cli import store_commands
 from airflow_lineage_plus.cli import what_changed_command as what_changed
 from airflow_lineage_plus.declared import static_commands as declared
 from airflow_lineage_plus.deliver import replay
@@ -155,7 +155,7 @@ def _store_and_change_commands(sub: argparse._SubParsersAction[argparse.Argument
     )
     what_changed.add_arguments(changed)
     c.add_format(changed, what_changed.FORMATS)
-    # -- the lineage store (owned by airflow_lineage_plus.store_commands; docs/graph.md) --
+    # -- the lineage store (owned by airflow_lineage_plus.cli.store_commands; docs/graph.md) --
     store_commands.add_import_arguments(
         c.add_command(
             sub,
