@@ -277,6 +277,18 @@ def trusted_middleware_marker() -> Any | None:
     return USER_INJECTED_BY_TRUSTED_MIDDLEWARE
 
 
+def connection_password(conn_id: str) -> str | None:
+    """The password of Airflow connection ``conn_id`` (secrets backends, environment, database), or None
+    when there is no such connection."""
+    from airflow.exceptions import AirflowNotFoundException
+    from airflow.models.connection import Connection
+
+    try:
+        return Connection.get_connection_from_secrets(conn_id).password or None
+    except AirflowNotFoundException:
+        return None
+
+
 def known_dag_ids() -> set[str]:
     """Ids of every DAG in Airflow's metadata database (the ``dag`` table Airflow's own views list)."""
     from airflow.models.dag import DagModel

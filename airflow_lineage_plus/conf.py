@@ -215,6 +215,21 @@ def ui_max_queries() -> int:
     return max(1, _get_int("ui_max_queries"))
 
 
+def collector_max_bytes() -> int:
+    """[lineage_plus] collector_max_bytes (at least 1 KiB)."""
+    return max(1024, _get_int("collector_max_bytes"))
+
+
+def collector_max_writes() -> int:
+    """[lineage_plus] collector_max_writes (at least 1)."""
+    return max(1, _get_int("collector_max_writes"))
+
+
+def collector_connection_id() -> str:
+    """[lineage_plus] collector_connection_id (the ingest key's Airflow connection)."""
+    return _get("collector_connection_id").strip()
+
+
 def contract_mode() -> str:
     """[lineage_plus] contract_mode: ``warn`` (default), ``fail`` or ``off``."""
     value = _get("contract_mode").strip().lower() or "warn"

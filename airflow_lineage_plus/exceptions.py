@@ -98,6 +98,10 @@ class BadEventError(LineagePlusError, ValueError):
         self.kind = kind
 
 
+class BodyTooLargeError(LineagePlusError, ValueError):
+    """A request body, or what it inflates to, is larger than the OpenLineage endpoint accepts."""
+
+
 class SnapshotError(LineagePlusError):
     """The file is not an index this version can read (missing, partial, another format); the graph builds
     a new one, so it never reaches a caller."""

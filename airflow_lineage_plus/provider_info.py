@@ -240,6 +240,27 @@ OPTIONS: dict[str, dict[str, Any]] = {
         "default": "10.0",
         "example": "30.0",
     },
+    "collector_max_bytes": {
+        "description": "Largest request body the OpenLineage endpoint (POST /lineage-plus/api/v1/lineage "
+        "and .../lineage/batch) accepts, in bytes, before and after gzip inflation; larger ones get 413.",
+        "type": "integer",
+        "default": "16777216",
+        "example": "1048576",
+    },
+    "collector_max_writes": {
+        "description": "Requests the OpenLineage endpoint handles at the same time (each store write in a "
+        "thread of the API server's pool); one more gets 429 with Retry-After.",
+        "type": "integer",
+        "default": "4",
+        "example": "8",
+    },
+    "collector_connection_id": {
+        "description": "Airflow connection whose password is the OpenLineage endpoint's ingest key "
+        "(sent as 'Authorization: Bearer <key>' or 'X-Lineage-Plus-Key'); no such connection: no key.",
+        "type": "string",
+        "default": "lineage_plus_collector",
+        "example": "lineage_plus_collector",
+    },
     "ui_max_queries": {
         "description": "Lineage questions the view answers at the same time, each in a thread of its own "
         "(not the API server's). Requests beyond it wait, within ui_request_timeout, for a free one.",

@@ -84,3 +84,17 @@ def test_routes_reach_the_lineage_source_only_through_the_door() -> None:
         text = (UI / module).read_text()
         assert "state.lineage_reader" not in text.replace("app.state.lineage_reader = reader", ""), module
         assert ".run(" not in text, module
+
+
+#: every route of the OpenLineage endpoint's app (``ui/collector.py``), mounted beside the view's
+COLLECTOR_ROUTES = ["/api/v1/lineage", "/api/v1/lineage/batch"]
+
+
+def test_every_collector_route_requires_a_writer_and_is_async() -> None:
+    from airflow_lineage_plus.ui import ingest_auth
+    from airflow_lineage_plus.ui.collector import create_collector_app
+
+    routes = [r for r in create_collector_app().routes if isinstance(r, APIRoute)]
+    assert sorted(r.path for r in routes) == COLLECTOR_ROUTES
+    assert [r.path for r in routes if ingest_auth.require_ingest not in _calls(r.dependant)] == []
+    assert [r.path for r in routes if not inspect.iscoroutinefunction(r.endpoint)] == []
