@@ -29,7 +29,7 @@ from tests.support.harness import AirflowRunner, event_log_transport, read_event
 from tests.support.servers import free_port
 from tests.support.smtp_server import LocalSmtp
 
-pytestmark = pytest.mark.airflow
+pytestmark = [pytest.mark.airflow, pytest.mark.minutes(6)]
 
 DAG_FILE = Path(__file__).resolve().parent / "dags" / "alert_perm_dags.py"
 RECIPIENTS = {

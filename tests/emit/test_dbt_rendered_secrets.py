@@ -18,7 +18,7 @@ import pytest
 from tests.support.harness import AirflowRunner, event_log_transport
 from tests.support.servers import free_port
 
-pytestmark = pytest.mark.airflow
+pytestmark = [pytest.mark.airflow, pytest.mark.minutes(1.5)]
 
 HERE = Path(__file__).resolve().parent
 API_KEY = "olk-inline-api-key-4d1f9a7c"
