@@ -169,6 +169,10 @@ def test_a_recipient_with_no_airflow_user_gets_only_their_datasets_names(
         assert hidden not in body, hidden
 
 
+#: ``[lineage_plus] alert_timeout`` of the courier runs below (seconds)
+COURIER_ALERT_TIMEOUT = 24
+
+
 def _courier(pipeline: PermissionAlerts, workdir: Path, smtp: LocalSmtp, run_id: str) -> tuple[int, str]:
     """Hand one failure of sec.load (boss the only recipient) to a courier, as a failed task does, and
     wait for it: (exit code, its output)."""
@@ -180,6 +184,8 @@ def _courier(pipeline: PermissionAlerts, workdir: Path, smtp: LocalSmtp, run_id:
         "AIRFLOW__LINEAGE_PLUS__EVENT_LOG_PATH": str(pipeline.log),
         "AIRFLOW__LINEAGE_PLUS__ALERT_RECIPIENTS": json.dumps({"team:secret": "boss@example.org"}),
         "AIRFLOW_CONN_SMTP_ALERTS": smtp.connection(),
+        # tries of alert_timeout / 6 = 4 s each (10 s at the default 60 s): a hang costs 12 s, not 30 s
+        "AIRFLOW__LINEAGE_PLUS__ALERT_TIMEOUT": str(COURIER_ALERT_TIMEOUT),
     }
     proc = subprocess.run(
         [sys.executable, "-m", "airflow_lineage_plus.act.courier", str(job)],
@@ -204,7 +210,7 @@ def test_a_hanging_smtp_server_gets_three_tries_then_the_claim_is_given_back_and
             assert '"sent": 0, "alreadySent": 0, "dropped": 1, "failed": 1' in output, output[-3000:]
             assert smtp.data_commands == 3
             assert output.count("the failure alert to team:secret (tried 3 times; claim given back)") == 1
-            assert took < 120  # bounded by alert_timeout (60 s) and the courier's start
+            assert took < 120  # bounded by alert_timeout (COURIER_ALERT_TIMEOUT) and the courier's start
             smtp.hanging = False  # the server answers again: the same failure seen again is sent
             code, output = _courier(permission_alerts, tmp_path, smtp, "hang-run-1")
             assert code == 0, output[-3000:]
