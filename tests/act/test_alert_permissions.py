@@ -25,7 +25,8 @@ from alert_pipeline import BASE_URL
 from airflow_lineage_plus.act.failure import Failure
 from tests.support.fab_airflow import fab_env
 from tests.support.graph_builders import ds, facet, run_pair, write_log
-from tests.support.harness import AirflowRunner, event_log_transport, read_events
+from tests.support.harness import AirflowRunner, DagRunResult, event_log_transport, read_events
+from tests.support.openlineage_spec import validate_events
 from tests.support.servers import free_port
 from tests.support.smtp_server import LocalSmtp
 
@@ -71,6 +72,38 @@ def _body(message: EmailMessage) -> str:
     return html.unescape(content.split('<pre style="font-family: monospace">', 1)[1].split("</pre>", 1)[0])
 
 
+def _dag_ends(log: Path, dag_id: str) -> int:
+    return sum(
+        1
+        for e in read_events(log)
+        if e.get("job", {}).get("name") == dag_id and e.get("eventType") in {"COMPLETE", "FAIL"}
+    )
+
+
+def _record(
+    runner: AirflowRunner,
+    log: Path,
+    dag_id: str,
+    day: str,
+    env: dict[str, str],
+    conf: dict[str, object] | None = None,
+) -> DagRunResult:
+    """One real run of ``dag_id`` writing to ``log``; returns once ``log`` holds its DAG-run end event.
+
+    The DAG-run events come from the provider's process pool, maybe after ``dags test`` ends. The runner
+    waits for them in its own log, which ``env`` replaces by ``log``: there it would wait its full 60 s
+    for nothing, so the wait is on ``log`` here."""
+    ends = _dag_ends(log, dag_id)
+    result = runner.run(
+        DAG_FILE, dag_id=dag_id, logical_date=day, conf=conf, env=env, timeout=900, wait_for_dag_event=0
+    )
+    deadline = time.monotonic() + 60
+    while _dag_ends(log, dag_id) == ends and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert _dag_ends(log, dag_id) == ends + 1, result.output[-3000:]
+    return result
+
+
 @pytest.fixture(scope="module")
 def permission_alerts(
     airflow_db: Path, tmp_path_factory: pytest.TempPathFactory
@@ -98,18 +131,14 @@ def permission_alerts(
         assert "alert users ready" in setup.stdout, setup.stdout[-2000:] + setup.stderr[-3000:]
         runner = AirflowRunner(root)
         # a good day of sec (its model links its table to the shared one), pub's report, then sec fails
-        good = runner.run(DAG_FILE, dag_id="sec", logical_date="2024-05-01", env=env, timeout=900)
+        good = _record(runner, log, "sec", "2024-05-01", env)
         assert good.returncode == 0, good.output[-3000:]
-        assert (
-            runner.run(DAG_FILE, dag_id="pub", logical_date="2024-05-01", env=env, timeout=900).returncode
-            == 0
-        )
-        failed = runner.run(
-            DAG_FILE, dag_id="sec", logical_date="2024-05-02", conf={"fail": True}, env=env, timeout=900
-        )
+        assert _record(runner, log, "pub", "2024-05-01", env).returncode == 0
+        failed = _record(runner, log, "sec", "2024-05-02", env, conf={"fail": True})
         assert failed.returncode != 0
         messages = smtp.wait_for(4, timeout=120)
         events = read_events(log)
+        validate_events(events)  # the runner validated its own log, which env replaced by this one
         (fail,) = [e for e in events if e["eventType"] == "FAIL" and e["job"]["name"] == "sec.load"]
         yield PermissionAlerts(
             mails={",".join(to): message for to, message in messages},
