@@ -25,11 +25,12 @@ from alert_pipeline import BASE_URL
 from airflow_lineage_plus.act.failure import Failure
 from tests.support.fab_airflow import fab_env
 from tests.support.graph_builders import ds, facet, run_pair, write_log
-from tests.support.harness import AirflowRunner, event_log_transport, read_events
+from tests.support.harness import AirflowRunner, DagRunResult, event_log_transport, read_events
+from tests.support.openlineage_spec import validate_events
 from tests.support.servers import free_port
 from tests.support.smtp_server import LocalSmtp
 
-pytestmark = pytest.mark.airflow
+pytestmark = [pytest.mark.airflow, pytest.mark.minutes(6)]
 
 DAG_FILE = Path(__file__).resolve().parent / "dags" / "alert_perm_dags.py"
 RECIPIENTS = {
@@ -71,6 +72,38 @@ def _body(message: EmailMessage) -> str:
     return html.unescape(content.split('<pre style="font-family: monospace">', 1)[1].split("</pre>", 1)[0])
 
 
+def _dag_ends(log: Path, dag_id: str) -> int:
+    return sum(
+        1
+        for e in read_events(log)
+        if e.get("job", {}).get("name") == dag_id and e.get("eventType") in {"COMPLETE", "FAIL"}
+    )
+
+
+def _record(
+    runner: AirflowRunner,
+    log: Path,
+    dag_id: str,
+    day: str,
+    env: dict[str, str],
+    conf: dict[str, object] | None = None,
+) -> DagRunResult:
+    """One real run of ``dag_id`` writing to ``log``; returns once ``log`` holds its DAG-run end event.
+
+    The DAG-run events come from the provider's process pool, maybe after ``dags test`` ends. The runner
+    waits for them in its own log, which ``env`` replaces by ``log``: there it would wait its full 60 s
+    for nothing, so the wait is on ``log`` here."""
+    ends = _dag_ends(log, dag_id)
+    result = runner.run(
+        DAG_FILE, dag_id=dag_id, logical_date=day, conf=conf, env=env, timeout=900, wait_for_dag_event=0
+    )
+    deadline = time.monotonic() + 60
+    while _dag_ends(log, dag_id) == ends and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert _dag_ends(log, dag_id) == ends + 1, result.output[-3000:]
+    return result
+
+
 @pytest.fixture(scope="module")
 def permission_alerts(
     airflow_db: Path, tmp_path_factory: pytest.TempPathFactory
@@ -98,18 +131,14 @@ def permission_alerts(
         assert "alert users ready" in setup.stdout, setup.stdout[-2000:] + setup.stderr[-3000:]
         runner = AirflowRunner(root)
         # a good day of sec (its model links its table to the shared one), pub's report, then sec fails
-        good = runner.run(DAG_FILE, dag_id="sec", logical_date="2024-05-01", env=env, timeout=900)
+        good = _record(runner, log, "sec", "2024-05-01", env)
         assert good.returncode == 0, good.output[-3000:]
-        assert (
-            runner.run(DAG_FILE, dag_id="pub", logical_date="2024-05-01", env=env, timeout=900).returncode
-            == 0
-        )
-        failed = runner.run(
-            DAG_FILE, dag_id="sec", logical_date="2024-05-02", conf={"fail": True}, env=env, timeout=900
-        )
+        assert _record(runner, log, "pub", "2024-05-01", env).returncode == 0
+        failed = _record(runner, log, "sec", "2024-05-02", env, conf={"fail": True})
         assert failed.returncode != 0
         messages = smtp.wait_for(4, timeout=120)
         events = read_events(log)
+        validate_events(events)  # the runner validated its own log, which env replaced by this one
         (fail,) = [e for e in events if e["eventType"] == "FAIL" and e["job"]["name"] == "sec.load"]
         yield PermissionAlerts(
             mails={",".join(to): message for to, message in messages},
@@ -169,6 +198,10 @@ def test_a_recipient_with_no_airflow_user_gets_only_their_datasets_names(
         assert hidden not in body, hidden
 
 
+#: ``[lineage_plus] alert_timeout`` of the courier runs below (seconds)
+COURIER_ALERT_TIMEOUT = 24
+
+
 def _courier(pipeline: PermissionAlerts, workdir: Path, smtp: LocalSmtp, run_id: str) -> tuple[int, str]:
     """Hand one failure of sec.load (boss the only recipient) to a courier, as a failed task does, and
     wait for it: (exit code, its output)."""
@@ -180,6 +213,8 @@ def _courier(pipeline: PermissionAlerts, workdir: Path, smtp: LocalSmtp, run_id:
         "AIRFLOW__LINEAGE_PLUS__EVENT_LOG_PATH": str(pipeline.log),
         "AIRFLOW__LINEAGE_PLUS__ALERT_RECIPIENTS": json.dumps({"team:secret": "boss@example.org"}),
         "AIRFLOW_CONN_SMTP_ALERTS": smtp.connection(),
+        # tries of alert_timeout / 6 = 4 s each (10 s at the default 60 s): a hang costs 12 s, not 30 s
+        "AIRFLOW__LINEAGE_PLUS__ALERT_TIMEOUT": str(COURIER_ALERT_TIMEOUT),
     }
     proc = subprocess.run(
         [sys.executable, "-m", "airflow_lineage_plus.act.courier", str(job)],
@@ -204,7 +239,7 @@ def test_a_hanging_smtp_server_gets_three_tries_then_the_claim_is_given_back_and
             assert '"sent": 0, "alreadySent": 0, "dropped": 1, "failed": 1' in output, output[-3000:]
             assert smtp.data_commands == 3
             assert output.count("the failure alert to team:secret (tried 3 times; claim given back)") == 1
-            assert took < 120  # bounded by alert_timeout (60 s) and the courier's start
+            assert took < 120  # bounded by alert_timeout (COURIER_ALERT_TIMEOUT) and the courier's start
             smtp.hanging = False  # the server answers again: the same failure seen again is sent
             code, output = _courier(permission_alerts, tmp_path, smtp, "hang-run-1")
             assert code == 0, output[-3000:]

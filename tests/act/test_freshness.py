@@ -12,7 +12,7 @@ from alert_pipeline import RECIPIENTS, AlertedPipeline
 
 from airflow_lineage_plus import cli
 
-pytestmark = pytest.mark.airflow
+pytestmark = [pytest.mark.airflow, pytest.mark.minutes(2)]
 
 STAGING_LOAD = "ecommerce_orders.load_stg_orders"
 

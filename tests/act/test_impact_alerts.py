@@ -20,7 +20,7 @@ from airflow_lineage_plus.ui.mount import URL_PREFIX
 from tests.support.harness import read_events
 from tests.support.openlineage_spec import validate_events
 
-pytestmark = pytest.mark.airflow
+pytestmark = [pytest.mark.airflow, pytest.mark.minutes(2)]
 
 FAILED_JOB = "job%3Atest-airflow%3Aecommerce_orders.load_stg_orders"
 

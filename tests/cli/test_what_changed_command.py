@@ -20,7 +20,7 @@ from airflow_lineage_plus.node_ids import dataset_id, job_id
 from tests.support.harness import REPO, TESTS, AirflowRunner, DagRunResult
 from tests.support.openlineage_spec import validate_events
 
-pytestmark = [pytest.mark.airflow, pytest.mark.timeout(1500)]
+pytestmark = [pytest.mark.airflow, pytest.mark.timeout(1500), pytest.mark.minutes(4.5)]
 DAG_FILE = TESTS / "dags" / "what_changed_world.py"
 DAG = "what_changed_world"
 NOISE = (1.0, 1.02, 0.98, 1.01, 0.99, 1.02, 0.98)  # a week of ordinary run-to-run noise

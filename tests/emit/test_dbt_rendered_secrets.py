@@ -18,7 +18,7 @@ import pytest
 from tests.support.harness import AirflowRunner, event_log_transport
 from tests.support.servers import free_port
 
-pytestmark = pytest.mark.airflow
+pytestmark = [pytest.mark.airflow, pytest.mark.minutes(1.5)]
 
 HERE = Path(__file__).resolve().parent
 API_KEY = "olk-inline-api-key-4d1f9a7c"
@@ -28,7 +28,9 @@ DB_PASSWORD = "warehouse-pw-8c2e51"
 @pytest.fixture(scope="module")
 def rendered(airflow_db: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[dict, str]:
     work = tmp_path_factory.mktemp("dbt-rendered")
-    log = work / "events.jsonl"
+    # the runner's own log (``events-<dag id>.jsonl``): it waits there for the DAG-run end event (60 s for
+    # nothing in another file) and validates what it finds
+    log = work / "events-dbt_rendered_env.jsonl"
     transport = json.loads(event_log_transport(log))
     transport["forward"] = {  # a backend with an inline API key (down: the forward just fails)
         "type": "http",

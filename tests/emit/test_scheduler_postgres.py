@@ -37,7 +37,7 @@ from tests.support.postgres_env import (
     wait_until,
 )
 
-pytestmark = [pytest.mark.airflow, pytest.mark.timeout(900)]
+pytestmark = [pytest.mark.airflow, pytest.mark.timeout(900), pytest.mark.minutes(1.5)]
 
 TWO_RUNS, LOCKED = "ha_skips", "ha_skips_locked"
 SKIPPED = {"extract": "SHORT_CIRCUIT", "load": "SHORT_CIRCUIT", "cleanup": "TRIGGER_RULE"}
