@@ -102,7 +102,16 @@ def _checked(events: list[Any], batch: bool) -> list[bytes]:
             if batch:
                 raise BadEventError(exc.kind, f"[{index}].{str(exc).partition(': ')[2]}") from None
             raise
-    return [check(event) for event in events]
+    lines = []
+    for index, event in enumerate(events):
+        try:
+            lines.append(check(event))
+        except Exception as exc:  # fail closed, and a 400: a client retries a 5xx forever
+            where = f"[{index}]: " if batch else ""
+            raise BadEventError(
+                "unchecked", f"{where}the event could not be checked for secrets ({type(exc).__name__})"
+            ) from None
+    return lines
 
 
 def _store(holder: StoreHolder, events: list[Any], batch: bool) -> tuple[int, AppendResult]:
