@@ -86,10 +86,11 @@ def open_store_source(url: str | None = None, *, explain_missing_log: bool = Fal
     try:
         store = open_store(url, create=log.exists())
     except SourceUnavailable as exc:
-        if explain_missing_log:
+        if explain_missing_log and not log.exists():
             raise SourceUnavailable(
-                f"No lineage recorded yet: {exc}. Run a DAG with the OpenLineage provider writing through "
-                "the lineage_plus transport (README, 'Configure')."
+                f"No lineage recorded yet: neither the lineage store ({exc}) nor the event log {log} exists."
+                " Run a DAG with the OpenLineage provider writing through the lineage_plus transport "
+                "(README, 'Configure')."
             ) from exc
         raise
     return StoreSource(store, owns_store=True, spool=log)

@@ -258,9 +258,7 @@ def test_a_dataset_name_with_cr_lf_reaches_the_freshness_subject_as_one_line(
 ) -> None:
     """A job of no DAG (seen by readers of every DAG: boss) writes, once, a table whose name carries a
     header; a year later it is stale and its owner's alert goes out, the name on one subject line."""
-    events = [
-        json.loads(line) for line in permission_alerts.log.read_text().splitlines() if line.strip()
-    ] + run_pair(
+    events = read_events(permission_alerts.log) + run_pair(
         "hostile.writer",
         "hostile-1",
         0,

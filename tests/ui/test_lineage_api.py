@@ -712,11 +712,15 @@ def test_a_503_says_what_to_do_and_never_where_the_lineage_lives(
 
 
 def test_a_task_that_never_ran_shows_its_declared_lineage_dotted(
-    client: TestClient, viewer: dict[str, str], event_log: Path
+    client: TestClient, viewer: dict[str, str], event_log: Path, swapped_reader: Any, tmp_path: Path
 ) -> None:
     """A JobEvent (what ``lineage-plus publish-static`` sends) appended to the log: its edges come back with
-    ``state: declared`` and the job as ``declared``; ``declared=false`` leaves them out."""
-    original = event_log.read_bytes()
+    ``state: declared`` and the job as ``declared``; ``declared=false`` leaves them out. (On a copy of the
+    log, with a store of its own: what reaches the store stays there, and the other tests see the log.)"""
+    from airflow_lineage_plus.ui.view_source import LineageReader, open_configured_queries
+
+    copy = tmp_path / "events.jsonl"
+    copy.write_bytes(event_log.read_bytes())
     job = {"namespace": "test-airflow", "name": "ui_planned.build_summary"}
     summary = {"namespace": "postgres://warehouse:5432", "name": "analytics.marts.orders_summary"}
     mart = {"namespace": "postgres://warehouse:5432", "name": "analytics.marts.fct_daily_orders"}
@@ -729,9 +733,12 @@ def test_a_task_that_never_ran_shows_its_declared_lineage_dotted(
         "outputs": [summary],
     }
     job_id = f"job:{job['namespace']}:{job['name']}"
+    with copy.open("a") as handle:
+        handle.write(json.dumps(declared) + "\n")
+    patch = pytest.MonkeyPatch()
+    patch.setenv("AIRFLOW__LINEAGE_PLUS__EVENT_LOG_PATH", str(copy))
     try:
-        with event_log.open("a") as handle:
-            handle.write(json.dumps(declared) + "\n")
+        swapped_reader.lineage_reader = LineageReader(opener=open_configured_queries)
         params: dict[str, Any] = {"node": MART_ID, "depth": 2}
         graph = client.get("/lineage-plus/api/lineage", params=params, headers=viewer).json()
         states = {(e["origin"], e["destination"]): e["state"] for e in graph["edges"]}
@@ -751,7 +758,7 @@ def test_a_task_that_never_ran_shows_its_declared_lineage_dotted(
             "declared"
         ]
     finally:
-        event_log.write_bytes(original)
+        patch.undo()
 
 
 # -- what changed, what needs attention (docs/what-changed.md) -------------------------------------------
