@@ -40,8 +40,8 @@ def _sender(
 ) -> tuple[Callable[[Any], None], Callable[[], None], str]:
     """(send one event, close, destination label)."""
     if events_log is not None:
-        log = event_log_transport.EventLogTransport(
-            event_log_transport.EventLogConfig(log_file_path=events_log)
+        log = event_log_transport.EventLogTransport(  # ``--events FILE``: that file itself, no store
+            event_log_transport.EventLogConfig(log_file_path=events_log, store_url="none")
         )
 
         def append(event: Any) -> None:
