@@ -71,6 +71,8 @@ def api_server(log: Path, workdir: Path, env: dict[str, str] | None = None) -> I
     environment = {
         **(env if env is not None else os.environ),
         "AIRFLOW__LINEAGE_PLUS__EVENT_LOG_PATH": str(log),
+        # the event log's own reader (its index, a log truncated in place); the store keeps what it took
+        "AIRFLOW__LINEAGE_PLUS__GRAPH_SOURCE": "events",
         "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_USERS": f"{USER}:viewer",
         "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_PASSWORDS_FILE": str(passwords),
         "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_ALL_ADMINS": "False",
