@@ -18,6 +18,7 @@ written against those keeps working::
     │   │   └── StoreDamaged                   it is damaged or of another schema version (names the fix)
     │   └── DeadlineExceeded                   a question did not finish, or start, within its deadline
     ├── BadEventError (ValueError)             bytes of the event log that are not a usable event
+    ├── BodyTooLargeError (ValueError)         a request body to the OpenLineage endpoint over its cap (413)
     ├── SnapshotError                          an index file this version cannot read (the graph rebuilds it)
     ├── StaticLineageError (RuntimeError)      a DAG folder version could not be read for static lineage
     ├── UsageError (ValueError)                bad command-line arguments

@@ -1,6 +1,7 @@
-"""Re-send to Marquez, from the event log, the events it missed while it was unreachable.
+"""Re-send to Marquez, from the lineage store, the events it missed while it was unreachable.
 
-``lineage-plus replay --since 2024-05-01T10:00Z [--until ...] [--dry-run]`` reads the event log, keeps
+``lineage-plus replay --since 2024-05-01T10:00Z [--until ...] [--dry-run]`` reads the lineage store and
+what its spool still holds (or the event log ``--event-log`` names), keeps
 the events whose ``eventTime`` falls in ``[since, until)``, asks Marquez which of their runs it already
 has (``GET /api/v1/jobs/runs/{runId}``) and posts only what it lacks (``POST /api/v1/lineage``), in the
 order the events were logged, exactly as they were logged:
@@ -21,7 +22,7 @@ from __future__ import annotations
 
 import argparse
 import json
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -121,25 +122,55 @@ def read_log(path: Path, report: ReplayReport | None = None) -> Iterator[LoggedE
     except OSError as exc:
         raise ReplayError(f"cannot read the event log {path}: {exc}") from exc
     with handle:
-        for number, raw in enumerate(handle, start=1):
-            raw = raw.strip()
-            if not raw:
-                continue
-            try:
-                data = orjson.loads(raw)
-                run = data.get("run") or {}
-                job = data.get("job") or {}
-                yield LoggedEvent(
-                    line=number,
-                    run_id=run.get("runId"),
-                    job=f"{job.get('namespace', '?')}/{job.get('name', '?')}",
-                    event_type=str(data.get("eventType") or "OTHER"),
-                    event_time=parse_time(str(data["eventTime"])),
-                    raw=raw,
-                )
-            except (orjson.JSONDecodeError, AttributeError, KeyError, ReplayError):
-                if report is not None:
-                    report.unreadable_lines += 1
+        yield from read_raw(handle, report)
+
+
+def read_stored(url: str, spool: Path, report: ReplayReport | None = None) -> Iterator[LoggedEvent]:
+    """The events of the lineage store at ``url`` in the order stored, then those of the spool it does not
+    hold yet; ``line`` numbers count across both."""
+    from airflow_lineage_plus.store import LineageStore
+
+    try:
+        store = LineageStore(url, create=False)
+    except SourceUnavailable as exc:
+        raise ReplayError(f"cannot read the lineage store: {exc}") from exc
+    stored: list[bytes] = []
+    try:
+        last = 0
+        while rows := store.rows_after(last, 5000):
+            stored += [payload for _, payload in rows]
+            last = rows[-1][0]
+    finally:
+        store.close()
+    known = set(stored)
+    spooled: list[bytes] = []
+    if spool.exists():
+        with open(spool, "rb") as handle:
+            spooled = [line.strip() for line in handle if line.strip() and line.strip() not in known]
+    yield from read_raw(stored + spooled, report)
+
+
+def read_raw(raws: Iterable[bytes], report: ReplayReport | None = None) -> Iterator[LoggedEvent]:
+    """The events of these JSON lines, numbered from 1; lines that are not events are counted and skipped."""
+    for number, raw in enumerate(raws, start=1):
+        raw = raw.strip()
+        if not raw:
+            continue
+        try:
+            data = orjson.loads(raw)
+            run = data.get("run") or {}
+            job = data.get("job") or {}
+            yield LoggedEvent(
+                line=number,
+                run_id=run.get("runId"),
+                job=f"{job.get('namespace', '?')}/{job.get('name', '?')}",
+                event_type=str(data.get("eventType") or "OTHER"),
+                event_time=parse_time(str(data["eventTime"])),
+                raw=raw,
+            )
+        except (orjson.JSONDecodeError, AttributeError, KeyError, ReplayError):
+            if report is not None:
+                report.unreadable_lines += 1
 
 
 class Marquez:
@@ -171,13 +202,18 @@ def replay(
     until: datetime | None = None,
     *,
     dry_run: bool = False,
+    store_url: str | None = None,
 ) -> ReplayReport:
-    """Re-send the events of ``[since, until)`` that Marquez lacks; see the module doc for the rules."""
+    """Re-send the events of ``[since, until)`` that Marquez lacks; see the module doc for the rules.
+
+    ``store_url``: read the events from that lineage store, then what ``log`` (its spool) still holds;
+    without it, from the event log ``log`` alone."""
     until = until or datetime.now(timezone.utc)
     if until <= since:
         raise ReplayError(f"--until ({until.isoformat()}) must be after --since ({since.isoformat()})")
     report = ReplayReport(since=since, until=until, dry_run=dry_run)
-    window = _window(log, report)
+    events = read_stored(store_url, log, report) if store_url else read_log(log, report)
+    window = _window(events, report)
     states: dict[str, str | Exception | None] = {}
     with progress("replaying to Marquez", total=len(window)) as bar:
         for event in window:
@@ -186,11 +222,11 @@ def replay(
     return report
 
 
-def _window(log: Path, report: ReplayReport) -> list[LoggedEvent]:
-    """The events of the log in the report's window, each once (the others are counted as skipped)."""
+def _window(events: Iterable[LoggedEvent], report: ReplayReport) -> list[LoggedEvent]:
+    """The events in the report's window, each once (the others are counted as skipped)."""
     seen: set[tuple[str | None, str, datetime]] = set()
     window: list[LoggedEvent] = []
-    for event in read_log(log, report):
+    for event in events:
         if not report.since <= event.event_time < report.until:
             continue
         report.in_window += 1
@@ -244,7 +280,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="start of the window (ISO 8601, e.g. 2024-05-01T10:00Z); needed to replay to Marquez",
     )
     parser.add_argument("--until", help="end of the window, exclusive (default: now)")
-    parser.add_argument("--event-log", help="event log to read (default: [lineage_plus] event_log_path)")
+    parser.add_argument(
+        "--event-log",
+        help="an event log to read instead of the lineage store and its spool",
+    )
     parser.add_argument("--dry-run", action="store_true", help="report what would be sent, send nothing")
     parser.add_argument(
         "--format", choices=("text", "json"), default="text", help="output format: text (default) or JSON"
@@ -260,7 +299,9 @@ def command(args: argparse.Namespace) -> tuple[int, str, str]:
     if args.since is None:
         return 2, "", "lineage-plus replay: --since is needed to replay to Marquez\n"
     try:
-        log = Path(args.event_log or getattr(args, "events", None) or conf.event_log_path())
+        given = args.event_log or getattr(args, "events", None)
+        log = Path(given or conf.event_log_path())
+        store_url = None if given else conf.store_url(beside=log)  # the store, then its spool
         marquez = Marquez(
             getattr(args, "marquez", None) or conf.marquez_url(),
             getattr(args, "api_key", None) or conf.marquez_api_key(),
@@ -272,6 +313,7 @@ def command(args: argparse.Namespace) -> tuple[int, str, str]:
             parse_time(args.since),
             parse_time(args.until) if args.until else None,
             dry_run=args.dry_run,
+            store_url=store_url,
         )
     except ReplayError as exc:
         return 2, "", f"lineage-plus replay: {exc}\n"

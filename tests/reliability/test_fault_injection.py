@@ -25,7 +25,7 @@ from airflow_lineage_plus.author.build import CONNECTION_LOOKUP_SECONDS
 from airflow_lineage_plus.deliver.replay import Marquez, replay
 from tests.support.disk_faults import not_writable_dir
 from tests.support.fake_marquez import FakeMarquez
-from tests.support.harness import written_text
+from tests.support.harness import store_of, written_text
 from tests.support.openlineage_spec import validate_events
 
 pytestmark = [pytest.mark.airflow, pytest.mark.timeout(600), pytest.mark.minutes(5)]
@@ -110,7 +110,12 @@ def test_backend_answering_500_loses_no_event_and_replay_delivers_them_later(
         assert marquez.state.events == []
 
         marquez.fail_status = None  # the outage ends: replay what Marquez missed
-        report = replay(run.log, Marquez(marquez.url), since=datetime(2000, 1, 1, tzinfo=timezone.utc))
+        report = replay(
+            run.log,
+            Marquez(marquez.url),
+            since=datetime(2000, 1, 1, tzinfo=timezone.utc),
+            store_url=f"sqlite:///{store_of(run.log)}",  # the transport's store, beside the log
+        )
     assert report.ok and len(report.sent) == len(run.events) == 3
     assert [(e["run"]["runId"], e["eventType"]) for e in marquez.state.events] == [
         (e["run"]["runId"], e["eventType"]) for e in run.events
