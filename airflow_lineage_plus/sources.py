@@ -88,8 +88,8 @@ def open_store_source(url: str | None = None, *, explain_missing_log: bool = Fal
     except SourceUnavailable as exc:
         if explain_missing_log and not log.exists():
             raise SourceUnavailable(
-                f"No lineage recorded yet: neither the lineage store ({exc}) nor the event log {log} exists."
-                " Run a DAG with the OpenLineage provider writing through the lineage_plus transport "
+                f"No lineage recorded yet: the lineage store does not exist ({exc}), nor the event log "
+                f"{log}. Run a DAG with the OpenLineage provider writing through the lineage_plus transport "
                 "(README, 'Configure')."
             ) from exc
         raise
