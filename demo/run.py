@@ -138,10 +138,7 @@ def read_events(path: Path) -> list[dict[str, Any]]:
     if path.with_suffix(".db").exists():
         store = LineageStore(sqlite_url(path.with_suffix(".db")), create=False)
         try:
-            last = 0
-            while rows := store.rows_after(last, 5000):
-                stored += [payload for _, payload in rows]
-                last = rows[-1][0]
+            stored = store.all_payloads()
         finally:
             store.close()
     known = set(stored)

@@ -134,12 +134,8 @@ def read_stored(url: str, spool: Path, report: ReplayReport | None = None) -> It
         store = LineageStore(url, create=False)
     except SourceUnavailable as exc:
         raise ReplayError(f"cannot read the lineage store: {exc}") from exc
-    stored: list[bytes] = []
     try:
-        last = 0
-        while rows := store.rows_after(last, 5000):
-            stored += [payload for _, payload in rows]
-            last = rows[-1][0]
+        stored = store.all_payloads()
     finally:
         store.close()
     known = set(stored)

@@ -311,6 +311,15 @@ class LineageStore:
             ).all()
         return [(int(i), bytes(p)) for i, p in rows]
 
+    def all_payloads(self, batch: int = 5000) -> list[bytes]:
+        """Every stored payload, in the order stored (read ``batch`` rows per query)."""
+        found: list[bytes] = []
+        last = 0
+        while rows := self.rows_after(last, batch):
+            found += [payload for _, payload in rows]
+            last = rows[-1][0]
+        return found
+
     def payloads(self, ids: Iterable[int]) -> dict[int, bytes]:
         """The payloads of these row ids (ids deleted meanwhile are missing)."""
         wanted = sorted(set(ids))

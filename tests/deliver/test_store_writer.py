@@ -20,6 +20,7 @@ from airflow_lineage_plus.store import LineageStore
 from airflow_lineage_plus.store.spool import FLUSHING, drain, flush
 from tests.support.reliability_events import run_event
 from tests.support.reliability_writers import write_events
+from tests.support.store_engines import create_database
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -102,12 +103,7 @@ def test_a_postgresql_store_not_there_yet_spools_and_loses_nothing_once_it_is(
     for i in range(3):
         transport.emit(run_event(f"dag.while_down_{i}"))
     assert len(log.read_bytes().splitlines()) == 3
-    connection = server.connect("postgres")
-    try:
-        connection.autocommit = True
-        connection.cursor().execute(f"CREATE DATABASE {name}")
-    finally:
-        connection.close()
+    create_database(server, name)
     transport.emit(run_event("dag.back"))
     _wait_for_flush(log)
     assert sorted(_stored_names(url)) == [

@@ -135,12 +135,7 @@ def stored_payloads(store: Path) -> list[bytes]:
 
     lineage = LineageStore(sqlite_url(store), create=False)
     try:
-        payloads: list[bytes] = []
-        last = 0
-        while rows := lineage.rows_after(last, 5000):
-            payloads += [payload for _, payload in rows]
-            last = rows[-1][0]
-        return payloads
+        return lineage.all_payloads()
     finally:
         lineage.close()
 

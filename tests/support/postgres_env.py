@@ -272,10 +272,7 @@ class AirflowDeployment:
             store = None
         if store is not None:
             try:
-                last = 0
-                while rows := store.rows_after(last, 5000):
-                    stored += [payload for _, payload in rows]
-                    last = rows[-1][0]
+                stored = store.all_payloads()
             finally:
                 store.close()
         known = set(stored)

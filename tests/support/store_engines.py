@@ -36,13 +36,18 @@ def new_store_url(engine: str, tmp_path: Path, request: pytest.FixtureRequest) -
         return f"sqlite:///{tmp_path / 'lineage_plus' / f'lineage-{next(_databases)}.db'}"
     server: PostgresServer = request.getfixturevalue("postgres_server")
     name = f"store_{next(_databases)}"
+    create_database(server, name)
+    return server.url(name)
+
+
+def create_database(server: PostgresServer, name: str) -> None:
+    """An empty database ``name`` on the throwaway cluster."""
     connection = server.connect("postgres")
     try:
         connection.autocommit = True
         connection.cursor().execute(f"CREATE DATABASE {name}")
     finally:
         connection.close()
-    return server.url(name)
 
 
 @pytest.fixture(params=ENGINES)
