@@ -2,10 +2,12 @@
 
     .venv/bin/python benchmarks/transport_bench.py [--events 200] [--workers 4] [--per-worker 250]
 
-Part 1 (one process): per-event latency and throughput writing small (~3 KB) and large (~1 MB)
-events, ours (orjson, one locked ``write``) vs the client's ``file`` transport (``Serde.to_json``,
-buffered text ``write``). Part 2 (``--workers`` processes at once): mixed sizes up to 1 MB written
-to one log by each transport; counts lines that do not parse and events missing or duplicated.
+Part 1 (one process): per-event latency and throughput writing small (~3 KB), wide (~250 KB) and large
+(~1 MB) events: ours as installed (limits and redaction, into the SQLite lineage store beside the log),
+ours without limits into the store, ours without limits into the log only (``store_url = "none"``), and
+the client's ``file`` transport (``Serde.to_json``, buffered text ``write``). Part 2 (``--workers``
+processes at once): mixed sizes up to 1 MB written by each transport into one store or one log; counts
+events that do not parse, and events missing or duplicated.
 """
 
 from __future__ import annotations
@@ -23,26 +25,42 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "support"))
 
 import orjson
+from openlineage.client.serde import Serde
 from openlineage.client.transport import get_default_factory
 from reliability_events import run_event
 from reliability_writers import write_events
 
 import airflow_lineage_plus.deliver.event_log_transport  # noqa: F401  (registers lineage_plus_event_log)
 from airflow_lineage_plus import conf
+from airflow_lineage_plus.store.database import LineageStore, sqlite_url
 
 
 def configs(path: Path, with_budget: bool = False) -> dict[str, dict[str, Any]]:
     found: dict[str, dict[str, Any]] = {}
     if with_budget:
-        found["ours + limits/redaction"] = {"type": "lineage_plus_event_log", "log_file_path": str(path)}
+        found["ours (store, limits)"] = {"type": "lineage_plus_event_log", "log_file_path": str(path)}
     return found | {
-        "lineage_plus_event_log": {
+        "ours (store)": {"type": "lineage_plus_event_log", "log_file_path": str(path), "budget": False},
+        "ours (log only)": {
             "type": "lineage_plus_event_log",
             "log_file_path": str(path),
             "budget": False,
+            "store_url": "none",
         },
         "client file (append)": {"type": "file", "log_file_path": str(path), "append": True},
     }
+
+
+def _into_store(config: dict[str, Any]) -> bool:
+    return config["type"] == "lineage_plus_event_log" and config.get("store_url") != "none"
+
+
+def _written(config: dict[str, Any]) -> list[bytes]:
+    """Every event the transport wrote: the store's payloads, or the log's lines."""
+    path = Path(config["log_file_path"])
+    if _into_store(config):
+        return LineageStore(sqlite_url(path.with_suffix(".db")), create=False).all_payloads()
+    return [line for line in path.read_bytes().split(b"\n") if line]
 
 
 def latency(name: str, config: dict[str, Any], events: list[Any]) -> None:
@@ -54,7 +72,8 @@ def latency(name: str, config: dict[str, Any], events: list[Any]) -> None:
         transport.emit(event)
         timings.append(time.perf_counter() - t)
     total = time.perf_counter() - started
-    size = Path(config["log_file_path"]).stat().st_size / len(events)
+    size = sum(len(Serde.to_json(event)) for event in events) / len(events)
+    assert len(_written(config)) == len(events), name
     p95 = sorted(timings)[int(len(timings) * 0.95)]
     print(
         f"  {name:24s} {size / 1e3:9.1f} KB/event  median {statistics.median(timings) * 1e3:8.2f} ms"
@@ -71,9 +90,8 @@ def concurrent(name: str, config: dict[str, Any], workers: int, per_worker: int)
         pool.starmap(write_events, [(config, w, per_worker, 1_000_000) for w in range(workers)])
     elapsed = time.perf_counter() - started
     bad, names = 0, Counter[str]()
-    for line in path.read_bytes().split(b"\n"):
-        if not line:
-            continue
+    written = _written(config)
+    for line in written:
         try:
             names[orjson.loads(line)["job"]["name"]] += 1
         except orjson.JSONDecodeError:
@@ -81,7 +99,7 @@ def concurrent(name: str, config: dict[str, Any], workers: int, per_worker: int)
     expected = {f"writer_{w}.event_{i}" for w in range(workers) for i in range(per_worker)}
     missing = len(expected - set(names))
     duplicated = sum(1 for n in names.values() if n > 1)
-    megabytes = path.stat().st_size / 1e6
+    megabytes = sum(len(line) for line in written) / 1e6
     print(
         f"  {name:24s} {workers} x {per_worker} events, {megabytes:7.1f} MB in {elapsed:5.1f} s:"
         f" corrupt lines {bad}, missing events {missing}, duplicated {duplicated}"
@@ -109,12 +127,12 @@ def main() -> None:
             ),
         ):
             print(label)
-            for name, config in configs(work / f"{label[:5]}.jsonl", with_budget=True).items():
-                config["log_file_path"] = str(work / f"{label[:5]}-{name[:6]}.jsonl")
+            for n, (name, config) in enumerate(configs(work / "x", with_budget=True).items()):
+                config["log_file_path"] = str(work / f"{label[:5]}-{n}.jsonl")
                 latency(name, config, events)
         print(f"concurrent writers (mixed sizes up to 1 MB, {args.workers} processes)")
-        for name, config in configs(work / "x").items():
-            config["log_file_path"] = str(work / f"concurrent-{name[:6]}.jsonl")
+        for n, (name, config) in enumerate(configs(work / "x").items()):
+            config["log_file_path"] = str(work / f"concurrent-{n}.jsonl")
             concurrent(name, config, args.workers, args.per_worker)
 
 

@@ -1,13 +1,15 @@
-"""The tests find the OpenLineage and Marquez specs without ``../shared``: from ``OPENLINEAGE_SPEC_DIR`` /
-``MARQUEZ_SPEC_DIR``, ``../shared``, or a per-user cache filled once by downloading the exact files (here
-from a local HTTP server standing in for openlineage.io and GitHub); with none, one message names the
-three ways, and in a fresh clone offline the tests that validate fail with it while the others run."""
+"""The tests find the OpenLineage and Marquez specs without ``../shared`` or a network: from
+``OPENLINEAGE_SPEC_DIR`` / ``MARQUEZ_SPEC_DIR``, the repository's own copy (``tests/support/spec``),
+``../shared``, or a per-user cache filled once by downloading the exact files (here from a local HTTP server
+standing in for openlineage.io and GitHub); with none, one message names the ways. A fresh clone offline
+validates with its copy, and without the copy only the tests that validate fail, with that message."""
 
 from __future__ import annotations
 
 import hashlib
 import json
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -30,6 +32,7 @@ from tests.support.openlineage_spec import (
     default_store,
     validate_event,
 )
+from tests.support.spec_files import REPO_SPEC as SPEC_COPY
 from tests.support.spec_files import SpecPlaces, SpecUnavailableError
 
 SPEC = "https://openlineage.io/spec/9-9-9/OpenLineage.json"
@@ -141,9 +144,7 @@ def test_the_configured_folder_is_used_first_and_nothing_is_downloaded(
     assert store.downloaded == [] and mirror.paths == []
 
 
-def test_with_no_source_one_message_names_the_three_ways(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_with_no_source_one_message_names_the_ways(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     places = _places(tmp_path, monkeypatch)
     store = SchemaStore(places, mirror=_closed_url(), package_dirs=[])
     with pytest.raises(SpecUnavailableError) as raised:
@@ -248,11 +249,26 @@ def test_marquez_files_are_downloaded_once_and_must_have_the_pinned_digest(
     assert not (places.cache / "examples" / "demo__other.json").exists()
 
 
-def test_a_fresh_clone_offline_without_the_spec_fails_only_the_tests_that_validate_with_the_message(
-    tmp_path: Path,
-) -> None:
+def test_every_spec_file_the_repository_copies_is_the_published_one() -> None:
+    copy = SPEC_COPY / "openlineage"
+    documents = sorted(copy.rglob("*.json"))
+    assert len(documents) == 39  # OpenLineage.json and the 38 standard facets of the pinned commit
+    for path in documents:  # found by its $id: https://openlineage.io/spec/[facets/]<version>/<file name>
+        folder = "facets/" if path.parent.name == "facets" else ""
+        assert re.fullmatch(
+            rf"https://openlineage\.io/spec/{folder}\d+-\d+-\d+/{re.escape(path.name)}",
+            json.loads(path.read_text())["$id"],
+        ), path
+    marquez = SPEC_COPY / "marquez"
+    copied = {str(path.relative_to(marquez)) for path in marquez.rglob("*") if path.is_file()}
+    assert copied == set(marquez_spec.SHA256)
+    for name, digest in marquez_spec.SHA256.items():
+        assert hashlib.sha256((marquez / name).read_bytes()).hexdigest() == digest, name
+
+
+def _fresh_clone(root: Path) -> Path:
     repo = Path(__file__).resolve().parents[1]
-    clone = tmp_path / "clone"
+    clone = root / "clone"
     tracked = subprocess.run(
         ["git", "ls-files", "--cached", "--others", "--exclude-standard"],
         cwd=repo,
@@ -265,54 +281,54 @@ def test_a_fresh_clone_offline_without_the_spec_fails_only_the_tests_that_valida
         if (repo / name).is_file():
             (clone / name).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(repo / name, clone / name)
+    return clone
+
+
+def _pytest_offline(clone: Path, cache: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """pytest in ``clone`` with no ``*_SPEC_DIR``, an empty cache and every download refused (the clone
+    has no ``../shared`` beside it)."""
     blocked = _closed_url().rstrip("/")
     env = {
         **{k: v for k, v in os.environ.items() if not k.endswith("_SPEC_DIR") and "PROXY" not in k.upper()},
         "PYTHONPATH": str(clone),
-        "XDG_CACHE_HOME": str(tmp_path / "empty-cache"),
+        "XDG_CACHE_HOME": str(cache),
         "https_proxy": blocked,
         "HTTPS_PROXY": blocked,
     }
-    proc = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pytest",
-            "-q",
-            "-rA",
-            "-p",
-            "no:xdist",
-            "tests/test_trivial_dag.py",
-            "tests/test_timestamps.py",
-        ],
+    return subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-rA", "-p", "no:xdist", *args],
         cwd=clone,
         env=env,
         capture_output=True,
         text=True,
         timeout=240,
     )
+
+
+def test_a_fresh_clone_offline_validates_with_its_copy_and_without_it_fails_only_the_tests_that_validate(
+    tmp_path: Path,
+) -> None:
+    clone = _fresh_clone(tmp_path)
+    assert not (clone.parent / "shared").exists()
+    files = ("tests/test_trivial_dag.py", "tests/test_timestamps.py")
+    collected = _pytest_offline(clone, tmp_path / "cache", "--collect-only", *files).stdout
+    tests = sum(1 for line in collected.splitlines() if line.startswith("tests/"))
+    pure = sum(1 for line in collected.splitlines() if line.startswith("tests/test_timestamps.py::"))
+    assert tests == pure + 1 and pure > 0, collected[-3000:]
+
+    proc = _pytest_offline(clone, tmp_path / "cache", *files)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == pytest.ExitCode.OK, out[-3000:]
+    outcomes = Counter(line.split(" ", 1)[0] for line in out.splitlines() if " tests/" in line)
+    assert outcomes == {"PASSED": tests}, out[-3000:]
+    assert not (tmp_path / "cache").exists()  # nothing was downloaded
+
+    shutil.rmtree(clone / "tests" / "support" / "spec" / "openlineage")
+    proc = _pytest_offline(clone, tmp_path / "cache", *files)
     out = proc.stdout + proc.stderr
     assert proc.returncode == pytest.ExitCode.TESTS_FAILED, out[-3000:]
     assert out.count("The OpenLineage JSON Schemas are needed by the tests") >= 1
     assert "OPENLINEAGE_SPEC_DIR" in out and "KeyError" not in out
     outcomes = Counter(line.split(" ", 1)[0] for line in out.splitlines() if " tests/" in line)
-    collected = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pytest",
-            "-q",
-            "--collect-only",
-            "-p",
-            "no:xdist",
-            "tests/test_timestamps.py",
-        ],
-        cwd=clone,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    ).stdout
-    pure = sum(1 for line in collected.splitlines() if line.startswith("tests/test_timestamps.py::"))
     # the one Airflow test errors (it asks for the specs); every pure unit test still runs and passes
-    assert outcomes == {"ERROR": 1, "PASSED": pure} and pure > 0, out[-3000:]
+    assert outcomes == {"ERROR": 1, "PASSED": pure}, out[-3000:]

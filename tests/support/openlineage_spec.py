@@ -2,9 +2,10 @@
 
 Every schema is found by its ``$id``, the exact version an event or a ``$ref`` names: first in the
 installed packages (this package's ``schemas/``, the provider's facets, openlineage-integration-common's
-dbt facets) and ``tests/support/schemas``, then in ``OPENLINEAGE_SPEC_DIR``, ``../shared/spec/openlineage``
-and the per-user cache, which is filled once by downloading the document from its ``$id`` URL (see
-``spec_files.py``). Nothing else is fetched from the network.
+dbt facets) and ``tests/support/schemas``, then in ``OPENLINEAGE_SPEC_DIR``, the repository's copy
+(``tests/support/spec/openlineage``), ``../shared/spec/openlineage`` and the per-user cache, which is
+filled once by downloading the document from its ``$id`` URL (see ``spec_files.py``). Nothing else is
+fetched from the network.
 
 A version that is in none of those places is an error (:class:`SpecUnavailableError`, naming the ways to
 get it): no other minor version stands in for it. The only exceptions are the documents listed, each with

@@ -4,11 +4,14 @@ A specification (the OpenLineage JSON Schemas, Marquez's OpenAPI spec and exampl
 file, in this order:
 
 1. the folder an environment variable names (``OPENLINEAGE_SPEC_DIR``, ``MARQUEZ_SPEC_DIR``);
-2. ``../shared/spec/<name>/`` beside the repository, when present;
-3. a per-user cache, ``$XDG_CACHE_HOME/airflow-lineage-plus/spec/<name>/`` (default ``~/.cache``), filled
-   once by downloading the exact file from where it is published, then read offline.
+2. the repository's own copy, ``tests/support/spec/<name>/`` (see its README: which commit, which files),
+   so that a fresh clone validates offline;
+3. ``../shared/spec/<name>/`` beside the repository, when present;
+4. a per-user cache, ``$XDG_CACHE_HOME/airflow-lineage-plus/spec/<name>/`` (default ``~/.cache``), filled
+   once by downloading the exact file from where it is published, then read offline (a version the copy
+   does not have, such as one a newer client writes).
 
-With none of them, :class:`SpecUnavailableError` names the three ways. Nothing here knows what the files mean:
+With none of them, :class:`SpecUnavailableError` names the ways. Nothing here knows what the files mean:
 ``openlineage_spec.py`` and ``marquez_spec.py`` say which files they need and how they are named.
 """
 
@@ -23,6 +26,8 @@ import attr
 
 REPO = Path(__file__).resolve().parents[2]
 SHARED_SPEC = REPO.parent / "shared" / "spec"
+#: The copies this repository keeps (tests/support/spec/README.md says where they come from).
+REPO_SPEC = Path(__file__).resolve().parent / "spec"
 DOWNLOAD_TIMEOUT = 20.0
 
 
@@ -59,30 +64,33 @@ def write_atomically(path: Path, data: bytes) -> None:
 
 @attr.define(frozen=True)
 class SpecPlaces:
-    """The three places one specification is looked for, in order, and how to say so."""
+    """The places one specification is looked for, in order, and how to say so."""
 
     title: str  # "the OpenLineage JSON Schemas"
     env_var: str  # "OPENLINEAGE_SPEC_DIR"
     shared: Path  # ../shared/spec/<name>
     cache: Path  # <user cache>/<name>
     published: str  # where downloads come from, for the message
+    copy: Path | None = None  # tests/support/spec/<name>, the repository's own
 
     @classmethod
     def named(cls, name: str, title: str, env_var: str, published: str) -> SpecPlaces:
-        return cls(title, env_var, SHARED_SPEC / name, user_cache_dir() / name, published)
+        return cls(title, env_var, SHARED_SPEC / name, user_cache_dir() / name, published, REPO_SPEC / name)
 
     def local_dirs(self) -> list[Path]:
-        """The folders that exist, in lookup order: the environment's, ``../shared``'s, the cache."""
+        """The folders that exist, in lookup order: the environment's, the repository's copy,
+        ``../shared``'s, the cache."""
         configured = os.environ.get(self.env_var, "").strip()
         dirs = [Path(configured)] if configured else []
-        dirs += [self.shared, self.cache]
+        dirs += [d for d in (self.copy, self.shared, self.cache) if d is not None]
         return [d for d in dirs if d.is_dir()]
 
     def unavailable(self, wanted: str, why: str) -> SpecUnavailableError:
-        """The one message for a missing file: what is missing and the three ways to provide it."""
+        """The one message for a missing file: what is missing and the ways to provide it."""
+        copy = f" (the repository's copy, {self.copy}, does not have it)" if self.copy is not None else ""
         return SpecUnavailableError(
-            f"{self.title} are needed by the tests, and {wanted} is in none of the places they look. "
-            f"Provide them one of three ways: (1) set {self.env_var} to a folder holding them "
+            f"{self.title} are needed by the tests, and {wanted} is in none of the places they look{copy}. "
+            f"Provide it one of three ways: (1) set {self.env_var} to a folder holding them "
             f"(the layout of {self.published}); (2) place them at {self.shared}; (3) allow network "
             f"access to {self.published}, so the tests download each file once into {self.cache} "
             f"(this time: {why})."
