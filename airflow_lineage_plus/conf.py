@@ -225,6 +225,11 @@ def collector_max_writes() -> int:
     return max(1, _get_int("collector_max_writes"))
 
 
+def collector_url() -> str:
+    """[lineage_plus] collector_url (the API server the transport sends to; empty: none)."""
+    return _get("collector_url").strip()
+
+
 def collector_connection_id() -> str:
     """[lineage_plus] collector_connection_id (the ingest key's Airflow connection)."""
     return _get("collector_connection_id").strip()

@@ -9,6 +9,7 @@ written against those keeps working::
     │   └── DatasetNameError                   a dataset reference that cannot name a dataset
     ├── ConfigurationError (ValueError)        a [lineage_plus] setting or a database the package cannot use
     ├── EventLostError (OSError)               an event could not be logged or delivered (always contained)
+    │   └── EventRefusedError                  the OpenLineage endpoint refused it (400, 413): not spooled
     ├── UncheckedEventError (ValueError)       an event could not be checked for secrets: nothing is sent
     ├── ReplayError (RuntimeError)             ``lineage-plus replay`` could not start
     ├── NodeNotFound (LookupError)             the graph knows no such dataset, job, column or run
@@ -56,6 +57,11 @@ class ConfigurationError(LineagePlusError, ValueError):
 class EventLostError(LineagePlusError, OSError):
     """An event could not be appended to the event log or delivered; contained and counted, never raised
     into a task."""
+
+
+class EventRefusedError(EventLostError):
+    """The OpenLineage endpoint of the API server refused an event for good (400 bad shape, 413 too
+    large): sending it again cannot succeed, so it is not spooled."""
 
 
 class UncheckedEventError(LineagePlusError, ValueError):

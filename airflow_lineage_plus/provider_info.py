@@ -254,6 +254,16 @@ OPTIONS: dict[str, dict[str, Any]] = {
         "default": "4",
         "example": "8",
     },
+    "collector_url": {
+        "description": "Base URL of the Airflow API server whose OpenLineage endpoint the event-log "
+        "transport sends each event to (<url>/lineage-plus/api/v1/lineage, with the ingest key of "
+        "collector_connection_id), for workers and schedulers that do not reach the lineage store. Empty: "
+        "the transport writes store_url itself. An event not accepted within the transport's store_timeout "
+        "waits in the event log (the spool) and goes later. See docs/collector.md.",
+        "type": "string",
+        "default": "",
+        "example": "http://airflow-api-server:8080",
+    },
     "collector_connection_id": {
         "description": "Airflow connection whose password is the OpenLineage endpoint's ingest key "
         "(sent as 'Authorization: Bearer <key>' or 'X-Lineage-Plus-Key'); no such connection: no key.",

@@ -101,26 +101,36 @@ def _lines(path: Path, problems: dict[str, int]) -> Iterator[bytes]:
 
 
 def flush_spool(log: str | Path | None, url: str | None = None, dry_run: bool = False) -> Result:
-    """``lineage-plus replay`` without Marquez: append the spool (``log``, else ``[lineage_plus]
-    event_log_path``) to the store and remove what was stored (:func:`~.store.spool.flush`)."""
+    """``lineage-plus replay`` without Marquez: send the spool (``log``, else ``[lineage_plus]
+    event_log_path``) where the transport sends events (the store ``url``, else the API server of
+    ``[lineage_plus] collector_url``, else ``[lineage_plus] store_url``) and remove what was stored
+    (:func:`~.store.spool.flush`)."""
+    import httpx
+
     from airflow_lineage_plus import conf
+    from airflow_lineage_plus.deliver.collector_writer import FLUSH_TIMEOUT, CollectorSink, CollectorWriter
 
     path = Path(log) if log else conf.event_log_path()
     waiting = pending_bytes(path)
     if dry_run or not waiting:
         return 0, f"{waiting} bytes of events wait in the spool {path}\n", ""
+    collector = "" if url else conf.collector_url()
     try:
-        store = open_store(url)
-        try:
-            result = flush(store, path)
-            where = store.where
-        finally:
-            store.close()
-    except (SourceUnavailable, OSError) as exc:
+        if collector:
+            writer = CollectorWriter(collector, path, timeout=FLUSH_TIMEOUT)
+            result, where = flush(CollectorSink(writer), path), writer.where
+        else:
+            store = open_store(url)
+            try:
+                result = flush(store, path)
+                where = store.where
+            finally:
+                store.close()
+    except (SourceUnavailable, OSError, httpx.HTTPError) as exc:
         return 1, "", f"lineage-plus replay: the spool {path} stays as it is: {exc}\n"
     err = ""
     if result.problems:
-        err = "lineage-plus: not events: " + ", ".join(f"{k}={v}" for k, v in sorted(result.problems.items()))
+        err = "lineage-plus: not stored: " + ", ".join(f"{k}={v}" for k, v in sorted(result.problems.items()))
         err += "\n"
     return (
         0,

@@ -2,11 +2,13 @@
 when the store cannot take them in time.
 
 Each event goes to the store (``store_url``, default ``[lineage_plus] store_url``: SQLite beside the
-log) within ``store_timeout`` seconds (:mod:`.store_writer`). An event the store did not take is appended
-to the event log at ``log_file_path``, which is then the *spool*: the next write that succeeds flushes it
-to the store in the background, and ``lineage-plus replay`` does it by hand
-(:mod:`airflow_lineage_plus.store.spool`); one warning says so. ``"store_url": "none"`` writes the event
-log only, as versions before the store did.
+log) within ``store_timeout`` seconds (:mod:`.store_writer`), or, with ``collector_url`` set (default
+``[lineage_plus] collector_url``), to the OpenLineage endpoint of that Airflow API server, which writes
+the store (:mod:`.collector_writer`: workers and schedulers on other machines). An event not taken in
+time is appended to the event log at ``log_file_path``, which is then the *spool*: the next write that
+succeeds flushes it in the background, and ``lineage-plus replay`` does it by hand
+(:mod:`airflow_lineage_plus.store.spool`); one warning says so. ``"store_url": "none"`` (and no
+collector) writes the event log only, as versions before the store did.
 
 Appending to the log is done safely from many processes at once. The client's ``file`` transport
 (``append: true``) writes each line through a buffered text file
@@ -64,11 +66,12 @@ from openlineage.client.transport.transport import Config, Transport
 
 from airflow_lineage_plus import conf
 from airflow_lineage_plus.containment import call_within, report
+from airflow_lineage_plus.deliver.collector_writer import CollectorWriter
 from airflow_lineage_plus.deliver.event_budget import check
 from airflow_lineage_plus.deliver.redaction import redact_json
 from airflow_lineage_plus.deliver.serialize import describe, dumps
 from airflow_lineage_plus.deliver.store_writer import StoreWriter
-from airflow_lineage_plus.exceptions import EventLostError
+from airflow_lineage_plus.exceptions import EventLostError, EventRefusedError
 from airflow_lineage_plus.private_dirs import ensure_dir
 
 _counts_lock = threading.Lock()
@@ -109,6 +112,14 @@ def _store_url(log_file_path: str) -> str:
         return f"sqlite:///{log.with_suffix('.db').absolute()}"
 
 
+def _collector_url() -> str:
+    """``[lineage_plus] collector_url`` (empty: none, and without Airflow)."""
+    try:
+        return conf.collector_url()
+    except ImportError:  # the client used without Airflow
+        return ""
+
+
 def _modes() -> tuple[int, int]:
     """(file mode, directory mode) new event logs are created with."""
     try:
@@ -126,7 +137,11 @@ class EventLogConfig(Config):
             ``[lineage_plus] event_log_path``).
         store_url: the lineage store (SQLAlchemy URL; default ``[lineage_plus] store_url``, a SQLite file
             beside the log); ``none``: write the log only.
-        store_timeout: seconds an event may take to reach the store before it is spooled instead.
+        collector_url: the base URL of an Airflow API server whose OpenLineage endpoint takes the events
+            instead of ``store_url`` (default ``[lineage_plus] collector_url``; empty or ``none``: the
+            store itself).
+        store_timeout: seconds an event may take to reach the store (or the endpoint) before it is
+            spooled instead.
         budget: apply the size limits and the values policy of
             :func:`airflow_lineage_plus.deliver.event_budget.check`; default on. Redaction is always applied.
         fsync: flush each line to disk before returning; default off.
@@ -140,6 +155,7 @@ class EventLogConfig(Config):
 
     log_file_path: str = attr.field(factory=_default_path)
     store_url: str | None = None
+    collector_url: str | None = None
     store_timeout: float = 2.0
     budget: bool = True
     fsync: bool = False
@@ -152,8 +168,9 @@ class EventLogConfig(Config):
         known: dict[str, Any] = {}
         if params.get("log_file_path"):
             known["log_file_path"] = os.path.expanduser(str(params["log_file_path"]))
-        if params.get("store_url"):
-            known["store_url"] = str(params["store_url"])
+        for url in ("store_url", "collector_url"):
+            if params.get(url):
+                known[url] = str(params[url])
         for flag in ("budget", "fsync"):
             if flag in params:
                 known[flag] = conf.parse_bool(params[flag])
@@ -176,8 +193,11 @@ class EventLogTransport(Transport):
     def __init__(self, config: EventLogConfig) -> None:
         self.config = config
         url = config.store_url or _store_url(config.log_file_path)
-        self.store: StoreWriter | None = None
-        if url.lower() != "none":
+        collector = config.collector_url or _collector_url()
+        self.store: StoreWriter | CollectorWriter | None = None
+        if collector and collector.lower() != "none":
+            self.store = CollectorWriter(collector, Path(config.log_file_path), timeout=config.store_timeout)
+        elif url.lower() != "none":
             file_mode, dir_mode = _modes()
             self.store = StoreWriter(
                 url,
@@ -209,13 +229,19 @@ class EventLogTransport(Transport):
         if self.forward is not None:
             self.deliver(orjson.loads(line))
 
-    def _stored(self, store: StoreWriter, line: bytes) -> bool:
-        """Whether the store took the event; a failure is reported once (the caller spools it)."""
+    def _stored(self, store: StoreWriter | CollectorWriter, line: bytes) -> bool:
+        """Whether the event needs no spooling: stored, or refused for good by the endpoint (lost, and
+        reported once); another failure is reported once, and the caller spools the event."""
+        what = "lineage store" if isinstance(store, StoreWriter) else "OpenLineage endpoint"
         try:
             store.write(line)
+        except EventRefusedError as exc:
+            _count("lost")
+            report(f"lineage sent to the {what} {store.where} (refused events are not kept)", exc)
+            return True
         except Exception as exc:
             report(
-                f"live delivery to the lineage store {store.where} (events wait in the spool "
+                f"live delivery to the {what} {store.where} (events wait in the spool "
                 f"{self.config.log_file_path}: they go on at its next write or with `lineage-plus replay`)",
                 EventLostError(f"not stored in time: {type(exc).__name__}: {exc}"),
             )

@@ -4,9 +4,8 @@
 within ``timeout`` seconds: SQLite waits for its write lock at most that long (``busy_timeout``), any
 other engine's call runs under :func:`~airflow_lineage_plus.containment.call_within`. It raises when the
 event is not stored, and the transport then spools it. After a write that succeeds, a spool holding
-events is flushed to the store in a daemon thread (one at a time per process, at most every
-``FLUSH_EVERY`` seconds), so the task never waits for it; a flush a process exit cuts short leaves its
-moved file for the next one, and a line stored twice is kept once.
+events is flushed to the store in a daemon thread (:mod:`.background_flush`), so the task never waits
+for it.
 
 Stores are kept per process (a forked child opens its own: database connections cannot cross a fork).
 """
@@ -15,22 +14,17 @@ from __future__ import annotations
 
 import os
 import threading
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import TypeVar
 
 import sqlalchemy as sa
 
-from airflow_lineage_plus.containment import call_within, report
-from airflow_lineage_plus.exceptions import EventLostError
+from airflow_lineage_plus.containment import call_within
+from airflow_lineage_plus.deliver.background_flush import BackgroundFlush
 from airflow_lineage_plus.store import LineageStore, raw_event
-from airflow_lineage_plus.store.spool import flush, pending_bytes
 
 T = TypeVar("T")
-
-#: seconds between two background flushes of the spool by one process
-FLUSH_EVERY = 5.0
 
 _stores: dict[tuple[str, int, float], LineageStore] = {}
 _stores_lock = threading.Lock()
@@ -46,9 +40,7 @@ class StoreWriter:
         self.timeout = timeout
         self.file_mode = file_mode
         self.dir_mode = dir_mode
-        self._flushing = threading.Lock()
-        self._last_flush = -FLUSH_EVERY
-        self._leftovers_checked = False
+        self.flusher = BackgroundFlush(spool, "the lineage store")
 
     def store(self) -> LineageStore:
         """This process's store for the URL (opened, and created on first use, within the deadline)."""
@@ -70,40 +62,12 @@ class StoreWriter:
         event = raw_event(line)
         store = self.store()
         self._within(lambda: store.add(event))
-        self._flush_later(store)
+        self.flusher.after_write(store)
 
     def _within(self, call: Callable[[], T]) -> T:
         if self.url.startswith("sqlite"):
             return call()  # SQLite's busy_timeout is the deadline
         return call_within(self.timeout, f"the lineage store {self.where}", call)
-
-    def _flush_later(self, store: LineageStore) -> None:
-        """Start a background flush when the spool holds events (or a failed flush left some)."""
-        now = time.monotonic()
-        if now - self._last_flush < FLUSH_EVERY:
-            return
-        try:
-            waiting = os.stat(self.spool).st_size > 0
-        except OSError:
-            waiting = False
-        if not waiting and not self._leftovers_checked:
-            self._leftovers_checked = True
-            waiting = pending_bytes(self.spool) > 0
-        if not waiting or not self._flushing.acquire(blocking=False):
-            return
-        self._last_flush = now
-        threading.Thread(target=self._flush, args=(store,), name="lineage-plus-flush", daemon=True).start()
-
-    def _flush(self, store: LineageStore) -> None:
-        try:
-            flush(store, self.spool)
-        except Exception as exc:  # the spool stays; the next flush tries again
-            report(
-                f"the flush of the spool {self.spool} to the lineage store (its events stay there)",
-                EventLostError(f"{type(exc).__name__}: {exc}"),
-            )
-        finally:
-            self._flushing.release()
 
 
 def close_stores() -> None:

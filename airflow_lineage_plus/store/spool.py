@@ -21,8 +21,9 @@ import fcntl
 import hashlib
 import os
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
+from typing import Protocol
 
 import attrs
 
@@ -33,6 +34,15 @@ CHUNK_BYTES = 8 * 1024 * 1024
 #: the longest line kept (the size budget's largest event); longer lines are counted as too_large
 MAX_LINE = (1 << 26) - 1
 FLUSHING = ".flushing-"
+
+
+class Sink(Protocol):
+    """Where a flush sends the spool: a :class:`LineageStore`, or the OpenLineage endpoint of an API
+    server (:class:`airflow_lineage_plus.deliver.collector_writer.CollectorSink`)."""
+
+    def append(self, lines: Iterable[bytes]) -> AppendResult:
+        """Store the events (JSON lines without newline); raise when they are not all stored."""
+        ...
 
 
 @attrs.frozen
@@ -100,7 +110,7 @@ def drain(store: LineageStore, log: Path) -> SpoolResult:
     return _result(result, problems)
 
 
-def flush(store: LineageStore, log: Path, *, lock_timeout: float = 2.0) -> SpoolResult:
+def flush(store: Sink, log: Path, *, lock_timeout: float = 2.0) -> SpoolResult:
     """Move the spool aside and append it, and any earlier flush's leftovers, to ``store``; each moved file
     is removed once all its lines are stored. Raises what the store raises (the files stay)."""
     moved = sorted(log.parent.glob(log.name + FLUSHING + "*"))

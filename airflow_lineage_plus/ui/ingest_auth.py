@@ -19,45 +19,30 @@ from __future__ import annotations
 
 import hmac
 import logging
-import threading
-import time
 from typing import Any
 
 from fastapi import HTTPException, Request, status
 from starlette.concurrency import run_in_threadpool
 
-from airflow_lineage_plus import _compat, conf
+from airflow_lineage_plus import conf
+from airflow_lineage_plus.deliver.ingest_key import ingest_key as shared_ingest_key
 
 log = logging.getLogger(__name__)
 
 INGEST_RESOURCE = "Lineage Plus Ingest"
 KEY_HEADER = "x-lineage-plus-key"
-#: seconds an ingest key read from the connection is reused before it is read again
-KEY_TTL = 30.0
 INGEST_KEY_USER = "ingest-key"
-
-_key_lock = threading.Lock()
-_key_cache: dict[str, tuple[float, str | None]] = {}
 
 
 def ingest_key() -> str | None:
-    """The ingest key (the connection's password), re-read every :data:`KEY_TTL` seconds; None: no key."""
-    conn_id = conf.collector_connection_id()
-    if not conn_id:
-        return None
-    now = time.monotonic()
-    with _key_lock:
-        cached = _key_cache.get(conn_id)
-        if cached is not None and now - cached[0] < KEY_TTL:
-            return cached[1]
+    """The ingest key (:mod:`airflow_lineage_plus.deliver.ingest_key`); None when it cannot be read now (fail
+    closed: a key request is refused), with a warning saying why."""
     try:
-        key = _compat.connection_password(conn_id)
-    except Exception:  # a secrets backend down: no key now (fail closed), say why
+        return shared_ingest_key()
+    except Exception:  # a secrets backend down
+        conn_id = conf.collector_connection_id()
         log.warning("OpenLineage endpoint: could not read connection %s", conn_id, exc_info=True)
         return None
-    with _key_lock:
-        _key_cache[conn_id] = (now, key)
-    return key
 
 
 def _presented(request: Request) -> tuple[str | None, str | None]:

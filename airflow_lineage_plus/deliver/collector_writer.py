@@ -1,0 +1,157 @@
+"""The transport's way to the API server's OpenLineage endpoint: one POST per event, within a deadline.
+
+With ``collector_url`` set (the transport's config, else ``[lineage_plus] collector_url``: the Airflow
+API server's base URL, as a browser reaches it), :class:`CollectorWriter` sends each checked event to
+``<collector_url>/lineage-plus/api/v1/lineage`` (:mod:`airflow_lineage_plus.ui.collector`), so a worker or
+scheduler on another machine writes the one store the API server reads. It authenticates with the ingest
+key, the password of the Airflow connection ``[lineage_plus] collector_connection_id``, read through
+Airflow (secrets backends, environment, the Task SDK inside a task) and never put in the event.
+
+Within ``timeout`` seconds, key lookup included, the event is either accepted (202) or not:
+
+* refused for good (400: not an event's shape; 413: larger than the endpoint takes):
+  :class:`~airflow_lineage_plus.exceptions.EventRefusedError`; sending it again cannot succeed, so the
+  transport does not spool it (one warning, one lost event);
+* anything else (connection refused, timeout, 401/403, 429, 5xx): the transport spools it, and after the
+  next event that gets through, the spool goes to the batch endpoint in the background
+  (:class:`CollectorSink`, :mod:`.background_flush`); ``lineage-plus replay`` does the same by hand.
+
+The endpoint keeps each event's bytes once, so an event sent twice (a flush cut short) is stored once.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import orjson
+
+from airflow_lineage_plus.containment import call_within
+from airflow_lineage_plus.deliver.background_flush import BackgroundFlush
+from airflow_lineage_plus.deliver.ingest_key import ingest_key
+from airflow_lineage_plus.exceptions import EventLostError, EventRefusedError
+from airflow_lineage_plus.store.database import AppendResult
+
+#: where the plugin's app mounts the endpoint, below the API server's base URL
+ENDPOINT = "/lineage-plus/api/v1/lineage"
+BATCH_ENDPOINT = ENDPOINT + "/batch"
+#: statuses that say the event itself is not acceptable: never sent again
+REFUSED = frozenset({400, 413, 422})
+#: a flush's batches: at most this many bytes of events (the endpoint's default cap is 16 MiB) ...
+BATCH_BYTES = 4 * 1024 * 1024
+#: ... and this many events
+BATCH_EVENTS = 500
+#: seconds one batch of a background flush may take
+FLUSH_TIMEOUT = 30.0
+
+_clients: dict[int, httpx.Client] = {}
+_clients_lock = threading.Lock()
+
+
+def _client() -> httpx.Client:
+    """This process's HTTP client (a forked child makes its own: connections cannot cross a fork)."""
+    pid = os.getpid()
+    with _clients_lock:
+        client = _clients.get(pid)
+        if client is None:
+            client = _clients[pid] = httpx.Client(follow_redirects=False)
+        return client
+
+
+class CollectorWriter:
+    """Sends events to the OpenLineage endpoint at ``url`` within ``timeout`` seconds; flushes ``spool``
+    after an event that got through."""
+
+    def __init__(self, url: str, spool: Path, *, timeout: float) -> None:
+        self.base = url.rstrip("/")
+        parsed = httpx.URL(self.base)
+        self.where = str(parsed.copy_with(username=None, password=None)) + ENDPOINT
+        self.timeout = timeout
+        self.flusher = BackgroundFlush(spool, f"the OpenLineage endpoint {self.where}")
+
+    def write(self, line: bytes) -> None:
+        """Send one event (its JSON line, no newline); raises when it was not accepted in time
+        (:class:`EventRefusedError` when it never will be)."""
+        call_within(self.timeout, f"the OpenLineage endpoint {self.where}", self.post, ENDPOINT, line)
+        self.flusher.after_write(CollectorSink(self))
+
+    def post(self, path: str, body: bytes, timeout: float | None = None) -> dict[str, Any]:
+        """POST ``body`` (JSON) to ``path`` below the base URL; the 202's JSON, else raises."""
+        headers = {"Content-Type": "application/json"}
+        key = ingest_key()
+        if key:
+            headers["Authorization"] = f"Bearer {key}"
+        response = _client().post(
+            self.base + path, content=body, headers=headers, timeout=timeout or self.timeout
+        )
+        if response.status_code in (200, 201, 202):
+            try:
+                answer = orjson.loads(response.content)
+            except orjson.JSONDecodeError:
+                answer = None
+            return answer if isinstance(answer, dict) else {}
+        detail = _detail(response)
+        if response.status_code in REFUSED:
+            raise EventRefusedError(f"the endpoint refused it ({response.status_code}): {detail}")
+        raise EventLostError(f"the endpoint answered {response.status_code}: {detail}")
+
+
+class CollectorSink:
+    """The endpoint as a :class:`~airflow_lineage_plus.store.spool.Sink`: what a flush sends the spool to,
+    in batches; a batch refused as a whole is sent event by event, and an event refused for good is
+    counted (``refused``), not sent again."""
+
+    def __init__(self, writer: CollectorWriter) -> None:
+        self.writer = writer
+
+    def append(self, lines: Iterable[bytes]) -> AppendResult:
+        added = duplicates = refused = 0
+        for batch in _batches(lines):
+            try:
+                answers = [self._send(b"[" + b",".join(batch) + b"]", BATCH_ENDPOINT)]
+            except EventRefusedError:  # one bad event refuses the batch: find it
+                answers = []
+                for line in batch:
+                    try:
+                        answers.append(self._send(line, ENDPOINT))
+                    except EventRefusedError:
+                        refused += 1
+            for answer in answers:
+                added += _count(answer, "stored")
+                duplicates += _count(answer, "duplicates")
+        return AppendResult(added, duplicates, {"refused": refused} if refused else {})
+
+    def _send(self, body: bytes, path: str) -> dict[str, Any]:
+        return self.writer.post(path, body, timeout=max(self.writer.timeout, FLUSH_TIMEOUT))
+
+
+def _batches(lines: Iterable[bytes]) -> Iterator[list[bytes]]:
+    batch: list[bytes] = []
+    size = 0
+    for line in lines:
+        if batch and (size + len(line) > BATCH_BYTES or len(batch) >= BATCH_EVENTS):
+            yield batch
+            batch, size = [], 0
+        batch.append(line)
+        size += len(line) + 1
+    if batch:
+        yield batch
+
+
+def _count(answer: dict[str, Any], name: str) -> int:
+    value = answer.get(name)
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
+
+
+def _detail(response: httpx.Response) -> str:
+    """The endpoint's own reason (FastAPI's ``detail``), short; never the request."""
+    try:
+        detail = orjson.loads(response.content).get("detail")
+    except (orjson.JSONDecodeError, AttributeError):
+        detail = None
+    text = detail if isinstance(detail, str) else response.reason_phrase
+    return text[:300]

@@ -1,0 +1,228 @@
+"""The transport sends to the API server's OpenLineage endpoint (``collector_url``) within its deadline;
+what the endpoint does not take waits in the spool and goes on after the next event that gets through.
+
+One real ``airflow api-server`` with the plugin for the file (an ingest key in the connection
+``lineage_plus_collector``, a 64 KiB body cap), writing its own SQLite store; the worker side is a real
+``airflow dags test`` and the package's transport built by the OpenLineage client's factory.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import sys
+import time
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+from openlineage.client.transport import get_default_factory
+
+from airflow_lineage_plus.cli.store_commands import flush_spool
+from airflow_lineage_plus.deliver import event_log_transport
+from airflow_lineage_plus.deliver.collector_writer import CollectorSink, CollectorWriter
+from airflow_lineage_plus.deliver.event_log_transport import EventLogTransport
+from airflow_lineage_plus.deliver.serialize import dumps
+from airflow_lineage_plus.store.database import LineageStore, sqlite_url
+from airflow_lineage_plus.store.spool import FLUSHING, flush
+from tests.support.harness import AirflowRunner
+from tests.support.openlineage_spec import validate_events
+from tests.support.reliability_events import run_event
+
+REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO / "benchmarks"))
+
+from api_server_memory import api_server, login  # noqa: E402
+
+pytestmark = [pytest.mark.airflow, pytest.mark.timeout(400)]
+
+KEY = "collector-writer-key-" + "w" * 32
+CONNECTION = json.dumps({"conn_type": "generic", "password": KEY})
+MAX_BYTES = 65536
+
+
+@dataclass
+class Server:
+    base: str
+    store: LineageStore
+
+    def names(self) -> list[str]:
+        """The job name of every event in the server's store, each validated against the spec."""
+        events = [orjson.loads(payload) for payload in self.store.all_payloads()]
+        assert validate_events(events) == len(events)
+        return [event["job"]["name"] for event in events]
+
+
+@pytest.fixture(scope="module")
+def server(airflow_db: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    workdir = tmp_path_factory.mktemp("collector-server")
+    store_path = workdir / "server-store" / "lineage.db"
+    env = {
+        **os.environ,
+        "AIRFLOW__LINEAGE_PLUS__STORE_URL": sqlite_url(store_path),
+        "AIRFLOW__LINEAGE_PLUS__COLLECTOR_MAX_BYTES": str(MAX_BYTES),
+        "AIRFLOW_CONN_LINEAGE_PLUS_COLLECTOR": CONNECTION,
+    }
+    with api_server(workdir / "server-events.jsonl", workdir, env) as (base, _pid):
+        login(base)  # up
+        store = LineageStore(sqlite_url(store_path))
+        yield Server(base, store)
+        store.close()
+
+
+@pytest.fixture
+def ingest_key(monkeypatch: pytest.MonkeyPatch) -> None:
+    """This process has the key the way a worker does: the connection, from its environment."""
+    monkeypatch.setenv("AIRFLOW_CONN_LINEAGE_PLUS_COLLECTOR", CONNECTION)
+
+
+def _transport(spool: Path, url: str, **extra: Any) -> EventLogTransport:
+    created = get_default_factory().create(
+        {"type": "lineage_plus_event_log", "log_file_path": str(spool), "collector_url": url, **extra}
+    )
+    assert isinstance(created, EventLogTransport) and isinstance(created.store, CollectorWriter)
+    return created
+
+
+def _closed_url() -> str:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return f"http://127.0.0.1:{sock.getsockname()[1]}"
+
+
+def _spooled(spool: Path) -> list[str]:
+    if not spool.exists():
+        return []
+    return [orjson.loads(line)["job"]["name"] for line in spool.read_bytes().splitlines() if line]
+
+
+def _wait_for_flush(spool: Path, seconds: float = 30.0) -> None:
+    deadline = time.monotonic() + seconds
+    while (
+        spool.exists() or list(spool.parent.glob(spool.name + FLUSHING + "*"))
+    ) and time.monotonic() < deadline:
+        time.sleep(0.05)
+
+
+def test_a_dag_run_on_a_worker_reaches_the_api_servers_store_through_the_endpoint(
+    server: Server, airflow_runner: AirflowRunner, dag_file_dir: Path, tmp_path: Path
+) -> None:
+    before = server.store.count()
+    spool = tmp_path / "worker" / "spool.jsonl"
+    transport = {
+        "type": "airflow_lineage_plus.transport.EventLogTransport",
+        "log_file_path": str(spool),
+        "collector_url": server.base,
+    }
+    result = airflow_runner.run(
+        dag_file_dir / "trivial.py",
+        dag_id="trivial",
+        logical_date="2026-11-30T06:00:00+00:00",
+        wait_for_dag_event=0,
+        env={
+            "AIRFLOW__OPENLINEAGE__TRANSPORT": json.dumps(transport),
+            "AIRFLOW_CONN_LINEAGE_PLUS_COLLECTOR": CONNECTION,
+        },
+    )
+    assert result.returncode == 0, result.output[-3000:]
+    deadline = time.monotonic() + 60
+    while "trivial" not in server.names() and time.monotonic() < deadline:
+        time.sleep(0.2)  # the DAG-run event comes from the provider's process pool
+    payloads = server.store.all_payloads()[before:]
+    events = [orjson.loads(payload) for payload in payloads]
+    assert validate_events(events) == len(events)
+    counts = Counter((e["job"]["name"], e["eventType"]) for e in events)
+    tasks = ("trivial.extract", "trivial.transform", "trivial.done")
+    expected = {(t, kind): 1 for t in tasks for kind in ("START", "COMPLETE")} | {("trivial", "COMPLETE"): 1}
+    assert counts == Counter(expected), counts
+    assert not spool.exists() and not list(spool.parent.glob("*.db"))  # nothing stayed on the worker
+
+
+def test_with_the_endpoint_unreachable_events_wait_in_the_spool_then_reach_the_store_once(
+    server: Server, tmp_path: Path, ingest_key: None
+) -> None:
+    spool = tmp_path / "spool.jsonl"
+    down = _transport(spool, _closed_url(), store_timeout=1.0)
+    started = time.monotonic()
+    for i in range(3):
+        down.emit(run_event(f"worker.down_{i}"))
+    assert time.monotonic() - started < 3 * 1.0 + 2  # never longer than the deadline per event
+    assert _spooled(spool) == ["worker.down_0", "worker.down_1", "worker.down_2"]
+    assert not {"worker.down_0", "worker.down_1", "worker.down_2"} & set(server.names())
+
+    _transport(spool, server.base).emit(run_event("worker.back"))
+    _wait_for_flush(spool)
+    names = Counter(server.names())
+    assert [names[f"worker.down_{i}"] for i in range(3)] + [names["worker.back"]] == [1, 1, 1, 1]
+    assert not spool.exists() and not list(tmp_path.glob("spool.jsonl" + FLUSHING + "*"))
+
+
+def test_a_wrong_key_spools_the_event_and_the_right_key_later_sends_it(
+    server: Server, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("AIRFLOW__LINEAGE_PLUS__COLLECTOR_CONNECTION_ID", "wrong_collector_key")
+    monkeypatch.setenv(
+        "AIRFLOW_CONN_WRONG_COLLECTOR_KEY", json.dumps({"conn_type": "generic", "password": "x"})
+    )
+    spool = tmp_path / "spool.jsonl"
+    lost = event_log_transport.lost_events()
+    _transport(spool, server.base).emit(run_event("worker.wrong_key"))
+    assert _spooled(spool) == ["worker.wrong_key"] and "worker.wrong_key" not in server.names()
+
+    monkeypatch.setenv("AIRFLOW_CONN_LINEAGE_PLUS_COLLECTOR", CONNECTION)
+    monkeypatch.delenv("AIRFLOW__LINEAGE_PLUS__COLLECTOR_CONNECTION_ID")
+    _transport(spool, server.base).emit(run_event("worker.right_key"))
+    _wait_for_flush(spool)
+    names = Counter(server.names())
+    assert (names["worker.wrong_key"], names["worker.right_key"]) == (1, 1)
+    assert event_log_transport.lost_events() == lost
+
+
+def test_an_event_the_endpoint_refuses_for_good_is_lost_once_and_not_spooled(
+    server: Server, tmp_path: Path, ingest_key: None
+) -> None:
+    spool = tmp_path / "spool.jsonl"
+    lost = event_log_transport.lost_events()
+    _transport(spool, server.base).emit(run_event("worker.too_large", padding=MAX_BYTES * 2))
+    assert event_log_transport.lost_events() == lost + 1
+    assert not spool.exists() and "worker.too_large" not in server.names()
+
+
+def test_a_flush_sends_batches_and_a_refused_event_does_not_hold_back_the_others(
+    server: Server, tmp_path: Path, ingest_key: None
+) -> None:
+    spool = tmp_path / "spool.jsonl"
+    good = [dumps(run_event(f"worker.batch_{i}")) for i in range(5)]
+    too_large = dumps(run_event("worker.batch_too_large", padding=MAX_BYTES * 2))
+    spool.write_bytes(b"\n".join([*good[:2], too_large, *good[2:]]) + b"\n")
+    result = flush(CollectorSink(CollectorWriter(server.base, spool, timeout=5.0)), spool)
+    assert (result.added, result.duplicates, result.problems) == (5, 0, {"refused": 1})
+    names = Counter(server.names())
+    assert [names[f"worker.batch_{i}"] for i in range(5)] == [1] * 5 and names["worker.batch_too_large"] == 0
+    assert not spool.exists()
+    # sent again (a flush cut short): every event is a duplicate, none is stored twice
+    spool.write_bytes(b"\n".join(good) + b"\n")
+    again = flush(CollectorSink(CollectorWriter(server.base, spool, timeout=5.0)), spool)
+    assert (again.added, again.duplicates) == (0, 5)
+
+
+def test_replay_sends_the_spool_to_the_api_server_of_collector_url(
+    server: Server, tmp_path: Path, ingest_key: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    spool = tmp_path / "spool.jsonl"
+    spool.write_bytes(b"\n".join(dumps(run_event(f"worker.replayed_{i}")) for i in range(3)) + b"\n")
+    monkeypatch.setenv("AIRFLOW__LINEAGE_PLUS__COLLECTOR_URL", server.base + "/")
+    status, out, err = flush_spool(spool)
+    where = f"{server.base}/lineage-plus/api/v1/lineage"
+    assert (status, out, err) == (
+        0,
+        f"sent 3 events from the spool {spool} to {where} (0 already stored)\n",
+        "",
+    )
+    names = Counter(server.names())
+    assert [names[f"worker.replayed_{i}"] for i in range(3)] == [1, 1, 1] and not spool.exists()
