@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Callable, Sequence
 from datetime import datetime, timezone
@@ -24,7 +25,7 @@ from typing import Any
 from airflow_lineage_plus import conf, pictures
 from airflow_lineage_plus.act import freshness
 from airflow_lineage_plus.cli import commands as codes
-from airflow_lineage_plus.cli import store_commands
+from airflow_lineage_plus.cli import remote, store_commands
 from airflow_lineage_plus.cli import what_changed_command as what_changed
 from airflow_lineage_plus.cli.parser import DATASET_ONLY, QUICK, build
 from airflow_lineage_plus.declared import static_commands as declared
@@ -136,6 +137,8 @@ def _run(argv: Sequence[str] | None) -> tuple[int, str, str, LineageSource | Non
     try:
         target = None if args.command in ("lint-names", "report", "freshness") else _target(args)
         as_of = _as_of(args)
+        if args.airflow:
+            return (*_remote(args, target, as_of), None)
         source = _open(args)
     except UsageError as exc:
         return 2, "", f"lineage-plus: {exc}\n", None
@@ -158,6 +161,31 @@ def _run(argv: Sequence[str] | None) -> tuple[int, str, str, LineageSource | Non
             + "\n"
         )
     return _status(args, answer), _output(args, answer, rendered) + "\n", err, source
+
+
+def _remote(args: argparse.Namespace, target: str | None, as_of: int | None) -> tuple[int, str, str]:
+    """One question asked of the remote Airflow of ``--airflow`` (:mod:`.remote`), with the user's rights."""
+    if args.command not in remote.COMMANDS:
+        raise UsageError(
+            f"{args.command} reads a local source; --airflow answers " + ", ".join(sorted(remote.COMMANDS))
+        )
+    if args.command == "freshness" and (args.at or args.notify):
+        raise UsageError("--airflow answers freshness now: without --at or --notify")
+    token = args.token or os.environ.get("LINEAGE_PLUS_TOKEN", "")
+    queries = remote.RemoteQueries(args.airflow, token, args.timeout)
+    try:
+        if args.command == "freshness":
+            answer: Any = queries.freshness()
+            rendered = text.render_freshness(answer)
+        else:
+            answer, rendered = _answer(queries, args, target, as_of)
+    except (NodeNotFound, UsageError, ValueError) as exc:
+        return 2, "", f"lineage-plus: {exc}\n"
+    except SourceUnavailable as exc:
+        return 1, "", f"lineage-plus: cannot read the lineage source: {exc}\n"
+    finally:
+        queries.close()
+    return _status(args, answer), _output(args, answer, rendered) + "\n", ""
 
 
 def _output(args: argparse.Namespace, answer: Any, rendered: str) -> str:
@@ -219,15 +247,19 @@ def _notify_breaches(source: LineageSource, at: datetime | None) -> dict[str, in
 
 
 def _answer(
-    queries: LineageQueries, args: argparse.Namespace, target: str | None, as_of: int | None
+    queries: LineageQueries | remote.RemoteQueries,
+    args: argparse.Namespace,
+    target: str | None,
+    as_of: int | None,
 ) -> tuple[Any, str]:
     command = args.command
-    if command == "freshness":
-        return _freshness(queries, args)
-    if command == "lint-names":
-        answer = queries.lint_names()
-        return answer, text.render_lint(answer)
-    if command == "report":
+    if command in ("freshness", "lint-names", "report"):
+        assert isinstance(queries, LineageQueries)  # remote.COMMANDS leaves them to the local source
+        if command == "freshness":
+            return _freshness(queries, args)
+        if command == "lint-names":
+            answer = queries.lint_names()
+            return answer, text.render_lint(answer)
         answer = _report(queries, args)
         return answer, text.render_report(answer)
     assert target is not None

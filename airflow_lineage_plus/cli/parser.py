@@ -84,8 +84,18 @@ def _global_options(parser: argparse.ArgumentParser) -> None:
     where = parser.add_mutually_exclusive_group()
     where.add_argument("--events", help="event log (newline-delimited OpenLineage JSON)")
     where.add_argument("--marquez", help="Marquez base URL, e.g. http://localhost:5000")
+    where.add_argument(
+        "--airflow",
+        metavar="URL",
+        help="ask a remote Airflow's Lineage view (its API server's base URL), with --token's rights",
+    )
     parser.add_argument("--api-key", help="Marquez API key (sent as a Bearer token)")
-    parser.add_argument("--timeout", type=float, default=None, help="Marquez request timeout in seconds")
+    parser.add_argument(
+        "--token", help="Airflow token for --airflow (POST URL/auth/token; default: $LINEAGE_PLUS_TOKEN)"
+    )
+    parser.add_argument(
+        "--timeout", type=float, default=None, help="Marquez or --airflow request timeout in seconds"
+    )
     index = parser.add_mutually_exclusive_group()
     index.add_argument("--index", help="the event log's index (default: beside the log, <log>.lpindex)")
     index.add_argument("--no-index", action="store_true", help="read the whole event log into memory")

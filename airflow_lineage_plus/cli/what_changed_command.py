@@ -9,7 +9,7 @@ configuration can be read, else from the options' defaults.
 from __future__ import annotations
 
 import argparse
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
@@ -18,6 +18,9 @@ from airflow_lineage_plus.exceptions import UsageError
 from airflow_lineage_plus.graph import LineageQueries
 from airflow_lineage_plus.graph import what_changed as changes
 from airflow_lineage_plus.provider_info import OPTIONS
+
+if TYPE_CHECKING:
+    from airflow_lineage_plus.cli.remote import RemoteQueries
 
 COMMAND = "what-changed"
 HELP = "what changed upstream of a dataset against its recent runs, likely cause first"
@@ -72,7 +75,7 @@ def _max_nodes() -> int:
 
 
 def answer(
-    queries: LineageQueries, args: argparse.Namespace, target: str, as_of: int | None
+    queries: LineageQueries | RemoteQueries, args: argparse.Namespace, target: str, as_of: int | None
 ) -> tuple[dict[str, Any], str]:
     """(the JSON answer, its text) of one ``what-changed``."""
     baseline, thresholds = _configured()

@@ -303,6 +303,23 @@ async def task_instance(
 # -- impact, schema changes, column paths, the time range (the view's panels and its time slider) ---------
 
 
+@router.get("/failed-upstream")
+async def failed_upstream(
+    lineage: Lineage,
+    node: NodeId,
+    depth: Depth = 10,
+    as_of: AsOf = None,
+    include_retired: IncludeRetired = False,
+    declared: Declared = True,
+) -> dict[str, Any]:
+    """The jobs upstream of a dataset whose latest run failed, and the dataset's own failed assertions
+    (``lineage-plus failed-upstream``), of what the reader may see."""
+    _checked_node_id(node)
+    way = _way(as_of, include_retired, declared)
+    result: dict[str, Any] = await lineage.ask(lambda queries: queries.failed_upstream(node, depth, **way))
+    return result
+
+
 @router.get("/impact")
 async def impact(
     lineage: Lineage,

@@ -9,7 +9,9 @@ Users (password = user name):
 * ``admin`` (FAB's Admin) and ``viewer`` (FAB's Viewer): read every DAG;
 * ``alpha`` (role ``AlphaReader``): FAB's Viewer minus "DAGs", plus read on ``DAG:<alpha DAG>`` and on
   Plugins (the Lineage button comes from ``/api/v2/plugins``);
-* ``nodags`` (role ``NoDags``): may sign in, reads no DAG.
+* ``nodags`` (role ``NoDags``): may sign in, reads no DAG;
+* ``writer`` (role ``LineageWriter``): only ``can_create`` on ``Lineage Plus Ingest``, the permission that
+  lets a user post to the OpenLineage endpoint (docs/collector.md).
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ import httpx
 from tests.support.servers import stop, wait_until_serving
 
 FAB_AUTH_MANAGER = "airflow.providers.fab.auth_manager.fab_auth_manager.FabAuthManager"
-USERS = ("admin", "viewer", "alpha", "nodags")
+USERS = ("admin", "viewer", "alpha", "nodags", "writer")
 
 _SETUP = """
 import sys
@@ -40,9 +42,11 @@ with get_application_builder() as appbuilder:  # creates FAB's tables and defaul
     one_dag = sorted(viewer - {("can_read", "DAGs")}) + [
         ("can_read", "DAG:" + readable_dag), ("can_read", "Plugins"), ("menu_access", "Plugins")]
     sm.bulk_sync_roles([{"role": "AlphaReader", "perms": one_dag},
-                        {"role": "NoDags", "perms": [("can_read", "Website")]}])
+                        {"role": "NoDags", "perms": [("can_read", "Website")]},
+                        # docs/collector.md: the one permission that lets a user write lineage
+                        {"role": "LineageWriter", "perms": [("can_create", "Lineage Plus Ingest")]}])
     for name, role in [("admin", "Admin"), ("viewer", "Viewer"), ("alpha", "AlphaReader"),
-                       ("nodags", "NoDags")]:
+                       ("nodags", "NoDags"), ("writer", "LineageWriter")]:
         if not sm.find_user(username=name):
             sm.add_user(name, name, "Test", name + "@example.org", sm.find_role(role), name)
 print("FAB users ready")
@@ -70,6 +74,12 @@ class FabAirflow:
     def get(self, path: str, user: str | None, **params: object) -> httpx.Response:
         headers = {"Authorization": f"Bearer {self.token(user)}"} if user else {}
         return httpx.get(f"{self.base}{path}", params=params, headers=headers, timeout=60)
+
+    def post(self, path: str, user: str | None, body: bytes) -> httpx.Response:
+        headers = {"Content-Type": "application/json"}
+        if user:
+            headers["Authorization"] = f"Bearer {self.token(user)}"
+        return httpx.post(f"{self.base}{path}", content=body, headers=headers, timeout=60)
 
 
 def fab_env(base_env: dict[str, str], event_log: Path, port: int) -> dict[str, str]:

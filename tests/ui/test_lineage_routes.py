@@ -31,6 +31,7 @@ ROUTES = [
     "/api/columns",
     "/api/config",
     "/api/dag",
+    "/api/failed-upstream",
     "/api/freshness",
     "/api/impact",
     "/api/lineage",

@@ -13,12 +13,14 @@ whose lineage was published with ``lineage-plus publish-static``.
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import httpx
 import pytest
 from fastapi.routing import APIRoute
 from ui_pipeline import ALPHA_DAG, ALPHA_TASK, BETA_DAG, BETA_STRINGS, PermissionPipeline
 
+from airflow_lineage_plus.store.database import LineageStore, sqlite_url
 from tests.support.fab_airflow import FabAirflow
 from tests.support.openlineage_spec import validate_events
 from tests.support.route_values import RouteValues
@@ -216,3 +218,69 @@ def test_a_hidden_run_and_a_run_that_does_not_exist_get_the_same_answer(
     missing = fab_server.get("/lineage-plus/api/run", "alpha", run="0190aaaa-0000-7000-8000-000000000000")
     assert {(r.status_code, r.text) for r in hidden} == {(missing.status_code, missing.text)}
     assert missing.status_code == 404
+
+
+@pytest.mark.parametrize(
+    ("user", "status"), [("writer", 400), ("viewer", 403), ("alpha", 403), ("nodags", 403), (None, 401)]
+)
+def test_only_a_user_granted_lineage_plus_ingest_may_post_events(
+    fab_server: FabAirflow, user: str | None, status: int
+) -> None:
+    # not an event: who may write is decided first, so the writer gets the shape's 400 and the others
+    # their 403/401; nothing is stored either way
+    before = _stored(fab_server)
+    response = fab_server.post("/lineage-plus/api/v1/lineage", user, b'{"eventType": "COMPLETE"}')
+    assert response.status_code == status, response.text
+    detail = response.json()["detail"]
+    expected = {400: "eventTime", 403: "Lineage Plus Ingest", 401: "Not authenticated"}[status]
+    assert expected in detail, detail
+    assert _stored(fab_server) == before
+
+
+def _stored(server: FabAirflow) -> int:
+    """Events in the store the FAB server writes (``[lineage_plus] store_url``: beside its event log)."""
+    store = LineageStore(
+        sqlite_url(Path(server.env["AIRFLOW__LINEAGE_PLUS__EVENT_LOG_PATH"]).with_suffix(".db"))
+    )
+    try:
+        return store.count()
+    finally:
+        store.close()
+
+
+def _cli(*args: str) -> tuple[int, str, str]:
+    from airflow_lineage_plus.cli.app import run
+
+    return run(list(args))
+
+
+def test_the_cli_asking_a_remote_airflow_answers_with_that_users_rights(
+    fab_server: FabAirflow, permission_pipeline: PermissionPipeline
+) -> None:
+    where = ["--namespace", WAREHOUSE, "--name", "analytics.shared.customer_scores", "--format", "json"]
+    remote = {
+        user: ["--airflow", fab_server.base, "--token", fab_server.token(user)]
+        for user in ("alpha", "viewer")
+    }
+    status, out, err = _cli(*remote["alpha"], "upstream", *where, "--depth", "4")
+    assert (status, err) == (0, ""), err
+    view = fab_server.get("/lineage-plus/api/lineage", "alpha", node=SCORES, depth=4, direction="upstream")
+    answer = json.loads(out)
+    assert answer == {k: v for k, v in view.json().items() if k != "failedUpstream"}
+    assert answer["nodes"] and [secret for secret in BETA_STRINGS if secret in out] == []
+
+    # a reader of every DAG gets what the CLI reading the same lineage on the server's machine prints
+    local = _cli("--events", str(permission_pipeline.log), "upstream", *where, "--depth", "4")
+    assert _cli(*remote["viewer"], "upstream", *where, "--depth", "4") == local
+    assert "perm_beta." in local[1]  # the beta task that writes the table
+    for command in ("impact", "what-changed", "failed-upstream"):
+        status, out, err = _cli(*remote["alpha"], command, *where)
+        assert status in (0, 4) and err == "" and json.loads(out)["target"], (command, err)
+        assert [secret for secret in BETA_STRINGS if secret in out] == [], command
+
+    unknown = ["--namespace", WAREHOUSE, "--name", "analytics.no_such_table"]
+    assert _cli(*remote["alpha"], "upstream", *unknown)[0] == 2
+    status, _, err = _cli("--airflow", fab_server.base, "--token", "forged.jwt.token", "upstream", *unknown)
+    assert status == 1 and "refused the token (401)" in err
+    status, _, err = _cli(*remote["alpha"], "lint-names")
+    assert status == 2 and "lint-names reads a local source" in err
