@@ -55,7 +55,6 @@ import errno
 import fcntl
 import os
 import threading
-import time
 from pathlib import Path
 from typing import Any
 
@@ -73,6 +72,7 @@ from airflow_lineage_plus.deliver.serialize import describe, dumps
 from airflow_lineage_plus.deliver.store_writer import StoreWriter
 from airflow_lineage_plus.exceptions import EventLostError, EventRefusedError
 from airflow_lineage_plus.private_dirs import ensure_dir
+from airflow_lineage_plus.store.spool import lock_exclusive
 
 _counts_lock = threading.Lock()
 _counts = {"lost": 0, "torn": 0}
@@ -336,21 +336,11 @@ def _open_for_append(path: str) -> int:
 
 
 def _lock(fd: int, path: str, timeout: float) -> None:
-    """Take the exclusive lock with non-blocking tries until ``timeout``; TimeoutError after that."""
-    deadline = time.monotonic() + timeout
-    pause = 0.0001
-    while True:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            return
-        except BlockingIOError:
-            if time.monotonic() >= deadline:
-                raise TimeoutError(
-                    f"the event log {path} stayed locked by another writer for {timeout:g} s"
-                ) from None
-            # writers hold the lock for one write (about a millisecond): try again soon, a try is cheap
-            time.sleep(pause)
-            pause = min(pause * 2, 0.002)
+    """Take the exclusive lock within ``timeout`` (:func:`~airflow_lineage_plus.store.spool.lock_exclusive`:
+    non-blocking tries, so a writer stuck holding it costs this event, never a hung task); TimeoutError
+    after that."""
+    if not lock_exclusive(fd, timeout):
+        raise TimeoutError(f"the event log {path} stayed locked by another writer for {timeout:g} s")
 
 
 def _cut_torn_tail(fd: int, path: str) -> None:

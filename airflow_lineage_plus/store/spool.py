@@ -136,6 +136,23 @@ def pending_bytes(log: Path) -> int:
     return total
 
 
+def lock_exclusive(fd: int, timeout: float) -> bool:
+    """Take the exclusive ``flock`` of the event log's writers on ``fd`` with non-blocking tries until
+    ``timeout`` seconds; False when it stayed locked (writers hold it for one write, about a millisecond,
+    so tries start 0.1 ms apart and back off to 2 ms)."""
+    deadline = time.monotonic() + timeout
+    pause = 0.0001
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return True
+        except BlockingIOError:
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(pause)
+            pause = min(pause * 2, 0.002)
+
+
 def _move_locked(log: Path, target: Path, timeout: float) -> bool:
     """Rename ``log`` to ``target`` while holding the writers' lock; False when it stayed locked. A writer
     that opened the old file checks, once it has the lock, that its file is still the log (the
@@ -145,15 +162,8 @@ def _move_locked(log: Path, target: Path, timeout: float) -> bool:
     except FileNotFoundError:
         return False
     try:
-        deadline = time.monotonic() + timeout
-        while True:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
-            except BlockingIOError:
-                if time.monotonic() >= deadline:
-                    return False
-                time.sleep(0.002)
+        if not lock_exclusive(fd, timeout):
+            return False
         try:
             if os.fstat(fd).st_ino != os.stat(log).st_ino:
                 return False  # another flush moved it first
