@@ -43,3 +43,33 @@ def test_every_run_writes_through_the_transport_to_the_store_beside_its_log(tmp_
     assert json.loads(harness.event_log_transport(tmp_path / "e.jsonl"))["store_url"] == (
         f"sqlite:///{tmp_path / 'e.db'}"
     )
+
+
+def test_a_run_whose_transport_writes_where_the_runner_does_not_read_is_refused_before_it_runs(
+    tmp_path: Path,
+) -> None:
+    log = tmp_path / "events-trivial.jsonl"
+    ours = harness.event_log_transport(log)
+    elsewhere = {
+        "a file elsewhere": json.dumps({"type": "file", "log_file_path": str(tmp_path / "other.jsonl")}),
+        "http": json.dumps({"type": "http", "url": "http://127.0.0.1:9"}),
+        "a collector": json.dumps({**json.loads(ours), "collector_url": "http://api:8080"}),
+        "another store": json.dumps({**json.loads(ours), "store_url": "sqlite:////tmp/other.db"}),
+    }
+    assert harness.reads_what_the_transport_writes(ours, log, {})
+    assert harness.reads_what_the_transport_writes(
+        json.dumps({"type": "file", "log_file_path": str(log)}), log, {}
+    )
+    assert not harness.reads_what_the_transport_writes(
+        ours, log, {"AIRFLOW__LINEAGE_PLUS__COLLECTOR_URL": "x"}
+    )
+    assert [
+        name for name, config in elsewhere.items() if harness.reads_what_the_transport_writes(config, log, {})
+    ] == []
+    with pytest.raises(harness.UnreadTransportError, match="events_from=<a reader of them>"):
+        harness.AirflowRunner(tmp_path).run(
+            tmp_path / "trivial.py",
+            dag_id="trivial",
+            env={"AIRFLOW__OPENLINEAGE__TRANSPORT": elsewhere["http"]},
+        )
+    assert not log.exists() and not harness.store_of(log).exists()  # refused before anything ran

@@ -75,8 +75,13 @@ def timed(
     def run(dag_id: str, env: dict[str, str], wait: float = 30.0) -> TimedRun:
         workdir = tmp_path_factory.mktemp(dag_id)
         started = time.monotonic()
+        # ``wait=0``: runs whose transport may write nothing (a backend down, a full disk)
         result = runner_class(workdir).run(
-            FAULT_DAG, dag_id=dag_id, env={**BASE_FAULT_ENV, **env}, wait_for_dag_event=0
+            FAULT_DAG,
+            dag_id=dag_id,
+            env={**BASE_FAULT_ENV, **env},
+            wait_for_dag_event=0,
+            expect_events=wait > 0,
         )
         seconds = time.monotonic() - started
         (workdir / "output.txt").write_text(result.output)  # for a look after a failure

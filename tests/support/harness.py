@@ -25,6 +25,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -81,6 +82,32 @@ os.environ.update(BASE_ENV)
 
 
 _RECORDED: dict[tuple[str, str], Path] = {}
+
+
+class UnreadTransportError(RuntimeError):
+    """A run whose transport writes where the runner does not read: its events would go unvalidated."""
+
+
+#: the ``type`` names of the transports whose files :func:`read_events` reads
+_FILE_TRANSPORTS = {"airflow_lineage_plus.transport.EventLogTransport", "lineage_plus_event_log", "file"}
+
+
+def reads_what_the_transport_writes(transport: str, log: Path, env: dict[str, str]) -> bool:
+    """Whether :func:`read_events` of ``log`` reads every event the transport config ``transport`` (the
+    ``[openlineage] transport`` JSON) writes in a run with ``env``: a file transport (or a ``transform``
+    around one) writing ``log`` or its spool, and only the store beside ``log``."""
+    config = json.loads(transport)
+    if config.get("type") == "transform":
+        config = config.get("transport") or {}
+    if config.get("type") not in _FILE_TRANSPORTS:
+        return False
+    if config.get("log_file_path") not in (None, str(log), str(spool_of(log))):
+        return False
+    collector = config.get("collector_url") or env.get("AIRFLOW__LINEAGE_PLUS__COLLECTOR_URL", "")
+    if collector.strip().lower() not in ("", "none"):
+        return False
+    store = config.get("store_url") or env.get("AIRFLOW__LINEAGE_PLUS__STORE_URL") or None
+    return store in (None, "none", f"sqlite:///{store_of(log).absolute()}")
 
 
 class RepeatedRecordingError(RuntimeError):
@@ -206,12 +233,15 @@ class AirflowRunner:
         wait_for_dag_event: float = 60.0,
         timeout: float = 300.0,
         python: Path | None = None,
+        events_from: Callable[[], list[dict[str, Any]]] | None = None,
+        expect_events: bool = True,
     ) -> DagRunResult:
+        """Run ``dag_id`` and return its events, each validated against the spec. A test whose transport
+        writes where the runner does not read passes ``events_from`` (the run's events, read where they
+        went: validated the same way), or ``expect_events=False`` when none may be written (a backend down,
+        a full disk); otherwise :class:`UnreadTransportError`, so no event goes unvalidated."""
         claim_recording(dag_id, logical_date, self.workdir)
         dags = self.workdir / f"dags-{dag_id}"
-        dags.mkdir(parents=True, exist_ok=True)
-        for dag_file in dag_files:
-            shutil.copy(Path(dag_file), dags / Path(dag_file).name)
         log = self.workdir / f"events-{dag_id}.jsonl"
         run_env = {
             **os.environ,
@@ -220,6 +250,19 @@ class AirflowRunner:
             "AIRFLOW__LINEAGE_PLUS__EVENT_LOG_PATH": str(log),
             **(env or {}),
         }
+        transport = run_env["AIRFLOW__OPENLINEAGE__TRANSPORT"]
+        if (
+            events_from is None
+            and expect_events
+            and not reads_what_the_transport_writes(transport, log, run_env)
+        ):
+            raise UnreadTransportError(
+                f"the run of {dag_id} sends its events where the runner does not read ({transport}): pass "
+                "events_from=<a reader of them> so they are validated, or expect_events=False"
+            )
+        dags.mkdir(parents=True, exist_ok=True)
+        for dag_file in dag_files:
+            shutil.copy(Path(dag_file), dags / Path(dag_file).name)
         # ``python``: the interpreter of another virtualenv with the same Airflow (default: this one's)
         cmd = [str(Path(python or sys.executable).parent / "airflow"), "dags", "test", dag_id]
         if logical_date:
@@ -230,15 +273,16 @@ class AirflowRunner:
             cmd, env=run_env, capture_output=True, text=True, timeout=timeout, cwd=self.workdir
         )
         output = proc.stdout + proc.stderr
+        read = events_from or (lambda: read_events(log))
         deadline = time.monotonic() + wait_for_dag_event
-        events = read_events(log)
+        events = read()
         # DAG-run events are emitted from the provider's process pool: wait until the terminal one lands.
         while time.monotonic() < deadline and not any(
             e.get("job", {}).get("name") == dag_id and e.get("eventType") in {"COMPLETE", "FAIL"}
             for e in events
         ):
             time.sleep(0.2)
-            events = read_events(log)
+            events = read()
         validate_events(events)  # every event a test makes is checked against its exact schemas
         if json.loads(run_env["AIRFLOW__OPENLINEAGE__TRANSPORT"]).get("log_file_path") == str(spool_of(log)):
             export_events(log)  # not when a test's own transport makes ``log`` the spool

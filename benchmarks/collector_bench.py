@@ -1,0 +1,210 @@
+"""The OpenLineage endpoint of a real ``airflow api-server``: ingest rate, accept latency, and whether
+Airflow's own API keeps answering while producers flood it.
+
+    .venv/bin/python benchmarks/collector_bench.py [--events 3000] [--clients 4] [--batch 100]
+
+One API server (one worker, the plugin, an ingest key, a SQLite store of its own) on this machine, and
+``--clients`` producer threads in this process, each with its own HTTP connection:
+
+1. **single**: every event in its own ``POST /lineage-plus/api/v1/lineage`` (what OpenLineage's ``http``
+   transport and this package's transport send): events/s, and the accept latency (request to 202)
+   median, p95 and p99;
+2. **batch**: the same number of events in ``POST .../lineage/batch`` arrays of ``--batch`` (what a
+   spool flush sends): events/s;
+3. **flood**: the single phase again while one more thread asks ``/api/v2/monitor/health`` every 50 ms:
+   its p95 against the same probe on the idle server, and how many producer requests got 429.
+
+Every figure comes from one run; the producers and the server share the machine's cores, so the rates
+are a floor for a server on a machine of its own. Events are ~1.5 KB RunEvents (a job, an input, an
+output with a 5-column schema), each distinct; the store keeps every one (checked at the end).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import uuid
+from pathlib import Path
+
+import httpx
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+from api_server_memory import api_server, login  # noqa: E402
+
+KEY = "collector-bench-key-" + "b" * 32
+ENDPOINT = "/lineage-plus/api/v1/lineage"
+HEADERS = {"Authorization": f"Bearer {KEY}", "Content-Type": "application/json"}
+
+
+def event(i: int, phase: str) -> bytes:
+    fields = [{"name": f"c{n}", "type": "VARCHAR"} for n in range(5)]
+    schema = {
+        "_producer": "https://example.com/bench",
+        "_schemaURL": "https://openlineage.io/spec/facets/1-1-1/SchemaDatasetFacet.json#/$defs/SchemaDatasetFacet",
+        "fields": fields,
+    }
+    return json.dumps(
+        {
+            "eventType": "COMPLETE",
+            "eventTime": "2026-12-02T06:00:00.000000+00:00",
+            "producer": "https://example.com/bench",
+            "schemaURL": "https://openlineage.io/spec/2-0-2/OpenLineage.json#/$defs/RunEvent",
+            "run": {"runId": str(uuid.uuid4()), "facets": {}},
+            "job": {"namespace": "bench", "name": f"{phase}.job_{i}", "facets": {}},
+            "inputs": [{"namespace": "postgres://db:5432", "name": f"public.source_{i % 50}", "facets": {}}],
+            "outputs": [
+                {
+                    "namespace": "postgres://db:5432",
+                    "name": f"public.{phase}_{i}",
+                    "facets": {"schema": schema},
+                }
+            ],
+        }
+    ).encode()
+
+
+def produce(base: str, bodies: list[bytes], path: str, latencies: list[float], refused: list[int]) -> None:
+    """Post each body; a 429/503 is retried after its Retry-After (as the client's retry does)."""
+    with httpx.Client(headers=HEADERS, timeout=60) as client:
+        for body in bodies:
+            while True:
+                started = time.perf_counter()
+                response = client.post(base + path, content=body)
+                if response.status_code in (429, 503):
+                    refused.append(response.status_code)
+                    time.sleep(float(response.headers.get("Retry-After", "1")))
+                    continue
+                if response.status_code != 202:
+                    raise RuntimeError(f"{response.status_code}: {response.text[:300]}")
+                latencies.append(time.perf_counter() - started)
+                break
+
+
+def run_phase(
+    base: str, bodies: list[bytes], clients: int, path: str
+) -> tuple[float, list[float], list[int]]:
+    """(seconds, accept latencies, refused statuses) of ``clients`` threads posting ``bodies``."""
+    latencies: list[float] = []
+    refused: list[int] = []
+    shares = [bodies[n::clients] for n in range(clients)]
+    threads = [threading.Thread(target=produce, args=(base, s, path, latencies, refused)) for s in shares]
+    started = time.perf_counter()
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return time.perf_counter() - started, latencies, refused
+
+
+def probe(base: str, stop: threading.Event, found: list[float]) -> None:
+    with httpx.Client(timeout=30) as client:
+        while not stop.is_set():
+            started = time.perf_counter()
+            response = client.get(base + "/api/v2/monitor/health")
+            if response.status_code == 200:
+                found.append(time.perf_counter() - started)
+            time.sleep(0.05)
+
+
+def percentile(values: list[float], share: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(len(ordered) * share))]
+
+
+def ms(seconds: float) -> str:
+    return f"{seconds * 1e3:6.1f} ms"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--events", type=int, default=3000, help="events per phase")
+    parser.add_argument("--clients", type=int, default=4, help="producer threads")
+    parser.add_argument("--batch", type=int, default=100, help="events per batch request")
+    args = parser.parse_args()
+    airflow = str(Path(sys.executable).parent / "airflow")
+    with tempfile.TemporaryDirectory(prefix="alp-collector-bench-") as tmp:
+        workdir = Path(tmp)
+        home = workdir / "airflow"
+        home.mkdir()
+        store = workdir / "store" / "lineage.db"
+        env = {
+            **os.environ,
+            "AIRFLOW_HOME": str(home),
+            "AIRFLOW__CORE__LOAD_EXAMPLES": "False",
+            "AIRFLOW__LINEAGE_PLUS__STORE_URL": f"sqlite:///{store}",
+            "AIRFLOW_CONN_LINEAGE_PLUS_COLLECTOR": json.dumps({"conn_type": "generic", "password": KEY}),
+        }
+        subprocess.run([airflow, "db", "migrate"], env=env, check=True, capture_output=True, timeout=900)
+        with api_server(workdir / "events.jsonl", workdir, env) as (base, _pid):
+            login(base)
+            warm = [event(i, "warm") for i in range(50)]
+            run_phase(base, warm, 1, ENDPOINT)  # the store created, the code paths warm
+
+            idle: list[float] = []
+            stop = threading.Event()
+            prober = threading.Thread(target=probe, args=(base, stop, idle))
+            prober.start()
+            time.sleep(5)
+            stop.set()
+            prober.join()
+
+            print(f"one api-server (1 worker), {args.clients} producer threads on the same 2-core machine")
+            single = [event(i, "single") for i in range(args.events)]
+            seconds, latencies, refused = run_phase(base, single, args.clients, ENDPOINT)
+            print(
+                f"  single   {args.events} events in {seconds:5.1f} s: {args.events / seconds:6.0f} events/s;"
+                f" accept median {ms(statistics.median(latencies))}, p95 {ms(percentile(latencies, 0.95))},"
+                f" p99 {ms(percentile(latencies, 0.99))}; 429/503: {len(refused)}"
+            )
+            events = [event(i, "batch") for i in range(args.events)]
+            batches = [
+                b"[" + b",".join(events[n : n + args.batch]) + b"]" for n in range(0, len(events), args.batch)
+            ]
+            seconds, latencies, refused = run_phase(base, batches, args.clients, ENDPOINT + "/batch")
+            print(
+                f"  batch    {args.events} events in {len(batches)} requests of {args.batch} in {seconds:5.1f} s:"
+                f" {args.events / seconds:6.0f} events/s; request median {ms(statistics.median(latencies))};"
+                f" 429/503: {len(refused)}"
+            )
+            busy: list[float] = []
+            stop = threading.Event()
+            prober = threading.Thread(target=probe, args=(base, stop, busy))
+            prober.start()
+            flood = [event(i, "flood") for i in range(args.events)]
+            seconds, latencies, refused = run_phase(base, flood, args.clients, ENDPOINT)
+            stop.set()
+            prober.join()
+            print(
+                f"  flood    {args.events} events in {seconds:5.1f} s: /api/v2/monitor/health p95"
+                f" {ms(percentile(busy, 0.95))} busy vs {ms(percentile(idle, 0.95))} idle"
+                f" ({percentile(busy, 0.95) / percentile(idle, 0.95):.1f}x, {len(busy)} probes);"
+                f" 429/503: {len(refused)}"
+            )
+            stored = _count(store)
+            expected = len(warm) + 3 * args.events
+            print(
+                f"  stored {stored} events of {expected} sent ({'all' if stored == expected else 'MISSING'})"
+            )
+
+
+def _count(store: Path) -> int:
+    from airflow_lineage_plus.store.database import LineageStore, sqlite_url
+
+    opened = LineageStore(sqlite_url(store), create=False)
+    try:
+        return opened.count()
+    finally:
+        opened.close()
+
+
+if __name__ == "__main__":
+    main()
