@@ -171,8 +171,9 @@ def main() -> None:
             ]
             seconds, latencies, refused = run_phase(base, batches, args.clients, ENDPOINT + "/batch")
             print(
-                f"  batch    {args.events} events in {len(batches)} requests of {args.batch} in {seconds:5.1f} s:"
-                f" {args.events / seconds:6.0f} events/s; request median {ms(statistics.median(latencies))};"
+                f"  batch    {args.events} events in {len(batches)} requests of {args.batch}"
+                f" in {seconds:5.1f} s: {args.events / seconds:6.0f} events/s;"
+                f" request median {ms(statistics.median(latencies))};"
                 f" 429/503: {len(refused)}"
             )
             busy: list[float] = []
