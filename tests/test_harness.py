@@ -45,27 +45,32 @@ def test_every_run_writes_through_the_transport_to_the_store_beside_its_log(tmp_
     )
 
 
-def test_a_run_whose_transport_writes_where_the_runner_does_not_read_is_refused_before_it_runs(
+def test_the_runner_reads_where_the_transport_writes_and_refuses_a_run_it_cannot_read(
     tmp_path: Path,
 ) -> None:
     log = tmp_path / "events-trivial.jsonl"
     ours = harness.event_log_transport(log)
     elsewhere = {
         "a file elsewhere": json.dumps({"type": "file", "log_file_path": str(tmp_path / "other.jsonl")}),
+        "a transform around http": json.dumps(
+            {"type": "transform", "transport": {"type": "http", "url": "x"}}
+        ),
         "http": json.dumps({"type": "http", "url": "http://127.0.0.1:9"}),
         "a collector": json.dumps({**json.loads(ours), "collector_url": "http://api:8080"}),
         "another store": json.dumps({**json.loads(ours), "store_url": "sqlite:////tmp/other.db"}),
     }
-    assert harness.reads_what_the_transport_writes(ours, log, {})
-    assert harness.reads_what_the_transport_writes(
-        json.dumps({"type": "file", "log_file_path": str(log)}), log, {}
+    assert harness.log_written_by(ours, log, {}) == log
+    shared = tmp_path / "events.jsonl"  # a log of the test's own, shared by several runs
+    assert harness.log_written_by(harness.event_log_transport(shared), log, {}) == shared
+    assert (
+        harness.log_written_by(json.dumps({"type": "file", "log_file_path": str(shared)}), log, {}) == shared
     )
-    assert not harness.reads_what_the_transport_writes(
-        ours, log, {"AIRFLOW__LINEAGE_PLUS__COLLECTOR_URL": "x"}
-    )
-    assert [
-        name for name, config in elsewhere.items() if harness.reads_what_the_transport_writes(config, log, {})
-    ] == []
+    named_by_env = {"AIRFLOW__LINEAGE_PLUS__EVENT_LOG_PATH": str(shared)}
+    assert harness.log_written_by(json.dumps({"type": "lineage_plus_event_log"}), log, named_by_env) == shared
+    assert harness.log_written_by(ours, log, {"AIRFLOW__LINEAGE_PLUS__COLLECTOR_URL": "x"}) is None
+    assert [name for name, config in elsewhere.items() if harness.log_written_by(config, log, {})] == [
+        "a file elsewhere"  # a file is read where it is
+    ]
     with pytest.raises(harness.UnreadTransportError, match="events_from=<a reader of them>"):
         harness.AirflowRunner(tmp_path).run(
             tmp_path / "trivial.py",

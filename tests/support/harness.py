@@ -92,22 +92,28 @@ class UnreadTransportError(RuntimeError):
 _FILE_TRANSPORTS = {"airflow_lineage_plus.transport.EventLogTransport", "lineage_plus_event_log", "file"}
 
 
-def reads_what_the_transport_writes(transport: str, log: Path, env: dict[str, str]) -> bool:
-    """Whether :func:`read_events` of ``log`` reads every event the transport config ``transport`` (the
-    ``[openlineage] transport`` JSON) writes in a run with ``env``: a file transport (or a ``transform``
-    around one) writing ``log`` or its spool, and only the store beside ``log``."""
+def log_written_by(transport: str, log: Path, env: dict[str, str]) -> Path | None:
+    """The event log whose :func:`read_events` are every event the transport config ``transport`` (the
+    ``[openlineage] transport`` JSON) writes in a run with ``env``, or None when it writes elsewhere: a
+    file transport (or a ``transform`` around one) writing a log, or that log's spool (:func:`spool_of`),
+    and no store but the one beside that log. ``log``: the runner's log, where a transport that names no
+    file writes (``[lineage_plus] event_log_path``)."""
     config = json.loads(transport)
     if config.get("type") == "transform":
         config = config.get("transport") or {}
     if config.get("type") not in _FILE_TRANSPORTS:
-        return False
-    if config.get("log_file_path") not in (None, str(log), str(spool_of(log))):
-        return False
+        return None
     collector = config.get("collector_url") or env.get("AIRFLOW__LINEAGE_PLUS__COLLECTOR_URL", "")
     if collector.strip().lower() not in ("", "none"):
-        return False
+        return None
+    written = Path(config.get("log_file_path") or env.get("AIRFLOW__LINEAGE_PLUS__EVENT_LOG_PATH") or log)
+    spool = ".spool" + written.suffix
+    if written.name.endswith(spool):  # the harness's spool: the log it belongs to
+        written = written.with_name(written.name[: -len(spool)] + written.suffix)
     store = config.get("store_url") or env.get("AIRFLOW__LINEAGE_PLUS__STORE_URL") or None
-    return store in (None, "none", f"sqlite:///{store_of(log).absolute()}")
+    if store not in (None, "none", f"sqlite:///{store_of(written).absolute()}"):
+        return None
+    return written
 
 
 class RepeatedRecordingError(RuntimeError):
@@ -251,11 +257,8 @@ class AirflowRunner:
             **(env or {}),
         }
         transport = run_env["AIRFLOW__OPENLINEAGE__TRANSPORT"]
-        if (
-            events_from is None
-            and expect_events
-            and not reads_what_the_transport_writes(transport, log, run_env)
-        ):
+        written = log_written_by(transport, log, run_env)
+        if events_from is None and expect_events and written is None:
             raise UnreadTransportError(
                 f"the run of {dag_id} sends its events where the runner does not read ({transport}): pass "
                 "events_from=<a reader of them> so they are validated, or expect_events=False"
@@ -273,7 +276,7 @@ class AirflowRunner:
             cmd, env=run_env, capture_output=True, text=True, timeout=timeout, cwd=self.workdir
         )
         output = proc.stdout + proc.stderr
-        read = events_from or (lambda: read_events(log))
+        read = events_from or (lambda: read_events(written or log))
         deadline = time.monotonic() + wait_for_dag_event
         events = read()
         # DAG-run events are emitted from the provider's process pool: wait until the terminal one lands.
