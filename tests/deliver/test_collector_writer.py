@@ -1,17 +1,15 @@
 """The transport sends to the API server's OpenLineage endpoint (``collector_url``) within its deadline;
 what the endpoint does not take waits in the spool and goes on after the next event that gets through.
 
-One real ``airflow api-server`` with the plugin for the file (an ingest key in the connection
-``lineage_plus_collector``, a 64 KiB body cap), writing its own SQLite store; the worker side is a real
-``airflow dags test`` and the package's transport built by the OpenLineage client's factory.
+One real ``airflow api-server`` with the plugin per store engine (an ingest key in the connection
+``lineage_plus_collector``, a 64 KiB body cap), writing its own store, SQLite or PostgreSQL; the worker
+side is a real ``airflow dags test`` and the package's transport built by the OpenLineage client's factory.
 """
 
 from __future__ import annotations
 
 import json
-import os
 import socket
-import sys
 import time
 from collections import Counter
 from collections.abc import Iterator
@@ -28,16 +26,13 @@ from airflow_lineage_plus.deliver import event_log_transport
 from airflow_lineage_plus.deliver.collector_writer import CollectorSink, CollectorWriter
 from airflow_lineage_plus.deliver.event_log_transport import EventLogTransport
 from airflow_lineage_plus.deliver.serialize import dumps
-from airflow_lineage_plus.store.database import LineageStore, sqlite_url
+from airflow_lineage_plus.store.database import LineageStore
 from airflow_lineage_plus.store.spool import FLUSHING, flush
+from tests.support.collector_server import collector_server
 from tests.support.harness import AirflowRunner
 from tests.support.openlineage_spec import validate_events
 from tests.support.reliability_events import run_event
-
-REPO = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(REPO / "benchmarks"))
-
-from api_server_memory import api_server, login  # noqa: E402
+from tests.support.store_engines import ENGINES, new_store_url
 
 pytestmark = [pytest.mark.airflow, pytest.mark.timeout(400)]
 
@@ -50,6 +45,7 @@ MAX_BYTES = 65536
 class Server:
     base: str
     store: LineageStore
+    engine: str
 
     def names(self) -> list[str]:
         """The job name of every event in the server's store, each validated against the spec."""
@@ -58,21 +54,18 @@ class Server:
         return [event["job"]["name"] for event in events]
 
 
-@pytest.fixture(scope="module")
-def server(airflow_db: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
-    workdir = tmp_path_factory.mktemp("collector-server")
-    store_path = workdir / "server-store" / "lineage.db"
-    env = {
-        **os.environ,
-        "AIRFLOW__LINEAGE_PLUS__STORE_URL": sqlite_url(store_path),
+@pytest.fixture(scope="module", params=ENGINES)
+def server(
+    request: pytest.FixtureRequest, airflow_db: Path, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Server]:
+    workdir = tmp_path_factory.mktemp(f"collector-server-{request.param}")
+    url = new_store_url(request.param, workdir, request)
+    settings = {
         "AIRFLOW__LINEAGE_PLUS__COLLECTOR_MAX_BYTES": str(MAX_BYTES),
         "AIRFLOW_CONN_LINEAGE_PLUS_COLLECTOR": CONNECTION,
     }
-    with api_server(workdir / "server-events.jsonl", workdir, env) as (base, _pid):
-        login(base)  # up
-        store = LineageStore(sqlite_url(store_path))
-        yield Server(base, store)
-        store.close()
+    with collector_server(workdir, url, settings) as (base, _token, store):
+        yield Server(base, store, request.param)
 
 
 @pytest.fixture
@@ -126,7 +119,9 @@ def test_a_dag_run_on_a_worker_reaches_the_api_servers_store_through_the_endpoin
     result = airflow_runner.run(
         dag_file_dir / "trivial.py",
         dag_id="trivial",
-        logical_date="2026-11-30T06:00:00+00:00",
+        logical_date={"sqlite": "2026-11-30T06:00:00+00:00", "postgresql": "2026-11-29T06:00:00+00:00"}[
+            server.engine
+        ],
         events_from=arrived,
         env={
             "AIRFLOW__OPENLINEAGE__TRANSPORT": json.dumps(transport),

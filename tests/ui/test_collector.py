@@ -9,9 +9,7 @@ from __future__ import annotations
 
 import gzip
 import json
-import os
 import socket
-import sys
 import time
 import uuid
 from collections.abc import Iterator
@@ -28,11 +26,7 @@ from openlineage.client.transport.http import HttpConfig, HttpTransport
 
 from airflow_lineage_plus.store.database import LineageStore, sqlite_url
 from tests.support import openlineage_spec
-
-REPO = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(REPO / "benchmarks"))
-
-from api_server_memory import api_server, login  # noqa: E402
+from tests.support.collector_server import collector_server
 
 pytestmark = [pytest.mark.airflow, pytest.mark.timeout(400)]
 
@@ -58,19 +52,13 @@ class Collector:
 @pytest.fixture(scope="module")
 def collector(airflow_db: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Collector]:
     workdir = tmp_path_factory.mktemp("collector")
-    store_path = workdir / "store" / "lineage.db"
-    env = {
-        **os.environ,
-        "AIRFLOW__LINEAGE_PLUS__STORE_URL": sqlite_url(store_path),
+    settings = {
         "AIRFLOW__LINEAGE_PLUS__COLLECTOR_MAX_WRITES": "1",
         "AIRFLOW__LINEAGE_PLUS__COLLECTOR_MAX_BYTES": str(MAX_BYTES),
         "AIRFLOW_CONN_LINEAGE_PLUS_COLLECTOR": json.dumps({"conn_type": "generic", "password": INGEST_KEY}),
     }
-    with api_server(workdir / "events.jsonl", workdir, env) as (base, _pid):
-        token = login(base)
-        store = LineageStore(sqlite_url(store_path))
-        yield Collector(base, token, store)
-        store.close()
+    with collector_server(workdir, sqlite_url(workdir / "store" / "lineage.db"), settings) as found:
+        yield Collector(*found)
 
 
 def _event(name: str, event_type: RunState = RunState.COMPLETE) -> RunEvent:
