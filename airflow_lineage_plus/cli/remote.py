@@ -16,6 +16,7 @@ again until ``--timeout``.
 
 from __future__ import annotations
 
+import json
 import time
 from datetime import datetime, timezone
 from typing import Any
@@ -88,8 +89,6 @@ class RemoteQueries:
         return self.get("/columns", node=node, column=column, depth=_depth(depth), asOf=_iso(as_of))
 
     def schema_diff(self, node: str, proposed: Any = None, *, as_of: int | None = None) -> dict[str, Any]:
-        import json
-
         body = None if proposed is None else json.dumps(proposed)
         return self.get("/schema-diff", node=node, proposed=body, asOf=_iso(as_of))
 

@@ -66,18 +66,22 @@ class CollectorWriter:
     """Sends events to the OpenLineage endpoint at ``url`` within ``timeout`` seconds; flushes ``spool``
     after an event that got through."""
 
+    #: what the transport's warnings call it
+    what = "OpenLineage endpoint"
+
     def __init__(self, url: str, spool: Path, *, timeout: float) -> None:
         self.base = url.rstrip("/")
         parsed = httpx.URL(self.base)
         self.where = str(parsed.copy_with(username=None, password=None)) + ENDPOINT
         self.timeout = timeout
-        self.flusher = BackgroundFlush(spool, f"the OpenLineage endpoint {self.where}")
+        self.flusher = BackgroundFlush(spool, f"the {self.what} {self.where}")
+        self.sink = CollectorSink(self)
 
     def write(self, line: bytes) -> None:
         """Send one event (its JSON line, no newline); raises when it was not accepted in time
         (:class:`EventRefusedError` when it never will be)."""
         call_within(self.timeout, f"the OpenLineage endpoint {self.where}", self.post, ENDPOINT, line)
-        self.flusher.after_write(CollectorSink(self))
+        self.flusher.after_write(self.sink)
 
     def post(self, path: str, body: bytes, timeout: float | None = None) -> dict[str, Any]:
         """POST ``body`` (JSON) to ``path`` below the base URL; the 202's JSON, else raises."""

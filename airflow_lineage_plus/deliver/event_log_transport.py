@@ -232,16 +232,15 @@ class EventLogTransport(Transport):
     def _stored(self, store: StoreWriter | CollectorWriter, line: bytes) -> bool:
         """Whether the event needs no spooling: stored, or refused for good by the endpoint (lost, and
         reported once); another failure is reported once, and the caller spools the event."""
-        what = "lineage store" if isinstance(store, StoreWriter) else "OpenLineage endpoint"
         try:
             store.write(line)
         except EventRefusedError as exc:
             _count("lost")
-            report(f"lineage sent to the {what} {store.where} (refused events are not kept)", exc)
+            report(f"lineage sent to the {store.what} {store.where} (refused events are not kept)", exc)
             return True
         except Exception as exc:
             report(
-                f"live delivery to the {what} {store.where} (events wait in the spool "
+                f"live delivery to the {store.what} {store.where} (events wait in the spool "
                 f"{self.config.log_file_path}: they go on at its next write or with `lineage-plus replay`)",
                 EventLostError(f"not stored in time: {type(exc).__name__}: {exc}"),
             )

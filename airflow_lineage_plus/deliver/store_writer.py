@@ -33,6 +33,9 @@ _stores_lock = threading.Lock()
 class StoreWriter:
     """Appends events to the store at ``url`` within ``timeout`` seconds; flushes ``spool`` after."""
 
+    #: what the transport's warnings call it
+    what = "lineage store"
+
     def __init__(self, url: str, spool: Path, *, timeout: float, file_mode: int, dir_mode: int) -> None:
         self.url = url
         self.where = sa.make_url(url).render_as_string(hide_password=True)
@@ -40,7 +43,7 @@ class StoreWriter:
         self.timeout = timeout
         self.file_mode = file_mode
         self.dir_mode = dir_mode
-        self.flusher = BackgroundFlush(spool, "the lineage store")
+        self.flusher = BackgroundFlush(spool, f"the {self.what}")
 
     def store(self) -> LineageStore:
         """This process's store for the URL (opened, and created on first use, within the deadline)."""
