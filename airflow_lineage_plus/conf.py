@@ -71,17 +71,6 @@ def event_log_path() -> Path:
     return package_home() / "events.jsonl"
 
 
-def index_path() -> Path | None:
-    """[lineage_plus] index_path: the index of the event log; empty means beside the log, ``none`` no
-    index (the log is read whole into memory): None."""
-    configured = _get("index_path").strip()
-    if configured.lower() == "none":
-        return None
-    if configured:
-        return Path(os.path.expanduser(configured))
-    return event_log_path().with_name(event_log_path().name + ".lpindex")
-
-
 def event_log_file_mode() -> int:
     """[lineage_plus] event_log_file_mode: permissions (octal, e.g. ``0640``) of a new event log."""
     return _get_mode("event_log_file_mode")

@@ -31,15 +31,6 @@ OPTIONS: dict[str, dict[str, Any]] = {
         "default": "",
         "example": "/var/lib/airflow/lineage/events.jsonl",
     },
-    "index_path": {
-        "description": "Where the index of the event log is kept (a snapshot of the folded lineage graph, "
-        "updated with the events appended since, so the CLI and the Lineage view do not read the whole "
-        "log): empty means beside the log, ``<event_log_path>.lpindex``; ``none`` reads the whole log "
-        "into memory instead.",
-        "type": "string",
-        "default": "",
-        "example": "/var/cache/airflow/lineage/events.lpindex",
-    },
     "event_log_file_mode": {
         "description": "Permissions (octal) the event log is created with. Lineage carries SQL, URIs "
         "and error messages: by default only the owner writes and its group reads (the API server "

@@ -25,16 +25,13 @@ def open_configured_source(
     api_key: str | None = None,
     timeout: float | None = None,
     explain_missing_log: bool = False,
-    index: bool | str | Path = True,
     quick: bool = False,
 ) -> LineageSource:
     """The event log or Marquez: the arguments given, else ``[lineage_plus]`` (which needs Airflow).
 
     With ``explain_missing_log`` a configured event log that does not exist yet is
-    :class:`SourceUnavailable` with a message saying how lineage gets there. ``index``: for an event log
-    given here, its index (``True``: beside it; a path; ``False``: none); the configured log uses
-    ``[lineage_plus] index_path``. ``quick``: without a valid index, answer from a scan of the log while
-    the index is built in the background.
+    :class:`SourceUnavailable` with a message saying how lineage gets there. ``quick``: an event log is
+    scanned for a question about one node instead of folded whole (:mod:`airflow_lineage_plus.graph.scan`).
     """
     if events is not None or marquez is not None:
         return open_source(
@@ -42,8 +39,7 @@ def open_configured_source(
             marquez=marquez,
             api_key=api_key,
             timeout=timeout if timeout is not None else 5.0,
-            index=index if events is not None else False,
-            quick=quick,
+            quick=quick and events is not None,
         )
     if conf.graph_source() == "marquez":
         url = conf.marquez_url()
@@ -62,8 +58,7 @@ def open_configured_source(
             f"No lineage recorded yet: the event log {path} does not exist. "
             "Run a DAG with the OpenLineage provider writing to it ([lineage_plus] event_log_path)."
         )
-    where = conf.index_path() if index is True else (index or None)
-    return open_source(events=path, index=where if where is not None else False, quick=quick)
+    return open_source(events=path, quick=quick)
 
 
 def open_store(url: str | None = None, *, create: bool = True) -> LineageStore:

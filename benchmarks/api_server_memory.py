@@ -2,8 +2,8 @@
 rotated: its memory over many incremental refreshes, and whether it survives the log being truncated in
 place (logrotate's ``copytruncate``) while requests come in.
 
-The server reads the log through its index (built by a process of its own on the first request), then
-each request picks up the events appended since. Each round appends one generated DAG run (42 events)
+The server folds the log into memory on the first request, then each request picks up the events
+appended since. Each round appends one generated DAG run (42 events)
 and asks for a node's lineage; the resident memory of the server's processes is sampled every round.
 Then the log is truncated and refilled while threads keep asking: the server must keep answering and
 show the new log.
@@ -71,7 +71,7 @@ def api_server(log: Path, workdir: Path, env: dict[str, str] | None = None) -> I
     environment = {
         **(env if env is not None else os.environ),
         "AIRFLOW__LINEAGE_PLUS__EVENT_LOG_PATH": str(log),
-        # the event log's own reader (its index, a log truncated in place); the store keeps what it took
+        # the event log's own reader (a log truncated in place); the store keeps what it took
         "AIRFLOW__LINEAGE_PLUS__GRAPH_SOURCE": "events",
         "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_USERS": f"{USER}:viewer",
         "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_PASSWORDS_FILE": str(passwords),

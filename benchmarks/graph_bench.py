@@ -4,7 +4,6 @@ Prints cold load time and peak memory, warm p50/p95 latency of upstream/downstre
 failed-upstream and the UI's lineage(depth 5), and the cost of picking up appended events.
 
     python benchmarks/graph_bench.py --log /tmp/events.jsonl --generate 1000000
-    python benchmarks/graph_bench.py --log /tmp/events.jsonl --workers 1     # one process
 """
 
 from __future__ import annotations
@@ -28,7 +27,7 @@ sys.path.insert(0, str(HERE))
 from generate_events import generate  # noqa: E402
 
 from airflow_lineage_plus.graph import LineageQueries  # noqa: E402
-from airflow_lineage_plus.graph.eventlog import EventLogSource, idle_cpus  # noqa: E402
+from airflow_lineage_plus.graph.eventlog import EventLogSource  # noqa: E402
 
 
 def _percentiles(samples: list[float]) -> tuple[float, float]:
@@ -53,26 +52,14 @@ def calibrate() -> float:
     return round(time.process_time() - began, 2)
 
 
-def _children_cpu() -> float:
-    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return usage.ru_utime + usage.ru_stime
-
-
-def run(
-    log: Path, samples: int = 200, append: int = 1000, seed: int = 1, workers: int | None = None
-) -> dict[str, Any]:
-    """Figures for one event log (the caller starts a fresh process for honest cold-load numbers).
-    ``workers``: as EventLogSource's (None: its default)."""
+def run(log: Path, samples: int = 200, append: int = 1000, seed: int = 1) -> dict[str, Any]:
+    """Figures for one event log (the caller starts a fresh process for honest cold-load numbers)."""
     rss_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    load_average, idle = os.getloadavg()[0], idle_cpus()
-    began, began_cpu, began_children = time.perf_counter(), time.process_time(), _children_cpu()
-    source = EventLogSource(log, workers=workers)
+    load_average = os.getloadavg()[0]
+    began, began_cpu = time.perf_counter(), time.process_time()
+    source = EventLogSource(log)
     load_s, load_cpu_s = time.perf_counter() - began, time.process_time() - began_cpu
-    worker_cpu_s = _children_cpu() - began_children
     peak_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    worker_peak_mib = (
-        resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024 if source.worker_parts else 0
-    )
     queries = LineageQueries(source)
     rng = random.Random(seed)
     datasets = sorted(source.graph.datasets)
@@ -88,12 +75,8 @@ def run(
         "problems": dict(source.problems),
         "cold_load_s": round(load_s, 2),
         "cold_load_cpu_s": round(load_cpu_s, 2),
-        "cold_load_worker_processes": source.worker_parts,
-        "cold_load_worker_cpu_s": round(worker_cpu_s, 2),
         "load_average_1min_before": round(load_average, 2),
-        "idle_cpus_before": round(idle, 2),
         "peak_rss_mib": round(peak_mib, 1),
-        "worker_peak_rss_mib": round(worker_peak_mib, 1),
         "rss_before_load_mib": round(rss_before / 1024, 1),
     }
     cases: dict[str, Callable[[str], Any]] = {
@@ -145,9 +128,6 @@ def main() -> None:
     parser.add_argument("--jobs", type=int, default=20_000)
     parser.add_argument("--samples", type=int, default=200)
     parser.add_argument("--append", type=int, default=1000)
-    parser.add_argument(
-        "--workers", type=int, default=None, help="processes for the cold load (default: EventLogSource's)"
-    )
     args = parser.parse_args()
     if args.generate:
         # generated in a child process so its memory does not count against the load
@@ -166,7 +146,7 @@ def main() -> None:
             ],
             check=True,
         )
-    figures = run(args.log, samples=args.samples, append=args.append, workers=args.workers)
+    figures = run(args.log, samples=args.samples, append=args.append)
     figures["python_loop_10M_cpu_s"] = calibrate()
     width = max(len(k) for k in figures)
     for key, value in figures.items():

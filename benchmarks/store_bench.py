@@ -7,7 +7,7 @@ on a free port by ``tests/support/postgres_env.py``):
   events per second, the store's size against the log's;
 * ``new_process_upstream``: a new process opening the store as a source (``open_source(store=URL)``: it
   folds every raw event, as the event log source folds the log) and answering ``upstream`` at depth 10;
-* ``event_log_upstream``: the same question from the raw log without its index (``--events --no-index``),
+* ``event_log_upstream``: the same question from the raw log folded whole (``open_source(events=LOG)``),
   the fold the store source reproduces, as the yardstick of the same run.
 
     python benchmarks/store_bench.py --log /tmp/events.jsonl --generate 1000000 [--postgres]
@@ -33,7 +33,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent / "tests" / "support"))
 
-from index_bench import python, timed  # noqa: E402 (beside this script)
+from first_answer_bench import python, timed  # noqa: E402 (beside this script)
 
 TARGET = ("postgres://warehouse:5432", "analytics.dag_00500.t19_out0")
 

@@ -1,30 +1,34 @@
-"""Benchmark ``what-changed`` on the event log with its index (docs/what-changed.md has the figures).
+"""Benchmark ``what-changed`` on the lineage store (docs/what-changed.md has the figures).
 
 A log of ``--generate`` events (benchmarks/generate_events.py) with about 30 runs of each DAG (the
-generator's DAGs take turns, so ``--events`` / (42 events a DAG run x 30) DAGs), indexed once; then:
+generator's DAGs take turns, so ``--events`` / (42 events a DAG run x 30) DAGs), imported once into a
+SQLite store beside it (``lineage-plus import``); then:
 
-* ``new_process``: ``lineage-plus what-changed --depth 10`` in a new process (import, open the index,
-  walk, read each node's runs back from the log), median and max of ``--repeat`` targets;
+* ``new_process``: ``lineage-plus what-changed --depth 10`` in a new process reading the store
+  (``[lineage_plus] store_url``), median and max of ``--repeat`` targets;
 * ``new_process (graph only)``: the same question in a new process that imports only the Airflow-free
-  graph (``LineageQueries`` over the index, as a service embedding it would), with the time of the
-  answer alone inside it: what the CLI adds on top is its imports (Airflow's configuration, the store);
-* ``warm``: p50/p95 of ``LineageQueries.what_changed`` at depth 10 in one process with the index open,
+  graph (``LineageQueries`` over ``open_source(store=URL)``, as a service embedding it would), with the
+  time of the answer alone inside it: what the CLI adds on top is its imports (Airflow's configuration);
+* ``warm``: p50/p95 of ``LineageQueries.what_changed`` at depth 10 in one process with the store open,
   first touch and asked again, over ``--targets`` datasets;
 * per answer: nodes walked, changes found.
 
     python benchmarks/what_changed_bench.py --log /tmp/wc-events.jsonl --generate 1000000
 
-Without ``--generate`` it reuses the log at ``--log`` (and its index, built first when missing).
+Without ``--generate`` it reuses the log at ``--log`` (and its store, imported first when missing).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
+import shutil
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -37,13 +41,16 @@ RUNS_PER_DAG = 30
 EVENTS_PER_DAG_RUN = 2 + 2 * TASKS_PER_DAG
 
 
-def _targets(log: Path, count: int, seed: int) -> list[tuple[str, str]]:
+def _store_url(log: Path) -> str:
+    return f"sqlite:///{log.with_name(log.name + '.db')}"
+
+
+def _targets(url: str, count: int, seed: int) -> list[tuple[str, str]]:
     """Datasets some job writes, with an upstream at least a few hops deep when there are such."""
-    from airflow_lineage_plus.graph import LineageQueries
-    from airflow_lineage_plus.graph.index import IndexedEventLog
+    from airflow_lineage_plus.graph import LineageQueries, open_source
     from airflow_lineage_plus.node_ids import split_node_id
 
-    source = IndexedEventLog(log)
+    source = open_source(store=url)
     try:
         queries = LineageQueries(source)
         ids = sorted(source.graph.node_ids("dataset:"))  # type: ignore[attr-defined]
@@ -62,11 +69,13 @@ def _targets(log: Path, count: int, seed: int) -> list[tuple[str, str]]:
         source.close()
 
 
-def _new_process(log: Path, namespace: str, name: str) -> float:
-    command = [str(Path(sys.executable).parent / "lineage-plus"), "--events", str(log), "what-changed"]
+def _new_process(url: str, home: Path, namespace: str, name: str) -> float:
+    command = [str(Path(sys.executable).parent / "lineage-plus"), "what-changed"]
     command += ["--namespace", namespace, "--name", name, "--depth", "10", "--format", "json"]
+    env = {**os.environ, "AIRFLOW_HOME": str(home), "AIRFLOW__LINEAGE_PLUS__STORE_URL": url}
+    env["AIRFLOW__LINEAGE_PLUS__GRAPH_SOURCE"] = "store"
     began = time.perf_counter()
-    done = subprocess.run(command, capture_output=True, text=True, timeout=600)
+    done = subprocess.run(command, capture_output=True, text=True, timeout=600, env=env)
     took = time.perf_counter() - began
     if done.returncode != 0:
         raise SystemExit(f"what-changed failed: {done.stderr[-2000:]}")
@@ -76,10 +85,9 @@ def _new_process(log: Path, namespace: str, name: str) -> float:
 _ONE = """
 import json, sys, time
 began = time.perf_counter()
-from airflow_lineage_plus.graph import LineageQueries
-from airflow_lineage_plus.graph.index import IndexedEventLog
+from airflow_lineage_plus.graph import LineageQueries, open_source
 from airflow_lineage_plus.node_ids import dataset_id
-source = IndexedEventLog(sys.argv[1])
+source = open_source(store=sys.argv[1])
 opened = time.perf_counter()
 answer = LineageQueries(source).what_changed(dataset_id(sys.argv[2], sys.argv[3]), 7, 10)
 done = time.perf_counter()
@@ -87,22 +95,21 @@ print(json.dumps([opened - began, done - opened, len(answer["changes"]), "notCom
 """
 
 
-def _new_graph_process(log: Path, namespace: str, name: str) -> tuple[float, float, float]:
+def _new_graph_process(url: str, namespace: str, name: str) -> tuple[float, float, float]:
     """(whole process, import and open, the answer alone) in seconds."""
     began = time.perf_counter()
-    command = [sys.executable, "-c", _ONE, str(log), namespace, name]
+    command = [sys.executable, "-c", _ONE, url, namespace, name]
     done = subprocess.run(command, capture_output=True, text=True, timeout=600, check=True)
     took = time.perf_counter() - began
     opening, answering, _, _ = json.loads(done.stdout.strip().splitlines()[-1])
     return took, opening, answering
 
 
-def _warm(log: Path, targets: list[tuple[str, str]]) -> None:
-    from airflow_lineage_plus.graph import LineageQueries
-    from airflow_lineage_plus.graph.index import IndexedEventLog
+def _warm(url: str, targets: list[tuple[str, str]]) -> None:
+    from airflow_lineage_plus.graph import LineageQueries, open_source
     from airflow_lineage_plus.node_ids import dataset_id
 
-    source = IndexedEventLog(log)
+    source = open_source(store=url)
     queries = LineageQueries(source)
     for label in ("first touch", "again (warm)"):
         times, walked, found, cut = [], [], [], 0
@@ -144,18 +151,22 @@ def main() -> None:
             f"generated {plan.events} events, {dags} DAGs x ~{RUNS_PER_DAG} runs "
             f"in {time.perf_counter() - began:.1f} s"
         )
+    url, home = _store_url(args.log), Path(tempfile.mkdtemp(prefix="wc-bench-home-"))
+    if args.generate or not args.log.with_name(args.log.name + ".db").exists():
+        args.log.with_name(args.log.name + ".db").unlink(missing_ok=True)
         began = time.perf_counter()
-        subprocess.run([sys.executable, "-m", "airflow_lineage_plus.graph.index", str(args.log)], check=True)
-        print(f"index built in {time.perf_counter() - began:.1f} s")
-    targets = _targets(args.log, args.targets, args.seed)
+        command = [sys.executable, "-m", "airflow_lineage_plus.cli", "import", str(args.log), "--store", url]
+        subprocess.run(command, check=True, env={**os.environ, "AIRFLOW_HOME": str(home)})
+        print(f"imported into {url} in {time.perf_counter() - began:.1f} s")
+    targets = _targets(url, args.targets, args.seed)
     if not targets:
         raise SystemExit("no dataset with a deep enough upstream")
-    times = [_new_process(args.log, ns, name) for ns, name in targets[: args.repeat]]
+    times = [_new_process(url, home, ns, name) for ns, name in targets[: args.repeat]]
     print(
         f"new process (lineage-plus what-changed --depth 10): median {statistics.median(times):.2f} s, "
         f"max {max(times):.2f} s over {len(times)} targets"
     )
-    lean = [_new_graph_process(args.log, ns, name) for ns, name in targets[: args.repeat]]
+    lean = [_new_graph_process(url, ns, name) for ns, name in targets[: args.repeat]]
     whole = sorted(t for t, _, _ in lean)
     answering = sorted(a for _, _, a in lean)
     opening = statistics.median(o for _, o, _ in lean)
@@ -164,7 +175,8 @@ def main() -> None:
         f"of which import and open median {opening:.2f} s, the answer median "
         f"{statistics.median(answering):.2f} s (max {answering[-1]:.2f} s) over {len(lean)} targets"
     )
-    _warm(args.log, targets)
+    _warm(url, targets)
+    shutil.rmtree(home, ignore_errors=True)
 
 
 if __name__ == "__main__":

@@ -57,7 +57,7 @@ STG = ["what-changed", "--namespace", "warehouse", "--name", "stg.contacts", "--
 
 def _what_changed(tmp_path: Path, form: str) -> str:
     log = write_log(tmp_path / "week.jsonl", week(raw_rows=880, state="FAIL"))
-    return _answer(log, "--no-index", *STG, "--format", form)[1]
+    return _answer(log, *STG, "--format", form)[1]
 
 
 def test_upstream_as_mermaid_draws_every_node_and_edge_with_the_failed_job_styled(tmp_path: Path) -> None:
@@ -199,7 +199,7 @@ def test_mermaid_itself_parses_every_kind_of_picture_and_rejects_a_broken_one(tm
     pictures.append(hostile.mermaid())
     pictures.append(_what_changed(tmp_path, "mermaid"))
     asserted = write_log(tmp_path / "asserted.jsonl", week(raw_assertions=[("not_null", "email", False)]))
-    failed = _answer(asserted, "--no-index", "failed-upstream", *STG[1:5], "--format", "mermaid")[1]
+    failed = _answer(asserted, "failed-upstream", *STG[1:5], "--format", "mermaid")[1]
     assert "class n1 assertionFailed" in failed
     pictures.append(failed)
     from tests.support.graph_builders import ds, job_event

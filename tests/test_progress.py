@@ -81,6 +81,18 @@ def test_in_a_pipe_or_in_ci_nothing_is_shown() -> None:
         assert (code, out, terminal) == (0, "done False\n", ""), quiet
 
 
+def _thirty_events(log: Path) -> Path:
+    """A log of 30 completed task runs at ``T0``."""
+    events = [
+        run_event(
+            f"dag.t{i}", run_id=f"01a22674-e06b-7252-84d0-26850cfac{i:03x}", state=RunState.COMPLETE, when=T0
+        )
+        for i in range(30)
+    ]
+    log.write_text("".join(dumps(e).decode() + "\n" for e in events))
+    return log
+
+
 def test_a_unit_the_bar_cannot_show_is_refused() -> None:
     with pytest.raises(ValueError, match="unit"), progress("x", unit="parsecs"):
         pass
@@ -89,14 +101,7 @@ def test_a_unit_the_bar_cannot_show_is_refused() -> None:
 def test_replay_shows_its_progress_on_a_terminal_and_prints_the_same_answer_as_in_a_pipe(
     tmp_path: Path,
 ) -> None:
-    log = tmp_path / "events.jsonl"
-    events = [
-        run_event(
-            f"dag.t{i}", run_id=f"01a22674-e06b-7252-84d0-26850cfac{i:03x}", state=RunState.COMPLETE, when=T0
-        )
-        for i in range(30)
-    ]
-    log.write_text("".join(dumps(e).decode() + "\n" for e in events))
+    log = _thirty_events(tmp_path / "events.jsonl")
     with FakeMarquez() as marquez:
         argv = [
             str(Path(sys.executable).parent / "lineage-plus"),
@@ -121,3 +126,29 @@ def test_replay_shows_its_progress_on_a_terminal_and_prints_the_same_answer_as_i
     assert "replaying to Marquez" in ANSI.sub("", terminal) and "/30 events" in ANSI.sub("", terminal)
     assert piped.stderr == ""
     assert json.loads(out)["sent"] == json.loads(piped.stdout)["sent"] and len(json.loads(out)["sent"]) == 30
+
+
+def test_import_shows_the_bytes_read_on_a_terminal_and_prints_the_same_answer_as_in_a_pipe(
+    tmp_path: Path,
+) -> None:
+    log = _thirty_events(tmp_path / "events.jsonl")
+    script = str(Path(sys.executable).parent / "lineage-plus")
+    env = _env(AIRFLOW_HOME=str(tmp_path / "home"))
+    terminal_store, piped_store = (f"sqlite:///{tmp_path / name}" for name in ("tty.db", "pipe.db"))
+    code, out, terminal = _on_a_terminal([script, "import", str(log), "--store", terminal_store], env)
+    piped = subprocess.run(
+        [script, "import", str(log), "--store", piped_store],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
+    assert code == piped.returncode == 0
+    shown = ANSI.sub("", terminal)
+    size = f"{log.stat().st_size / 1000:.1f}"  # rich shows bytes in kB
+    assert "importing events.jsonl" in shown and f"0.0/{size} kB" in shown and f"{size}/{size} kB" in shown, (
+        shown
+    )
+    assert piped.stderr == ""
+    assert out.replace(terminal_store, "URL") == piped.stdout.replace(piped_store, "URL")
+    assert "imported 30 new events" in out

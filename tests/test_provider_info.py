@@ -48,7 +48,6 @@ def _as_declared(name: str, kind: str, example: str) -> Any:
     """What a reader returns for the option set to ``example``: the value parsed by its declared type."""
     special: dict[str, Any] = {
         "event_log_path": Path,
-        "index_path": Path,
         "event_log_file_mode": lambda v: int(v, 8),
         "event_log_dir_mode": lambda v: int(v, 8),
         "alert_recipients": lambda v: {team: [address] for team, address in json.loads(v).items()},

@@ -1,6 +1,6 @@
 """``lineage-plus``: ask the lineage graph questions from a terminal.
 
-    lineage-plus [--events PATH [--index PATH | --no-index] | --marquez URL [--api-key KEY]] COMMAND [options]
+    lineage-plus [--events PATH | --marquez URL [--api-key KEY] | --airflow URL [--token T]] COMMAND [options]
 
 :mod:`.parser` declares the commands and their options, :mod:`.commands` how a command is declared (help,
 example, exit codes: modules that bring a command use it), :mod:`.app` runs one invocation. Exit codes and

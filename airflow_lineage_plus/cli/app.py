@@ -1,9 +1,9 @@
 """One ``lineage-plus`` invocation: the parsed command run against the lineage source.
 
 Every graph question takes ``--as-of TIME`` (the answer from what the events up to then said) and
-``--include-retired`` (also the edges a job no longer reports). An event log is read through its index
-(``lineage-plus index``); a log with no index yet gets its first answer from a quick scan, and the
-console command then builds the index in the background for the next one.
+``--include-retired`` (also the edges a job no longer reports). An event log given to ``--events`` is
+scanned for a question about one node (:mod:`airflow_lineage_plus.graph.scan`) and folded whole for the
+others; ``lineage-plus import`` puts it in the lineage store for repeated questions.
 
 Exit status (:mod:`.commands`, docs/cli.md): 0 with an answer; 2 for bad arguments or an unknown dataset
 or job; 1 when the source cannot be read; 4 when ``failed-upstream`` found a failed job. See docs/graph.md
@@ -26,19 +26,16 @@ from airflow_lineage_plus import conf, pictures
 from airflow_lineage_plus.act import freshness
 from airflow_lineage_plus.cli import commands as codes
 from airflow_lineage_plus.cli import remote, store_commands
+from airflow_lineage_plus.cli import text_report as text
 from airflow_lineage_plus.cli import what_changed_command as what_changed
 from airflow_lineage_plus.cli.parser import DATASET_ONLY, QUICK, build
 from airflow_lineage_plus.declared import static_commands as declared
 from airflow_lineage_plus.deliver import replay
 from airflow_lineage_plus.exceptions import NodeNotFound, SourceUnavailable, UsageError
 from airflow_lineage_plus.graph import LineageQueries
-from airflow_lineage_plus.graph import text_report as text
-from airflow_lineage_plus.graph.index import start_building
 from airflow_lineage_plus.graph.queries import node_dict
-from airflow_lineage_plus.graph.scan import QuickSource
 from airflow_lineage_plus.graph.source import LineageSource
 from airflow_lineage_plus.node_ids import dataset_id, job_id
-from airflow_lineage_plus.progress import progress
 from airflow_lineage_plus.sources import open_configured_source
 from airflow_lineage_plus.timestamps import to_micros
 
@@ -61,14 +58,12 @@ def _target(args: argparse.Namespace) -> str:
 
 
 def _open(args: argparse.Namespace) -> LineageSource:
-    index: bool | str = False if args.no_index else (args.index or True)
     try:
         return open_configured_source(
             events=args.events or None,
             marquez=args.marquez or None,
             api_key=args.api_key,
             timeout=args.timeout,
-            index=index,
             quick=args.command in QUICK,
         )
     except ImportError as exc:
@@ -111,46 +106,38 @@ def _as_of(args: argparse.Namespace) -> int | None:
 
 def run(argv: Sequence[str] | None = None) -> tuple[int, str, str]:
     """(exit status, stdout, stderr) of one invocation."""
-    code, out, err, _ = _run(argv)
-    return code, out, err
-
-
-def _run(argv: Sequence[str] | None) -> tuple[int, str, str, LineageSource | None]:
-    """(exit status, stdout, stderr, the source that answered) of one invocation."""
     parser = build()
     try:
         args = parser.parse_args(argv)
     except SystemExit as exc:
-        return int(exc.code or 0), "", "", None
+        return int(exc.code or 0), "", ""
     if args.command == "replay":  # sends the spool on: to Marquez when one is named, else to the store
         if args.marquez or conf.marquez_url():
-            return (*replay.command(args), None)
-        return (*store_commands.flush_spool(args.event_log or args.events, args.store, args.dry_run), None)
-    if args.command == "index":
-        return (*_index(args), None)
+            return replay.command(args)
+        return store_commands.flush_spool(args.event_log or args.events, args.store, args.dry_run)
     if args.command in store_commands.COMMANDS:
-        return (*store_commands.run(args), None)
+        return store_commands.run(args)
     if args.command == "publish-static":  # parses DAGs and sends their declared lineage
-        return (*declared.publish_command(args), None)
+        return declared.publish_command(args)
     if args.command == "diff":  # compares two versions of DAGs, with impact over the current graph
-        return (*declared.diff_command(args, lambda: _open(args)), None)
+        return declared.diff_command(args, lambda: _open(args))
     try:
         target = None if args.command in ("lint-names", "report", "freshness") else _target(args)
         as_of = _as_of(args)
         if args.airflow:
-            return (*_remote(args, target, as_of), None)
+            return _remote(args, target, as_of)
         source = _open(args)
     except UsageError as exc:
-        return 2, "", f"lineage-plus: {exc}\n", None
+        return 2, "", f"lineage-plus: {exc}\n"
     except (SourceUnavailable, OSError) as exc:
-        return 1, "", f"lineage-plus: cannot read the lineage source: {exc}\n", None
+        return 1, "", f"lineage-plus: cannot read the lineage source: {exc}\n"
     queries = LineageQueries(source)
     try:
         answer, rendered = _answer(queries, args, target, as_of)
     except (NodeNotFound, UsageError, ValueError) as exc:
-        return 2, "", f"lineage-plus: {exc}\n", source
+        return 2, "", f"lineage-plus: {exc}\n"
     except SourceUnavailable as exc:
-        return 1, "", f"lineage-plus: cannot read the lineage source: {exc}\n", source
+        return 1, "", f"lineage-plus: cannot read the lineage source: {exc}\n"
     finally:
         source.close()
     err = ""
@@ -160,7 +147,7 @@ def _run(argv: Sequence[str] | None) -> tuple[int, str, str, LineageSource | Non
             + ", ".join(f"{k}={v}" for k, v in sorted(source.problems.items()))
             + "\n"
         )
-    return _status(args, answer), _output(args, answer, rendered) + "\n", err, source
+    return _status(args, answer), _output(args, answer, rendered) + "\n", err
 
 
 def _remote(args: argparse.Namespace, target: str | None, as_of: int | None) -> tuple[int, str, str]:
@@ -290,38 +277,10 @@ def _answer(
     return answer, text.render_graph(f"{command} of", answer)
 
 
-def _index(args: argparse.Namespace) -> tuple[int, str, str]:
-    """``lineage-plus index``: build the index of the event log, or bring it up to date."""
-    if args.marquez or args.no_index:
-        return (
-            2,
-            "",
-            "lineage-plus: index needs an event log (--events, or the configured one) and an index\n",
-        )
-    try:
-        with progress(f"indexing {args.events or 'the event log'}", unit="bytes") as bar:
-            source = _open(args)
-            bar.update(completed=getattr(source, "offset", 0), total=getattr(source, "offset", 0))
-        try:
-            events, offset = getattr(source, "events", 0), getattr(source, "offset", 0)
-            written = source.rewrite() if hasattr(source, "rewrite") else False
-            where = getattr(source, "index_path", None)
-        finally:
-            source.close()
-    except (SourceUnavailable, OSError, UsageError) as exc:
-        return 1, "", f"lineage-plus: cannot index the event log: {exc}\n"
-    state = "rewritten" if written else "up to date"
-    return 0, f"index {where}: {state}, {events} events, {offset} bytes of the log\n", ""
-
-
 def main(argv: Sequence[str] | None = None) -> int:
-    code, out, err, source = _run(argv)
+    code, out, err = run(argv)
     sys.stdout.write(out)
     sys.stderr.write(err)
-    if isinstance(source, QuickSource) and source.index_path is not None:
-        sys.stdout.flush()  # the answer first; then the index, for the next question, in the background
-        builder = start_building(source.path, source.index_path, quiet=True)
-        sys.stderr.write(f"lineage-plus: indexing {source.path} in the background (process {builder.pid})\n")
     return code
 
 

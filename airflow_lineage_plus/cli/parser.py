@@ -12,7 +12,7 @@ from airflow_lineage_plus.declared import static_commands as declared
 from airflow_lineage_plus.deliver import replay
 
 DATASET_ONLY = {"failed-upstream", "impact", "schema-diff", "columns", what_changed.COMMAND}
-#: what a quick scan of a log without an index answers (:mod:`airflow_lineage_plus.graph.scan`)
+#: what a quick scan of an event log answers (:mod:`airflow_lineage_plus.graph.scan`); others fold it whole
 QUICK = {"upstream", "downstream", "failed-upstream", "impact", "schema-diff"}
 WALKS = {"upstream", "downstream", "failed-upstream", "impact"}
 PICTURES = ("text", "json", "mermaid", "dot")
@@ -96,9 +96,6 @@ def _global_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--timeout", type=float, default=None, help="Marquez or --airflow request timeout in seconds"
     )
-    index = parser.add_mutually_exclusive_group()
-    index.add_argument("--index", help="the event log's index (default: beside the log, <log>.lpindex)")
-    index.add_argument("--no-index", action="store_true", help="read the whole event log into memory")
 
 
 def _other_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -124,12 +121,6 @@ def _other_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
     replay.add_arguments(replaying)
     store_commands.add_store_option(replaying)
-    c.add_command(
-        sub,
-        "index",
-        help="build the event log's index, or bring it up to date",
-        example=f"{_LOG} index",
-    )
     # -- static lineage (owned by airflow_lineage_plus.declared; docs/static-lineage.md) --
     declared.add_publish_arguments(
         c.add_command(

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from airflow_lineage_plus.exceptions import SourceUnavailable
 from airflow_lineage_plus.graph import logfile
+from airflow_lineage_plus.progress import Tracker, progress
 from airflow_lineage_plus.sources import open_store
 from airflow_lineage_plus.store import apply_retention, cutoff
 from airflow_lineage_plus.store.spool import flush, pending_bytes
@@ -66,7 +67,8 @@ def import_log(path: Path, url: str | None = None) -> Result:
     try:
         store = open_store(url)
         try:
-            result = store.append(_lines(path, problems))
+            with progress(f"importing {path.name}", total=path.stat().st_size, unit="bytes") as bar:
+                result = store.append(_lines(path, problems, bar))
             where = store.where
         finally:
             store.close()
@@ -87,11 +89,13 @@ def import_log(path: Path, url: str | None = None) -> Result:
     return 0, out, err
 
 
-def _lines(path: Path, problems: dict[str, int]) -> Iterator[bytes]:
-    """Every complete, non-blank line of the log (lines over the size budget counted as too_large)."""
+def _lines(path: Path, problems: dict[str, int], bar: Tracker) -> Iterator[bytes]:
+    """Every complete, non-blank line of the log (lines over the size budget counted as too_large); the
+    bar shows the bytes read."""
     with open(path, "rb") as handle:
         size = path.stat().st_size
-        for _, view in logfile.chunks(handle, 0, size, problems):
+        for base, view in logfile.chunks(handle, 0, size, problems):
+            bar.update(completed=base + len(view))
             data = view.tobytes()
             for line in data.split(b"\n"):
                 if len(line) > logfile.MAX_LINE:

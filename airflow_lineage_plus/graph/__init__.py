@@ -32,16 +32,14 @@ def open_source(
     api_key: str | None = None,
     timeout: float = 5.0,
     *,
-    index: bool | str | Path = False,
     quick: bool = False,
     store: str | None = None,
 ) -> LineageSource:
     """The event log at ``events``, the Marquez server at ``marquez``, or the lineage store at the
     SQLAlchemy URL ``store`` (exactly one of them; a store that does not exist yet is not created).
 
-    ``index``: read the log through its index (:mod:`.index`): ``True`` for the one beside the log, or a
-    path; ``False`` reads the whole log into memory. ``quick``: without a valid index, answer from a scan
-    while it is built in the background (:mod:`.scan`)."""
+    An event log is folded whole into memory, or with ``quick`` scanned for the questions about one node
+    (:mod:`.scan`: the first answer from a big log, without folding all of it)."""
     if sum(given is not None for given in (events, marquez, store)) != 1:
         raise ValueError(
             "give exactly one of events= (an event log path), marquez= (a Marquez URL) or store= (a "
@@ -53,14 +51,13 @@ def open_source(
 
         return StoreSource(LineageStore(store, create=False), owns_store=True)
     if events is not None:
-        if index is False:
-            from airflow_lineage_plus.graph.eventlog import EventLogSource
+        if quick:
+            from airflow_lineage_plus.graph.scan import QuickSource
 
-            return EventLogSource(events)
-        from airflow_lineage_plus.graph.index import open_event_log
+            return QuickSource(events)
+        from airflow_lineage_plus.graph.eventlog import EventLogSource
 
-        where = None if index is True else Path(index)
-        return open_event_log(Path(events), where, quick=quick)
+        return EventLogSource(events)
     from airflow_lineage_plus.graph.marquez import MarquezSource
 
     assert marquez is not None

@@ -7,9 +7,8 @@ name, next to a failed dbt model, the Airflow task that ran it; a child run can 
 (and DAG) it ran in; and a task's view can show the jobs it ran.
 
 Downwards, :meth:`LineageGraph.child_jobs` names the jobs with a run under a run: a graph folded in
-memory (whole, in parts, or from a source such as Marquez) keeps them as it folds; a graph opened from an
-index reads them from the index's ``children`` table; a graph folded where a question looks (time travel)
-asks its catalog, then folds those jobs (up to its time).
+memory (whole, or from a source such as Marquez) keeps them as it folds; a graph folded where a question
+looks (time travel) asks its catalog, then folds those jobs (up to its time).
 """
 
 from __future__ import annotations
@@ -39,15 +38,14 @@ def parent_chain(graph: LineageGraph, run: RunRecord) -> list[RunRecord]:
 
 
 def parent_run(graph: LineageGraph, run: RunRecord) -> RunRecord | None:
-    """The run that ran ``run`` (its parent facet's run), when the graph has it: looked up in the runs the
-    graph holds, else among the runs of the parent job (a graph opened from an index, or folded where a
-    question looks, reads that job first)."""
+    """The run that ran ``run`` (its parent facet's run), when the graph has it. A graph folded where a
+    question looks (:mod:`.focus`) reads the parent job first, so that its runs are there."""
     if run.parent_run_id is None:
         return None
     found = graph.runs.get(run.parent_run_id)
     if found is None and run.parent_job_id is not None:
-        job = graph.job_record(run.parent_job_id)
-        found = graph.run_of(job, run.parent_run_id) if job is not None else None
+        graph.job_record(run.parent_job_id)  # a focused graph folds the job's events here
+        found = graph.runs.get(run.parent_run_id)
     return found
 
 

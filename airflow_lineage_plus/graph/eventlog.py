@@ -10,21 +10,16 @@ and length, so details are re-read from the file instead of being kept in memory
 from __future__ import annotations
 
 import contextlib
-import gc
-import itertools
 import logging
-import multiprocessing
 import os
-import tempfile
 import threading
-import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any
 
 from airflow_lineage_plus import node_ids as ids
 from airflow_lineage_plus.exceptions import NodeNotFound, SourceUnavailable
-from airflow_lineage_plus.graph import eventlog_details, eventlog_history, logfile, state
+from airflow_lineage_plus.graph import eventlog_details, eventlog_history, logfile
 from airflow_lineage_plus.graph import wire as w
 from airflow_lineage_plus.graph.answers import failed_jobs, rank_search
 from airflow_lineage_plus.graph.focus import Catalog, FocusedGraph, GraphCatalog
@@ -37,17 +32,6 @@ log = logging.getLogger(__name__)
 
 MAX_EVENT_BYTES = logfile.MAX_LINE  # 64 MiB: longer lines are skipped (and counted as too_large)
 CHUNK_BYTES = logfile.CHUNK_BYTES
-#: reads at least this big pause the cyclic GC while they fold (it would rescan the millions of objects
-#: being built, 3-5x slower); smaller ones (a refresh) leave it alone. Nothing is frozen: a long-lived
-#: process (the API server) must be able to collect what later refreshes leave behind.
-BULK_READ_BYTES = 64 * 1024 * 1024
-PARALLEL_MIN_BYTES = 64 * 1024 * 1024  # below this a second process costs more than it saves
-# A worker also exports its part before this process merges it, so it gets a smaller part: both then
-# finish at about the same time (the figures, and a split that was tried and dropped: docs/graph.md).
-WORKER_SHARE = 0.94
-# By default a worker is forked only when two CPUs are idle (give or take half a CPU): with one CPU for
-# both, the merge's extra work makes the load slower than one process (docs/graph.md).
-IDLE_CPU_NEEDED = 1.5
 
 
 class EventLogSource(LineageSource):
@@ -61,19 +45,10 @@ class EventLogSource(LineageSource):
         max_event_bytes: int = MAX_EVENT_BYTES,
         missing_ok: bool = False,
         chunk_bytes: int = CHUNK_BYTES,
-        workers: int | None = None,
-        parallel_min_bytes: int = PARALLEL_MIN_BYTES,
     ) -> None:
         """``missing_ok``: a log that does not exist yet is an empty graph (read once it appears).
-        ``chunk_bytes``: how much of the file is read at a time (a longer line gets a bigger buffer).
-        ``workers``: processes that fold a large read (at least ``parallel_min_bytes`` new bytes) in
-        parallel, each a part of the file. Default: 2 when the machine has 2 CPUs or more and two of them
-        are idle (:func:`idle_cpus`, see ``IDLE_CPU_NEEDED``), else 1; merging costs CPU, so on a busy
-        machine a second process would not make the load faster."""
+        ``chunk_bytes``: how much of the file is read at a time (a longer line gets a bigger buffer)."""
         self.path = Path(path)
-        self.auto_workers = workers is None
-        self.workers = max(1, workers if workers is not None else min(2, os.cpu_count() or 1))
-        self.parallel_min_bytes = parallel_min_bytes
         self.chunk_bytes = chunk_bytes
         self.missing_ok = missing_ok
         self.max_event_bytes = min(max_event_bytes, logfile.MAX_LINE)
@@ -81,7 +56,6 @@ class EventLogSource(LineageSource):
         self.problems: dict[str, int] = {}
         self.events = 0
         self.offset = 0
-        self.worker_parts = 0  # parts of the log folded by worker processes since the last (re)load
         self._identity: tuple[int, int, bytes] | None = None
         self._lock = threading.RLock()
         self._history = eventlog_history.HistoryCache()
@@ -95,7 +69,6 @@ class EventLogSource(LineageSource):
         self.problems = {}
         self.events = 0
         self.offset = 0
-        self.worker_parts = 0
         self._identity = None
 
     def guard(self) -> contextlib.AbstractContextManager[Any]:
@@ -126,128 +99,15 @@ class EventLogSource(LineageSource):
         self._identity = identity
         if stat.st_size == self.offset:
             return 0
-        return self._read_from(self.offset)
+        return self._read_events(self.offset)
 
-    def _read_from(self, start: int) -> int:
-        with _gc_paused(self._size() - start >= BULK_READ_BYTES):
-            return self._read_parallel(start) if self._parallel_ok(start) else self._read_events(start)
-
-    def _size(self) -> int:
-        try:
-            return os.stat(self.path).st_size
-        except OSError as exc:
-            raise SourceUnavailable(f"cannot read event log {self.path}: {exc}") from exc
-
-    def _parallel_ok(self, start: int) -> bool:
-        """Whether to fold from ``start`` in several processes: a big enough read, and ``fork`` is safe
-        (a forked child of a process running other threads could inherit a lock held forever)."""
-        if self.workers < 2 or "fork" not in multiprocessing.get_all_start_methods():
-            return False
-        if threading.active_count() > 1 or multiprocessing.current_process().daemon:
-            return False
-        try:
-            if os.stat(self.path).st_size - start < self.parallel_min_bytes:
-                return False
-        except OSError:
-            return False
-        # last, as it takes 0.1 s: a second process would only compete with others for the same CPUs
-        return not self.auto_workers or idle_cpus() >= IDLE_CPU_NEEDED
-
-    def _split_points(self, start: int, stop: int) -> list[int]:
-        """Offsets just after a newline that cut [start, stop) into ``workers`` parts: the first (read
-        here) weighs 1, the others (read by workers) ``WORKER_SHARE`` each."""
-        points = [start]
-        total = 1 + WORKER_SHARE * (self.workers - 1)
-        with open(self.path, "rb") as handle:
-            for part in range(1, self.workers):
-                cut = start + int((stop - start) * (1 + WORKER_SHARE * (part - 1)) / total)
-                newline = _find_newline(handle, cut, stop)
-                if newline >= 0 and newline + 1 > points[-1] and newline + 1 < stop:
-                    points.append(newline + 1)
-        return [*points, stop]
-
-    def _read_parallel(self, start: int) -> int:
-        """Fold the parts of the file in worker processes (the last parts) and here (the first part),
-        then merge them in log order. The graph is order-independent, so this gives the graph one
-        sequential fold gives; a worker that fails has its part read here instead."""
-        try:
-            stop = os.stat(self.path).st_size
-        except OSError as exc:
-            raise SourceUnavailable(f"cannot read event log {self.path}: {exc}") from exc
-        points = self._split_points(start, stop)
-        context = multiprocessing.get_context("fork")
-        workers: list[tuple[Any, Any, Any, int, int]] = []
-        for begin, end in itertools.pairwise(points[1:]):
-            receiver, sender = context.Pipe(duplex=False)
-            # the worker's graph comes back through a file (no name, gone when closed): the worker writes
-            # it and exits, giving its memory back while this process still folds its own part
-            spool = tempfile.TemporaryFile(prefix="lineage-plus-part-")  # noqa: SIM115 (closed below)
-            process: Any = context.Process(
-                target=self._fold_part, args=(begin, end, sender, spool), daemon=True
-            )
-            try:
-                process.start()
-            except OSError:
-                process = None
-            sender.close()
-            workers.append((process, receiver, spool, begin, end))
-        try:
-            count = self._read_events(start, points[1])
-            for process, receiver, spool, begin, end in workers:
-                part = None
-                if process is not None:
-                    try:
-                        part = receiver.recv()
-                    except (EOFError, OSError):
-                        part = None
-                    process.join()
-                receiver.close()
-                where = (self.path, begin, end)
-                if part is None or self.offset != begin:
-                    spool.close()
-                    log.warning("event log %s: bytes %d-%d not folded by a worker; reading them here", *where)
-                    count += self._read_events(self.offset, end)
-                    continue
-                problems, events, offset = part
-                with spool:
-                    spool.seek(0)  # the worker wrote through the same open file, moving its offset
-                    state.absorb_from(self.graph, spool)
-                for kind, number in problems.items():
-                    self.problems[kind] = self.problems.get(kind, 0) + number
-                self.events += events
-                self.offset = offset
-                self.worker_parts += 1
-                count += events
-        finally:  # after an error here, stop workers still folding
-            for process, receiver, spool, _, _ in workers:
-                receiver.close()
-                spool.close()
-                if process is not None and process.is_alive():
-                    process.terminate()
-                    process.join()
-        return count
-
-    def _fold_part(self, start: int, stop: int, sender: Any, spool: BinaryIO) -> None:
-        """In a worker process: fold [start, stop) into a new graph, export it to ``spool`` and say so."""
-        try:
-            self.graph, self.problems, self.events = LineageGraph(), {}, 0
-            self._read_events(start, stop)
-            spool.seek(0)
-            state.export_to(self.graph, spool)
-            spool.flush()
-            sender.send((self.problems, self.events, self.offset))
-        except Exception:  # no part sent: the parent folds [start, stop) itself
-            pass
-        finally:
-            sender.close()
-
-    def _read_events(self, start: int, stop: int | None = None) -> int:
-        """Fold every complete line from ``start`` (to ``stop``, an offset just after a newline)."""
+    def _read_events(self, start: int) -> int:
+        """Fold every complete line from ``start``."""
         count = 0
         position = start
         try:
             with open(self.path, "rb") as handle:
-                size = os.fstat(handle.fileno()).st_size if stop is None else stop
+                size = os.fstat(handle.fileno()).st_size
                 logfile.check_size(self.path, size)
                 for base, view in logfile.chunks(
                     handle,
@@ -297,11 +157,7 @@ class EventLogSource(LineageSource):
         return count
 
     def _read_ref(self, ref: int) -> dict[str, Any] | None:
-        try:
-            with open(self.path, "rb") as handle:
-                return logfile.read_ref(handle, ref)
-        except OSError:
-            return None
+        return logfile.read_event(self.path, ref)
 
     def _read_refs(self, refs: Sequence[int]) -> dict[int, dict[str, Any] | None]:
         """Many events by their refs, with one open file, in the order of their places in it."""
@@ -411,49 +267,3 @@ class EventLogSource(LineageSource):
         graph = self.focused()
         graph.ensure_jobs((run.job_id,))
         return eventlog_details.run_details(graph, run_id, self._read_ref)
-
-
-@contextlib.contextmanager
-def _gc_paused(pause: bool) -> Iterator[None]:
-    """The cyclic GC paused while a big read builds millions of small acyclic objects; back on after."""
-    enabled = gc.isenabled()
-    if pause:
-        gc.disable()
-    try:
-        yield
-    finally:
-        if pause and enabled:
-            gc.enable()
-
-
-def idle_cpus(sample_seconds: float = 0.1) -> float:
-    """How many CPUs are idle now: from two readings of /proc/stat ``sample_seconds`` apart (Linux);
-    elsewhere CPUs minus the 1-minute load average (which lags: it still counts a load just finished)."""
-    cpus = os.cpu_count() or 1
-    try:
-        before = _cpu_ticks()
-        time.sleep(sample_seconds)
-        after = _cpu_ticks()
-    except (OSError, ValueError, IndexError):
-        return cpus - os.getloadavg()[0]
-    total = after[0] - before[0]
-    return cpus * (after[1] - before[1]) / total if total > 0 else 0.0
-
-
-def _cpu_ticks() -> tuple[int, int]:
-    """(all, idle + iowait) CPU ticks since boot, summed over CPUs."""
-    with open("/proc/stat") as stat:
-        fields = [int(value) for value in stat.readline().split()[1:]]
-    return sum(fields[:8]), fields[3] + fields[4]
-
-
-def _find_newline(handle: Any, start: int, stop: int | None = None) -> int:
-    """Offset of the first newline at or after ``start`` (and before ``stop``); -1 when there is none."""
-    handle.seek(start)
-    scanned = start
-    while chunk := handle.read(8 * 1024 * 1024 if stop is None else min(8 * 1024 * 1024, stop - scanned)):
-        newline = chunk.find(b"\n")
-        if newline >= 0:
-            return scanned + newline
-        scanned += len(chunk)
-    return -1

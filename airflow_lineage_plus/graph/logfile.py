@@ -1,5 +1,4 @@
-"""Reading the event log file: complete lines by plain reads, single events by their place, and whether
-the file is still the one that was read.
+"""Reading the event log file: complete lines by plain reads, and single events by their place.
 
 No memory map: a log truncated in place (logrotate's ``copytruncate``) makes a mapped page vanish, and the
 next access to it kills the process with SIGBUS. A read of a truncated file just returns fewer bytes.
@@ -9,7 +8,6 @@ bigger one, up to the size budget, beyond which it is skipped and counted.
 
 from __future__ import annotations
 
-import hashlib
 import os
 from collections.abc import Iterator
 from io import BufferedReader
@@ -30,9 +28,6 @@ def check_size(path: os.PathLike[str] | str, size: int) -> None:
     """A log whose events a ref cannot place is refused, with the fix."""
     if size >= MAX_LOG_BYTES:
         raise ValueError(f"event log {path} is over {MAX_LOG_BYTES // 2**30} GiB: rotate it (logrotate)")
-
-
-HEAD_BYTES = 4096  # the start of the file that identifies it (a replaced or rotated log starts otherwise)
 
 
 def ref_of(offset: int, length: int) -> int:
@@ -106,11 +101,6 @@ def _skip_line(handle: BufferedReader, position: int, stop: int) -> int:
     return -1
 
 
-def find_line_start(handle: BufferedReader, position: int, stop: int) -> int:
-    """The first offset at or after ``position`` that starts a line (just after a newline), or -1."""
-    return _skip_line(handle, position, stop)
-
-
 def read_ref(handle: BufferedReader, ref: int) -> dict[str, Any] | None:
     """The event at ``ref`` as a JSON object; None when it cannot be read (a file truncated since)."""
     offset, length = split_ref(ref)
@@ -120,6 +110,15 @@ def read_ref(handle: BufferedReader, ref: int) -> dict[str, Any] | None:
     except (OSError, orjson.JSONDecodeError):
         return None
     return data if isinstance(data, dict) else None
+
+
+def read_event(path: str | os.PathLike[str], ref: int) -> dict[str, Any] | None:
+    """The event at ``ref`` of the file at ``path`` (opened for it); None when it cannot be read."""
+    try:
+        with open(path, "rb") as handle:
+            return read_ref(handle, ref)
+    except OSError:
+        return None
 
 
 def prefetch(handle: BufferedReader, refs: list[int]) -> None:
@@ -140,17 +139,3 @@ def read_ref_bytes(handle: BufferedReader, ref: int) -> bytes:
     offset, length = split_ref(ref)
     handle.seek(offset)
     return handle.read(length)
-
-
-def head_digest(handle: BufferedReader, upto: int) -> str:
-    """A digest of the file's first bytes (at most ``HEAD_BYTES``, and none past ``upto``): whether a file
-    is still the one read before, even when it kept its inode (rotated with copytruncate, then refilled)."""
-    handle.seek(0)
-    return hashlib.blake2b(handle.read(min(HEAD_BYTES, upto)), digest_size=16).hexdigest()
-
-
-def identity(path: os.PathLike[str] | str, upto: int) -> tuple[int, int, int, str]:
-    """(device, inode, size, digest of the head up to ``upto``) of the file now."""
-    with open(path, "rb") as handle:
-        stat = os.fstat(handle.fileno())
-        return stat.st_dev, stat.st_ino, stat.st_size, head_digest(handle, upto)

@@ -3,7 +3,7 @@
 Everything here is order-independent: each fact carries the event time it came from and a later
 (by event time, not by arrival) fact wins, with ties broken by content. So a shuffled or repeated
 stream folds to the same graph as the ordered one. The records it holds are in :mod:`.runs` and
-:mod:`.records`; folding a log in parts (export and absorb) is in :mod:`.state`.
+:mod:`.records`.
 """
 
 from __future__ import annotations
@@ -28,7 +28,6 @@ from airflow_lineage_plus.graph.records import (
     cached_facet,
 )
 from airflow_lineage_plus.graph.runs import (
-    _RUN_STATE,
     _TERMINAL,
     AIRFLOW_UPSTREAM_FAILED,
     FAILED_STATES,
@@ -37,11 +36,10 @@ from airflow_lineage_plus.graph.runs import (
     RunRecord,
 )
 
-# the names this module held before runs, records and state were split out of it
+# the names this module held before runs and records were split out of it
 __all__ = [
     "FAILED_STATES",
     "SCHEDULER_SKIP_REASON",
-    "_RUN_STATE",
     "ColumnInput",
     "DatasetRecord",
     "Fields",
@@ -553,18 +551,10 @@ class LineageGraph:
         """Ids of the jobs with a run whose parent run is ``run_id`` (:mod:`.ancestry`)."""
         return self.children.get(run_id, set())
 
-    def run_of(self, job: JobRecord, run_id: str) -> RunRecord | None:
-        """The job's run with this id (an index reads the job's runs for it)."""
-        return self.runs.get(run_id)
-
     def jobs_of_run(self, run_id: str) -> list[str]:
-        """Ids of the jobs that may hold the run (an index knows runs it has not read)."""
+        """Ids of the jobs that hold the run: its job, or none when the graph does not know it."""
         run = self.runs.get(run_id)
         return [run.job_id] if run is not None else []
-
-    def indexed_dags(self, job: JobRecord) -> frozenset[str | None]:
-        """The DAGs of the job's runs an index recorded without the runs (:mod:`.indexed`); none here."""
-        return frozenset()
 
     def declared_only(self, job: JobRecord) -> bool:
         """Whether the job is known only from its declaration: it has not run yet."""

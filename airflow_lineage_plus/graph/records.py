@@ -32,35 +32,6 @@ DatasetFacts = tuple[
 ]
 
 
-#: the fields of each record that a graph exported from a worker process carries (see :mod:`.runs`
-#: for runs; caches are left out)
-_JOB_STATE = (
-    "namespace",
-    "name",
-    "owners",
-    "owners_key",
-    "ref",
-    "ref_time",
-    "slo_minutes",
-    "slo_key",
-)  # + edges, from ``succ``
-_DATASET_STATE = (
-    "namespace",
-    "name",
-    "schemas",
-    "fields",
-    "fields_key",
-    "owners",
-    "owners_key",
-    "columns",
-    "columns_key",
-    "ref",
-    "ref_time",
-    "write_ref",
-    "write_time",
-)
-
-
 #: an inputs or outputs list of a job already folded: [its edges, the earliest time it was seen]
 ListEntry = list[Any]
 Edge = tuple[str, str]
@@ -89,7 +60,6 @@ class JobRecord:
         "slo_key",
         "slo_minutes",
         "sources",
-        "summary",
         "targets",
     )
 
@@ -117,8 +87,6 @@ class JobRecord:
         self.sources: set[str] = set()  # input dataset ids already linked
         self.targets: set[str] = set()  # output dataset ids already linked
         self.refs = array("Q")  # every event of the job (offset << 32 | length), in log order
-        #: what an index knows of runs not in ``runs`` (:class:`.index.JobSummary`), None otherwise
-        self.summary: Any = None
         #: the latest declaration (JobEvent): ((declared time, tie), its edges); see :mod:`.declared`
         self.declared: tuple[tuple[int, str], frozenset[tuple[str, str]]] | None = None
         # freshness target of its outputs (``lineagePlus_sloTier.freshnessMinutes``), latest by event time
@@ -175,45 +143,6 @@ class DatasetRecord:
         self.facts: DatasetFacts = (None, None, None, False)
         #: events naming it as their ``dataset`` (dataset events): they belong to no job's ``refs``
         self.dataset_refs: list[int] = []
-
-    @classmethod
-    def restore(cls, state: tuple[Any, ...]) -> DatasetRecord:
-        """A record from its exported ``_DATASET_STATE`` values, without its column lineage (which
-        :meth:`LineageGraph.set_columns` adds, indexing it)."""
-        record = cls(state[0], state[1])
-        (
-            record.schemas,
-            record.fields,
-            record.fields_key,
-            record.owners,
-            record.owners_key,
-            _,
-            _,
-            record.ref,
-            record.ref_time,
-            record.write_ref,
-            record.write_time,
-        ) = state[2:]
-        return record
-
-    def absorb_state(self, state: tuple[Any, ...]) -> None:
-        """Fold in the same dataset's exported state (``_DATASET_STATE``) as folded from later events
-        of the log; column lineage is left to :meth:`LineageGraph.set_columns`."""
-        later_schemas, fields, fields_key, owners, owners_key = state[2:7]
-        ref, ref_time, write_ref, write_time = state[9:]
-        schemas = self.schemas
-        for schema, seen in later_schemas.items():
-            mine = schemas.get(schema)
-            if mine is None or seen > mine:
-                schemas[schema] = seen
-        if fields_key is not None and (self.fields_key is None or fields_key > self.fields_key):
-            self.fields_key, self.fields = fields_key, fields
-        if owners_key is not None and (self.owners_key is None or owners_key > self.owners_key):
-            self.owners_key, self.owners = owners_key, owners
-        if ref is not None and ref_time >= self.ref_time:
-            self.ref, self.ref_time = ref, ref_time
-        if write_ref is not None and write_time >= self.write_time:
-            self.write_ref, self.write_time = write_ref, write_time
 
     def schema_versions(self) -> list[Fields]:
         """Distinct schemas, newest first (ordered by the last time each was seen). Schemas only declared

@@ -7,7 +7,6 @@ wins, with ties broken by content, so a shuffled or repeated stream folds to the
 from __future__ import annotations
 
 import sys
-from typing import Any
 
 from airflow_lineage_plus.graph import wire as w
 
@@ -97,7 +96,7 @@ class RunRecord:
 
     @property
     def completed(self) -> bool:
-        """``state == "COMPLETED"``, without building the state (an index build asks it of every run)."""
+        """``state == "COMPLETED"``, without building the state."""
         return self.rank == 1 and not self.skipped
 
     @property
@@ -162,92 +161,6 @@ class RunRecord:
                 self.parent_job_id = sys.intern(f"job:{parent_job.namespace}:{parent_job.name}")
             return self.parent_run_id
         return None
-
-    @classmethod
-    def restore(cls, state: tuple[Any, ...]) -> RunRecord:
-        """A record from its exported ``_RUN_STATE`` values."""
-        run = cls.__new__(cls)
-        (
-            run.run_id,
-            run.job_id,
-            run.start,
-            run.first_seen,
-            run.rank,
-            run.end,
-            run.error,
-            run.error_key,
-            run.skipped,
-            run.skip_reason,
-            run.exec_mode,
-            run.exec_mode_time,
-            run.parent_run_id,
-            run.refs,
-            run.io,
-            run.upstream_failed,
-            run.parent_job_id,
-            run.dag_id,
-        ) = state
-        return run
-
-    def absorb(self, later: RunRecord) -> None:
-        """Fold in the same run as folded from events that come after this record's in the log.
-
-        Gives exactly the record one fold over both event sequences gives (each rule below is the
-        one :meth:`observe` applies event by event)."""
-        if later.first_seen is not None and (self.first_seen is None or later.first_seen < self.first_seen):
-            self.first_seen = later.first_seen
-        if later.start is not None and (self.start is None or later.start < self.start):
-            self.start = later.start
-        later_key, key = later.terminal, self.terminal
-        if later_key is not None:
-            if key is None or later_key > key:
-                self.rank, self.end = later.rank, later.end
-                self.skipped, self.skip_reason = later.skipped, later.skip_reason
-                self.upstream_failed = later.upstream_failed
-            elif later_key == key and later.skipped:
-                self.skipped = True
-                self.upstream_failed = self.upstream_failed or later.upstream_failed
-                reasons = [r for r in (self.skip_reason, later.skip_reason) if r is not None]
-                self.skip_reason = min(reasons) if reasons else None
-        if later.error_key is not None and (self.error_key is None or later.error_key > self.error_key):
-            self.error_key, self.error = later.error_key, later.error
-        mode = later.exec_mode
-        if mode is not None and (
-            later.exec_mode_time > self.exec_mode_time
-            or (later.exec_mode_time == self.exec_mode_time and mode < (self.exec_mode or ""))
-        ):
-            self.exec_mode, self.exec_mode_time = mode, later.exec_mode_time
-        if self.parent_run_id is None:
-            self.parent_run_id, self.parent_job_id = later.parent_run_id, later.parent_job_id
-        if later.dag_id is not None and (self.dag_id is None or later.dag_id < self.dag_id):
-            self.dag_id = later.dag_id
-        if later.refs:
-            self.refs = [*self.refs, *later.refs]
-        if not later.io <= self.io:
-            self.io = self.io | later.io
-
-
-#: the fields of each record that a graph exported from a worker process carries (caches are left out)
-_RUN_STATE = (
-    "run_id",
-    "job_id",
-    "start",
-    "first_seen",
-    "rank",
-    "end",
-    "error",
-    "error_key",
-    "skipped",
-    "skip_reason",
-    "exec_mode",
-    "exec_mode_time",
-    "parent_run_id",
-    "refs",
-    "io",
-    "upstream_failed",
-    "parent_job_id",
-    "dag_id",
-)
 
 
 def _dag_id(facets: w.RunFacets) -> str | None:

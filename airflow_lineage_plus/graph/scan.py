@@ -1,24 +1,21 @@
-"""The first answer from a raw log, before it has an index: a quick scan, then a focused fold.
+"""The first answer from a raw log given to ``--events``: a quick scan, then a focused fold.
 
 A full fold of a large log takes minutes; a question about one node needs only the events of the nodes
 around it. The scan reads every line but decodes only what says where events are and which nodes touch:
 each event's job and the names of its inputs and outputs (a list a job already reported is compared as
 bytes, not decoded again). It records, per job, the place of each of its events, and the edges ever seen.
 The answer is then folded from just the events of the nodes it touches (:mod:`.focus`), with the same
-fold as a full load, so it is the answer a full load gives. A log of 64 MiB or more is scanned by two
-processes when this one runs a single thread (like a full load, :mod:`.eventlog`).
+fold as a full load, so it is the answer a full load gives.
 
 Questions about the whole graph (search, name lint, the report) and column traces downstream need the
-index; :class:`QuickSource` says so with :class:`SourceUnavailable`.
+whole log folded (:class:`.EventLogSource`) or the lineage store; :class:`QuickSource` says so with
+:class:`SourceUnavailable`.
 """
 
 from __future__ import annotations
 
-import marshal
-import multiprocessing
 import operator
 import os
-import threading
 from array import array
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -28,15 +25,13 @@ import msgspec
 
 from airflow_lineage_plus import node_ids as ids
 from airflow_lineage_plus.exceptions import NodeNotFound, SourceUnavailable
-from airflow_lineage_plus.graph import logfile
+from airflow_lineage_plus.graph import eventlog_history, logfile
 from airflow_lineage_plus.graph import wire as w
-from airflow_lineage_plus.graph.eventlog import _gc_paused
 from airflow_lineage_plus.graph.focus import Catalog, FocusedGraph
+from airflow_lineage_plus.graph.history import LatestAssertions
 from airflow_lineage_plus.graph.model import LineageGraph
 from airflow_lineage_plus.graph.records import Fields
 from airflow_lineage_plus.graph.source import LineageSource
-
-PARALLEL_MIN_BYTES = 64 * 1024 * 1024
 
 
 class _Name(msgspec.Struct, gc=False):
@@ -185,87 +180,18 @@ class ScanCatalog(Catalog):
             for key in job.outputs:
                 writers.setdefault(key, []).append(job_id)
 
-    def export(self) -> bytes:
-        jobs = {key: (job.refs.tobytes(), job.inputs, job.outputs) for key, job in self.jobs.items()}
-        return marshal.dumps((jobs, self.dataset_events, self.problems, self.offset))
 
-    def absorb(self, exported: bytes) -> None:
-        """Add the scan of the part of the log after this one's (before :meth:`finish`)."""
-        jobs, dataset_events, problems, offset = marshal.loads(exported)
-        for job_id, (refs, inputs, outputs) in jobs.items():
-            job = self.jobs.get(job_id)
-            if job is None:
-                job = self.jobs[job_id] = _Job()
-            job.refs.frombytes(refs)
-            job.inputs |= inputs
-            job.outputs |= outputs
-        for dataset, refs in dataset_events.items():
-            self.dataset_events.setdefault(dataset, []).extend(refs)
-        for kind, number in problems.items():
-            self.problems[kind] = self.problems.get(kind, 0) + number
-        self.offset = offset
-
-
-def scan_log(path: Path, *, max_line: int = logfile.MAX_LINE, workers: int = 2) -> ScanCatalog:
-    """A quick scan of the whole log, in two processes when it is big and forking is safe."""
+def scan_log(path: Path, *, max_line: int = logfile.MAX_LINE) -> ScanCatalog:
+    """A quick scan of the whole log."""
     try:
         stop = os.stat(path).st_size
         logfile.check_size(path, stop)
     except (OSError, ValueError) as exc:
         raise SourceUnavailable(f"cannot read event log {path}: {exc}") from exc
     catalog = ScanCatalog()
-    middle = _middle(path, stop) if workers > 1 and _fork_ok(stop) else -1
-    with _gc_paused(stop >= PARALLEL_MIN_BYTES):
-        if middle < 0:
-            catalog.scan(path, 0, stop, max_line)
-        else:
-            _scan_in_two(catalog, path, middle, stop, max_line)
-        catalog.finish()
+    catalog.scan(path, 0, stop, max_line)
+    catalog.finish()
     return catalog
-
-
-def _scan_in_two(catalog: ScanCatalog, path: Path, middle: int, stop: int, max_line: int) -> None:
-    """Scan [0, middle) here and [middle, stop) in a forked process."""
-    context = multiprocessing.get_context("fork")
-    receiver, sender = context.Pipe(duplex=False)
-    process: Any = context.Process(
-        target=_scan_part, args=(path, middle, stop, max_line, sender), daemon=True
-    )
-    process.start()
-    sender.close()
-    try:
-        catalog.scan(path, 0, middle, max_line)
-        try:
-            catalog.absorb(receiver.recv_bytes())
-        except (EOFError, OSError):  # the worker died: scan its part here
-            catalog.scan(path, middle, stop, max_line)
-    finally:
-        receiver.close()
-        process.join()
-
-
-def _scan_part(path: Path, start: int, stop: int, max_line: int, sender: Any) -> None:
-    try:
-        part = ScanCatalog()
-        part.scan(path, start, stop, max_line)
-        sender.send_bytes(part.export())
-    finally:
-        sender.close()
-
-
-def _fork_ok(size: int) -> bool:
-    return (
-        size >= PARALLEL_MIN_BYTES
-        and "fork" in multiprocessing.get_all_start_methods()
-        and threading.active_count() == 1
-        and not multiprocessing.current_process().daemon
-    )
-
-
-def _middle(path: Path, stop: int) -> int:
-    """Where the forked process's part starts: it gets a bit more, as this process merges afterwards."""
-    with open(path, "rb") as handle:
-        return logfile.find_line_start(handle, int(stop * 0.46), stop)
 
 
 class QuickSource(LineageSource):
@@ -275,7 +201,6 @@ class QuickSource(LineageSource):
         self.path = Path(path)
         self.catalog = scan_log(self.path, max_line=max_event_bytes)
         self.problems: dict[str, int] = self.catalog.problems
-        self.index_path: Path | None = None  # where the index this scan stands in for belongs
 
     def _focused(self, node_id: str, as_of: int | None) -> FocusedGraph:
         graph = FocusedGraph(self.catalog, self.path, as_of)
@@ -297,20 +222,34 @@ class QuickSource(LineageSource):
         record = self._focused(dataset_id, as_of).dataset_record(dataset_id)
         return record.schema_versions() if record is not None else []
 
-    def _needs_index(self) -> SourceUnavailable:
-        return SourceUnavailable("this question needs the whole graph: build the index (lineage-plus index)")
+    def latest_assertions(
+        self, dataset_ids: Sequence[str], *, as_of: int | None = None
+    ) -> dict[str, list[LatestAssertions]]:
+        """Read back from the log, as a full load reads them (:func:`.eventlog_history.latest_assertions`)."""
+        view = FocusedGraph(self.catalog, self.path, as_of)
+        refs = self.catalog.job_refs
+        return eventlog_history.latest_assertions(view, refs, dataset_ids, self._read_ref, as_of)
+
+    def _read_ref(self, ref: int) -> dict[str, Any] | None:
+        return logfile.read_event(self.path, ref)
+
+    def _needs_whole_graph(self) -> SourceUnavailable:
+        return SourceUnavailable(
+            "this question needs the whole graph: read the whole log (EventLogSource) or import it into "
+            "the lineage store (lineage-plus import LOG)"
+        )
 
     def dataset_names(self) -> list[tuple[str, str]]:
-        raise self._needs_index()
+        raise self._needs_whole_graph()
 
     def search(self, text: str, limit: int) -> list[tuple[str, str, str]]:
-        raise self._needs_index()
+        raise self._needs_whole_graph()
 
     def node_details(self, node_id: str, *, as_of: int | None = None) -> dict[str, Any]:
-        raise self._needs_index()
+        raise self._needs_whole_graph()
 
     def run_details(self, run_id: str) -> dict[str, Any]:
-        raise self._needs_index()
+        raise self._needs_whole_graph()
 
     def summary(self) -> tuple[int, int, LineageGraph, list[str]]:
-        raise self._needs_index()
+        raise self._needs_whole_graph()

@@ -83,7 +83,7 @@ class LineageSource(abc.ABC):
     ) -> dict[str, list[LatestAssertions]]:
         """The ``dataQualityAssertions`` the latest finished run of each job next to each dataset recorded
         on it (at or before ``as_of``), newest first (:class:`~.history.LatestAssertions`); a source that
-        cannot read them back (Marquez, a quick scan) knows none: ``{}``."""
+        cannot read them back (Marquez) knows none: ``{}``."""
         return {}
 
     def time_range(self) -> tuple[int | None, int | None]:

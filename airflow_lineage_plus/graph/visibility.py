@@ -15,9 +15,7 @@ job, run and dataset of a graph whether it is shown.
 3. else the DAGs of its parent job (the ``parent`` facet's job, when that job is in the graph);
 4. else ``None``: the run belongs to no DAG (or the chain to it is not in the graph).
 
-A job belongs to the DAGs of all its runs; a job with no run belongs to ``None``. A graph opened from an
-index holds, for a job whose runs it did not read, the DAGs they belonged to when the index was written
-(:meth:`LineageGraph.indexed_dags`); the runs appended since add theirs.
+A job belongs to the DAGs of all its runs; a job with no run belongs to ``None``.
 
 **What is visible**:
 
@@ -119,7 +117,7 @@ class Visibility:
         return found
 
     def _runs_dags(self, job: JobRecord, depth: int) -> frozenset[str | None]:
-        dags: set[str | None] = set(self.graph.indexed_dags(job))  # what an index knows of older runs
+        dags: set[str | None] = set()
         for run in job.runs:
             if run.dag_id is not None:  # the common case, without a set per run
                 dags.add(run.dag_id)
@@ -128,7 +126,7 @@ class Visibility:
         return frozenset(dags)
 
     def runs_dags(self, job_id: str) -> frozenset[str | None]:
-        """The DAGs of the job's runs (empty for a job without runs): what an index records of a job."""
+        """The DAGs of the job's runs (empty for a job without runs)."""
         job = self.graph.job_record(job_id)
         return self._runs_dags(job, 0) if job is not None else frozenset()
 
@@ -183,8 +181,7 @@ class Visibility:
         return run is not None and self.job(run.job_id)
 
     def run_id(self, run_id: str | None) -> bool:
-        """Whether the run with this id is in the graph and visible: every job that may hold it is (a graph
-        opened from an index knows its runs by their jobs, :meth:`LineageGraph.jobs_of_run`)."""
+        """Whether the run with this id is in the graph and visible: the job that holds it is."""
         jobs = self.graph.jobs_of_run(run_id) if run_id is not None else []
         return bool(jobs) and all(self.job(job_id) for job_id in jobs)
 

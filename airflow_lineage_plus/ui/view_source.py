@@ -1,15 +1,14 @@
 """The one lineage query layer a Lineage app reads through: the same ``LineageQueries`` the CLI uses.
 
-It is opened on first use from ``[lineage_plus]`` configuration (the event log, through its index, or
-Marquez) and kept for the life of the app. Before each request the event-log source picks up appended
-events (an incremental, cheap read on top of the index; no GC freezing or pausing for it, so the server's
-memory stays flat); the graph layer does the rest. The source guards its own shared state (the event log's
-graph is locked while it is read or refreshed); Marquez questions run side by side.
+It is opened on first use from ``[lineage_plus]`` configuration (the lineage store, the event log, or
+Marquez) and kept for the life of the app. Before each request the source picks up what was added since
+(new rows of the store, lines appended to the log: an incremental, cheap read; no GC freezing or pausing
+for it, so the server's memory stays flat); the graph layer does the rest. The source guards its own
+shared state (the graph is locked while it is read or refreshed); Marquez questions run side by side.
 
-Opening a log that has no index yet takes a while (a process of its own builds it: minutes for ten million
-events). It happens in a background thread: a request that comes while it loads waits a little, then gets
-``SourceLoading`` ("still loading", answered 503) instead of holding a server thread for minutes; the page
-retries.
+The first load of a large store or log takes a while (minutes for ten million events). It happens in a
+background thread: a request that comes while it loads waits a little, then gets ``SourceLoading`` ("still
+loading", answered 503) instead of holding a server thread for minutes; the page retries.
 """
 
 from __future__ import annotations

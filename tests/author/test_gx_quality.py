@@ -170,7 +170,7 @@ def test_failed_upstream_names_the_expectation_that_failed_on_the_dataset(
     failed = _terminal(gx_run, "crm_quality_gate")
     log = tmp_path / "events.jsonl"
     log.write_text("".join(json.dumps(e) + "\n" for e in gx_run.events))
-    query = ["--events", str(log), "--no-index", "failed-upstream", "--namespace", CONTACTS[0]]
+    query = ["--events", str(log), "failed-upstream", "--namespace", CONTACTS[0]]
     code, out, err = run([*query, "--name", CONTACTS[1], "--format", "json"])
     assert code == 4, err  # the contacts' latest email check failed
     answer = json.loads(out)

@@ -35,7 +35,6 @@ ALL_COMMANDS = [
     "report",
     "freshness",
     "replay",
-    "index",
     "publish-static",
     "diff",
     "what-changed",

@@ -38,7 +38,7 @@ def test_the_configured_store_is_filled_by_import_and_answers_like_the_log(
     code, out, err = run(["import", str(log)])
     assert (code, err) == (0, "") and "imported 10 new events" in out and configured in out
     from_store = run(["report", "--format", "json"])
-    from_log = run(["--events", str(log), "--no-index", "report", "--format", "json"])
+    from_log = run(["--events", str(log), "report", "--format", "json"])
     assert from_store[0] == 0 and from_log[0] == 0
     assert {**json.loads(from_store[1]), "source": ""} == {**json.loads(from_log[1]), "source": ""}
     assert json.loads(from_store[1])["jobs"] == 3

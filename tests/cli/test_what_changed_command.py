@@ -157,7 +157,7 @@ def test_asked_two_days_later_every_dataset_is_later_than_usual(world: World) ->
 
 def test_the_cli_answers_in_json_and_leads_its_text_with_the_top_cause(world: World) -> None:
     as_of = w.format_micros(world.ends[7] + 1_000_000)
-    base = ["--events", str(world.log), "--no-index", "what-changed"]
+    base = ["--events", str(world.log), "what-changed"]
     where = ["--namespace", "postgres://warehouse:5432", "--name", "analytics.staging.stg_contacts"]
     code, out, err = cli.run([*base, *where, "--as-of", str(as_of), "--format", "json"])
     assert (code, err) == (0, "")

@@ -1,6 +1,6 @@
 """The jobs a run ran and the runs that ran a run (graph/ancestry.py) are the same whatever graph answers:
-folded in memory, folded in parts and merged, opened from an index (with events appended after it), and
-folded as of an earlier time.
+folded in memory, read again after events were appended, read from the lineage store, and folded as of an
+earlier time.
 
 The world is ``graph_builders.permissions_world``: task ``beta.score`` runs ``dbt-run-beta``, which runs
 ``beta_model.x``; task ``alpha.publish`` runs ``dbt-run-alpha`` and ``shared_model``, which runs
@@ -18,9 +18,11 @@ import pytest
 from airflow_lineage_plus.graph import LineageQueries, open_source
 from airflow_lineage_plus.graph import wire as w
 from airflow_lineage_plus.graph.ancestry import descendant_jobs
-from airflow_lineage_plus.graph.index import IndexedEventLog
+from airflow_lineage_plus.graph.eventlog import EventLogSource
 from airflow_lineage_plus.graph.model import LineageGraph
-from tests.support.graph_builders import at, job_node, merge_into, permissions_world, run_id, write_log
+from airflow_lineage_plus.graph.store_source import StoreSource
+from airflow_lineage_plus.store import LineageStore, sqlite_url
+from tests.support.graph_builders import at, job_node, permissions_world, run_id, write_log
 
 BETA_RAN = [job_node("dbt-run-beta"), job_node("shared_model"), job_node("beta_model.x")]
 ALPHA_RAN = [job_node("dbt-run-alpha"), job_node("shared_model"), job_node("shared_child")]
@@ -39,19 +41,20 @@ def _labelled(pairs: list[tuple[str, str]]) -> list[tuple[str, str]]:
 def _sources(tmp_path: Path) -> dict[str, Any]:
     events = permissions_world()
     whole = write_log(tmp_path / "whole.jsonl", events)
-    # the index knows the DAG runs and tasks; every child run (dbt's) is appended after it was written
+    # the first read knows the DAG runs and tasks; every child run (dbt's) is appended after it
     parents = [e for e in events if "parent" not in (e.get("run") or {}).get("facets", {})]
     children = [e for e in events if e not in parents]
     appended = write_log(tmp_path / "appended.jsonl", parents)
-    IndexedEventLog(appended, build="here").close()
+    later = EventLogSource(appended)
     with open(appended, "a") as handle:
         handle.writelines(json.dumps(e) + "\n" for e in children)
-    later = IndexedEventLog(appended, build="here")
-    later.refresh()
+    assert later.refresh() == len(children)
+    store = LineageStore(sqlite_url(tmp_path / "lineage.db"))
+    assert store.append(json.dumps(e).encode() for e in events).added == len(events)
     return {
         "memory": open_source(events=whole),
-        "index": IndexedEventLog(whole, build="here"),
-        "index+appended": later,
+        "memory+appended": later,
+        "store": StoreSource(store, owns_store=True),
     }
 
 
@@ -84,28 +87,23 @@ def test_a_task_lists_the_jobs_it_ran_and_a_model_the_runs_that_ran_it_from_ever
         source.close()
 
 
-def test_a_log_folded_in_parts_knows_the_jobs_each_run_ran() -> None:
+def test_a_run_named_by_its_parent_only_in_later_events_knows_the_jobs_it_ran() -> None:
     events = permissions_world()
-    for event in events[::2]:  # the first part's events do not name the parent: the second part's do
+    for event in events[::2]:  # these events do not name the parent: the others (folded after) do
         event.get("run", {}).get("facets", {}).pop("parent", None)
     lines = [json.dumps(e).encode() for e in events]
-    parts = []
-    for indices in (range(0, len(lines), 2), range(1, len(lines), 2)):  # each part has half of each run
-        graph = LineageGraph()
-        for index in indices:
-            decoded, micros, _ = w.decode(lines[index])
-            graph.apply(decoded, micros, index)
-        parts.append(graph)
-    merged = parts[0]
-    merge_into(merged, parts[1])
-    assert descendant_jobs(merged, job_node("beta.score")) == BETA_RAN
-    assert descendant_jobs(merged, job_node("alpha.publish")) == ALPHA_RAN
+    graph = LineageGraph()
+    for index in [*range(0, len(lines), 2), *range(1, len(lines), 2)]:  # each half has half of each run
+        decoded, micros, _ = w.decode(lines[index])
+        graph.apply(decoded, micros, index)
+    assert descendant_jobs(graph, job_node("beta.score")) == BETA_RAN
+    assert descendant_jobs(graph, job_node("alpha.publish")) == ALPHA_RAN
 
 
-@pytest.mark.parametrize("kind", ["memory", "index"])
+@pytest.mark.parametrize("kind", ["memory", "store"])
 def test_a_job_that_ran_nothing_lists_no_descendants(tmp_path: Path, kind: str) -> None:
     log = write_log(tmp_path / "events.jsonl", permissions_world())
-    source = open_source(events=log) if kind == "memory" else IndexedEventLog(log, build="here")
+    source = open_source(events=log) if kind == "memory" else _sources(tmp_path)["store"]
     queries = LineageQueries(source)
     assert queries.descendants(job_node("beta_model.x")) == []
     assert queries.descendants("dataset:warehouse:scores") == []

@@ -111,7 +111,7 @@ def test_once_the_job_runs_its_runs_lineage_replaces_the_declaration(tmp_path: P
 
 
 def test_declarations_fold_the_same_in_any_order(tmp_path: Path) -> None:
-    """(Split loads are checked with declarations in ``test_split_load.py``.)"""
+    """(The fold itself is checked with declarations in ``test_fold_order.py``.)"""
     events = _declared_pipeline()
     expected = _queries(tmp_path, events).upstream(FCT, 4)
     for seed in range(5):

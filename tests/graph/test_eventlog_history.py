@@ -12,8 +12,8 @@ import pytest
 from airflow_lineage_plus.graph import wire as w
 from airflow_lineage_plus.graph.eventlog import EventLogSource
 from airflow_lineage_plus.graph.history import DatasetRun
-from airflow_lineage_plus.graph.index import IndexedEventLog
 from tests.support.graph_builders import DS_NS, at, dataset_node, event, facet, job_node, write_log
+from tests.support.store_engines import store_source_of
 
 pytestmark = pytest.mark.timeout(60)
 DAY = 24 * 60
@@ -43,10 +43,10 @@ def _rows(runs: tuple[Any, ...]) -> list[tuple[str, int | None]]:
     return [(r.job_id, r.rows) for r in runs if isinstance(r, DatasetRun)]
 
 
-@pytest.mark.parametrize("indexed", [False, True], ids=["full load", "index"])
-def test_a_source_read_by_many_jobs_reads_only_its_last_readers(tmp_path: Path, indexed: bool) -> None:
+@pytest.mark.parametrize("stored", [False, True], ids=["full load", "store"])
+def test_a_source_read_by_many_jobs_reads_only_its_last_readers(tmp_path: Path, stored: bool) -> None:
     log = write_log(tmp_path / "events.jsonl", _readers())
-    source = IndexedEventLog(log, build="here") if indexed else EventLogSource(log)
+    source = store_source_of(log) if stored else EventLogSource(log)
     try:
         history = source.run_history([CALENDAR], 3)[CALENDAR]
         assert _rows(history.runs) == [

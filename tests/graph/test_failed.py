@@ -15,9 +15,9 @@ from airflow_lineage_plus.graph import wire as w
 from airflow_lineage_plus.graph.eventlog import EventLogSource
 from airflow_lineage_plus.graph.eventlog_history import MAX_TEXT
 from airflow_lineage_plus.graph.failed import MAX_NAMED
-from airflow_lineage_plus.graph.index import IndexedEventLog
 from airflow_lineage_plus.graph.what_changed import render
 from tests.support.graph_builders import at, dataset_node, facet, job_node, write_log
+from tests.support.store_engines import store_source_of
 from tests.support.what_changed_events import DAY, assertions, check, week
 
 pytestmark = pytest.mark.timeout(60)
@@ -45,11 +45,11 @@ def test_a_failed_assertion_the_writer_recorded_names_its_dataset(tmp_path: Path
         {"origin": job_node("stg_contacts"), "destination": STG, "state": "current"},
     ]
     assert "failedAssertions" not in answer["target"]
-    indexed = IndexedEventLog(tmp_path / "events.jsonl", build="here")
+    stored = store_source_of(tmp_path / "events.jsonl")
     try:
-        assert LineageQueries(indexed).failed_upstream(STG) == answer  # the index reads them back the same
+        assert LineageQueries(stored).failed_upstream(STG) == answer  # the store reads them back the same
     finally:
-        indexed.close()
+        stored.close()
 
 
 def test_passing_assertions_name_nothing(tmp_path: Path) -> None:
@@ -72,7 +72,7 @@ def test_a_quality_check_reading_the_dataset_counts_and_its_newest_result_wins(t
 
 def test_the_cli_exits_4_and_says_which_assertion_failed_in_text_and_pictures(tmp_path: Path) -> None:
     log = write_log(tmp_path / "events.jsonl", week(raw_assertions=[("not_null", "email", False)]))
-    base = ["--events", str(log), "--no-index", "failed-upstream", "--namespace", "warehouse"]
+    base = ["--events", str(log), "failed-upstream", "--namespace", "warehouse"]
     code, out, _ = run([*base, "--name", "stg.contacts"])
     assert code == 4
     assert out.splitlines()[1:4] == [
@@ -156,7 +156,7 @@ def test_what_changed_names_failed_assertions_and_reports_only_the_new_failure_a
         f"  [2] dataset warehouse:raw.contacts: its latest assertion not_null on email failed "
         f"(by {job_node('crm_extract')} at {LAST_EXTRACT})",
     ]
-    query = ["--events", str(tmp_path / "events.jsonl"), "--no-index", "what-changed", "--namespace"]
+    query = ["--events", str(tmp_path / "events.jsonl"), "what-changed", "--namespace"]
     query += ["warehouse", "--name", "stg.contacts", "--as-of", at(7 * DAY + 60), "--format", "mermaid"]
     mermaid = run(query)[1]
     assert '  n0[("warehouse / stg.contacts #183; assertion unique on id failed")]' in mermaid

@@ -19,7 +19,7 @@ from generate_events import generate  # noqa: E402
 def test_incremental_refreshes_never_freeze_objects_nor_leave_the_collector_off(tmp_path: Path) -> None:
     log, batch = tmp_path / "events.jsonl", tmp_path / "batch.jsonl"
     generate(log, events=2000, datasets=300, jobs=60, seed=3)
-    source = EventLogSource(log, workers=1)
+    source = EventLogSource(log)
     frozen, enabled = gc.get_freeze_count(), gc.isenabled()
     source.refresh()
     appended = written = 0

@@ -38,7 +38,7 @@ def test_graph_package_imports_and_answers_without_airflow(tmp_path: Path) -> No
     log = write_log(tmp_path / "e.jsonl", orders_pipeline())
     done = _run(
         "import airflow_lineage_plus.graph as g, airflow_lineage_plus.graph.eventlog, "
-        "airflow_lineage_plus.graph.marquez, airflow_lineage_plus.graph.text_report\n"
+        "airflow_lineage_plus.graph.marquez, airflow_lineage_plus.graph.scan\n"
         f"q = g.LineageQueries(g.open_source(events={str(log)!r}))\n"
         "print(q.failed_upstream('dataset:warehouse:fct_daily_orders')['nodes'][0]['name'])\n"
         "assert not any(m == 'airflow' or m.startswith('airflow.') for m in sys.modules)\n"

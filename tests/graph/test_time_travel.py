@@ -1,13 +1,14 @@
 """Time travel and retired edges, through every way the event log is read.
 
 Properties (hypothesis): a shuffled and repeated stream gives the same answers as the ordered one, whether
-the log is read whole, through its index, through an index with the rest appended after it, or by the
-quick scan of a log without an index; and an answer as of a time equals the answer from the log cut at
-that time (only the events up to it).
+the log is read whole, by the quick scan, from the lineage store, or read in part with the rest appended
+after it and refreshed; and an answer as of a time equals the answer from the log cut at that time (only
+the events up to it), from the log and from the store.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import tempfile
 from collections.abc import Callable
@@ -22,7 +23,6 @@ from airflow_lineage_plus.exceptions import NodeNotFound
 from airflow_lineage_plus.graph import LineageQueries
 from airflow_lineage_plus.graph import wire as w
 from airflow_lineage_plus.graph.eventlog import EventLogSource
-from airflow_lineage_plus.graph.index import IndexedEventLog
 from airflow_lineage_plus.graph.scan import QuickSource
 from tests.support.graph_builders import (
     at,
@@ -33,6 +33,7 @@ from tests.support.graph_builders import (
     varied_events,
     write_log,
 )
+from tests.support.store_engines import store_source_of
 
 BASE = varied_events() + tie_events() + retirement_events()
 TIMES = sorted({w.to_micros(e["eventTime"]) for e in BASE})
@@ -137,10 +138,10 @@ def test_an_answer_as_of_a_time_says_what_was_known_then(tmp_path: Path) -> None
 @given(
     order=st.permutations(range(len(BASE))),
     repeats=st.lists(st.integers(min_value=0, max_value=len(BASE) - 1), max_size=8),
-    indexed_share=st.floats(min_value=0.0, max_value=1.0),
+    read_share=st.floats(min_value=0.0, max_value=1.0),
 )
 def test_shuffled_and_repeated_streams_give_the_same_answers_however_the_log_is_read(
-    order: list[int], repeats: list[int], indexed_share: float
+    order: list[int], repeats: list[int], read_share: float
 ) -> None:
     events = [BASE[i] for i in order] + [BASE[i] for i in repeats]
     expected = _reference()
@@ -151,15 +152,15 @@ def test_shuffled_and_repeated_streams_give_the_same_answers_however_the_log_is_
         assert _ask(LineageQueries(QuickSource(log)), quick=True) == {
             k: v for k, v in expected.items() if not k.startswith("columns")
         }
-        cut = int(len(events) * indexed_share)  # indexed up to here; the rest appended after
+        with contextlib.closing(store_source_of(log)) as stored:
+            assert _ask(LineageQueries(stored)) == expected
+        cut = int(len(events) * read_share)  # read up to here; the rest appended after and refreshed
         _log(directory, events[:cut])
-        source = IndexedEventLog(log, build="here")
+        source = EventLogSource(log)
         with open(log, "a") as handle:
             handle.write("".join(json.dumps(e) + "\n" for e in events[cut:]))
-        source.refresh()
+        assert source.refresh() == len(events) - cut
         assert _ask(LineageQueries(source)) == expected
-        source.rewrite()  # the appended events written into a new index, which a new reader opens
-        assert _ask(LineageQueries(IndexedEventLog(log))) == expected
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -179,4 +180,5 @@ def test_an_answer_as_of_a_time_equals_the_answer_of_the_log_cut_at_that_time(
         expected = _ask(LineageQueries(EventLogSource(write_log(directory / "cut.jsonl", cut))))
         log = _log(directory, events)
         assert _ask(LineageQueries(EventLogSource(log)), as_of) == expected
-        assert _ask(LineageQueries(IndexedEventLog(log, build="here")), as_of) == expected
+        with contextlib.closing(store_source_of(log)) as stored:
+            assert _ask(LineageQueries(stored), as_of) == expected

@@ -14,7 +14,6 @@ import pytest
 
 from airflow_lineage_plus.graph import LineageQueries, NodeNotFound, open_source
 from airflow_lineage_plus.graph import wire as w
-from airflow_lineage_plus.graph.index import IndexedEventLog
 from airflow_lineage_plus.graph.queries import walk
 from airflow_lineage_plus.graph.visibility import Visibility
 from tests.support.graph_builders import (
@@ -31,6 +30,7 @@ from tests.support.graph_builders import (
     with_run_facets,
     write_log,
 )
+from tests.support.store_engines import store_source_of
 
 SECRETS = ("beta", "secret", "spark", "ghost", "shared_model", "stray", "late_child", "private")
 
@@ -247,7 +247,7 @@ def _every_answer(reader: LineageQueries, nodes: list[str], runs: list[str], **w
 def test_no_answer_names_another_dag_whatever_the_reader_the_time_or_the_retired_edges(
     tmp_path: Path,
 ) -> None:
-    """Every question, through the whole log in memory and through its index, now and as of the last
+    """Every question, through the whole log in memory and through the lineage store, now and as of the last
     event time, retired edges included: nothing of beta (a retired edge of a beta job keeps its table
     hidden too), and the same answers either way."""
     log = write_log(tmp_path / "events.jsonl", _beta_retired_world())
@@ -256,7 +256,7 @@ def test_no_answer_names_another_dag_whatever_the_reader_the_time_or_the_retired
     nodes, runs = sorted([*graph.jobs, *graph.datasets]), sorted(graph.runs)
     last = max(w.to_micros(e["eventTime"]) for e in _beta_retired_world())
     answers = {}
-    for name, source in (("memory", in_memory), ("index", IndexedEventLog(log, build="here"))):
+    for name, source in (("memory", in_memory), ("store", store_source_of(log))):
         reader = LineageQueries(source).scoped(lambda dag_id: dag_id == "alpha")
         for when in (None, last):
             answers[(name, when)] = _every_answer(reader, nodes, runs, as_of=when)
@@ -264,8 +264,8 @@ def test_no_answer_names_another_dag_whatever_the_reader_the_time_or_the_retired
         text = json.dumps(found)
         assert [secret for secret in SECRETS if secret in text] == [], key
         assert "alpha.publish" in text and "dbt-run-alpha" in text and "lonely_ds" in text, key
-    assert answers[("index", None)] == answers[("memory", None)]
-    assert answers[("index", last)] == answers[("memory", last)]
+    assert answers[("store", None)] == answers[("memory", None)]
+    assert answers[("store", last)] == answers[("memory", last)]
     trace = (
         LineageQueries(in_memory)
         .scoped(lambda dag_id: dag_id == "alpha")

@@ -10,9 +10,9 @@ import pytest
 from airflow_lineage_plus.graph import LineageQueries
 from airflow_lineage_plus.graph import wire as w
 from airflow_lineage_plus.graph.eventlog import EventLogSource
-from airflow_lineage_plus.graph.index import IndexedEventLog
 from airflow_lineage_plus.graph.what_changed import render
 from tests.support.graph_builders import DS_NS, JOB_NS, at, dataset_node, facet, job_node, write_log
+from tests.support.store_engines import store_source_of
 from tests.support.what_changed_events import DAY, week
 
 pytestmark = pytest.mark.timeout(60)
@@ -104,19 +104,19 @@ def test_a_dataset_without_figures_cannot_tell(tmp_path: Path) -> None:
     assert "cannot tell dataset" in render(answer)
 
 
-def test_the_index_gives_the_same_answer_as_a_full_load(tmp_path: Path) -> None:
+def test_the_store_gives_the_same_answer_as_a_full_load(tmp_path: Path) -> None:
     log = write_log(tmp_path / "events.jsonl", week(raw_rows=880))
     now = w.to_micros(at(7 * DAY + 60))
     target = dataset_node("stg.contacts")
     full = EventLogSource(log)
-    indexed = IndexedEventLog(log, build="here")
+    stored = store_source_of(log)
     try:
-        assert LineageQueries(indexed).what_changed(target, now=now) == LineageQueries(full).what_changed(
+        assert LineageQueries(stored).what_changed(target, now=now) == LineageQueries(full).what_changed(
             target, now=now
         )
     finally:
         full.close()
-        indexed.close()
+        stored.close()
 
 
 def test_as_of_before_the_change_day_sees_no_change(tmp_path: Path) -> None:

@@ -37,4 +37,3 @@ def test_the_api_server_keeps_its_memory_over_200_refreshes_and_survives_the_log
         assert psutil.pid_exists(pid) and psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
         assert outcome["other"] == [] and outcome["ok"] > 0, outcome
         assert outcome["marker_upstream"] == ["job:rotated:marker"]  # the server reads the new log
-    assert (tmp_path / "events.jsonl.lpindex").is_file()

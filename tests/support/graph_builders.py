@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import io
 import json
 import uuid
 from collections.abc import Iterable
@@ -476,14 +475,3 @@ def permissions_world() -> list[dict[str, Any]]:
     events += _child("stray_child", "stray", "ghost.task", "ghost-run", 1.6, outputs=[ds("stray_out")])
     events.append({"eventTime": at(9), "dataset": ds("lonely_ds"), "producer": PRODUCER})  # no job at all
     return events
-
-
-def merge_into(graph: Any, later: Any) -> None:
-    """Merge ``later`` (a graph folded from the events after ``graph``'s) into ``graph``, through the bytes
-    a worker process writes (``graph.state.export_to``)."""
-    from airflow_lineage_plus.graph import state
-
-    buffer = io.BytesIO()
-    state.export_to(later, buffer)
-    buffer.seek(0)
-    state.absorb_from(graph, buffer)

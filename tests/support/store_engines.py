@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from airflow_lineage_plus.graph.store_source import StoreSource
+from airflow_lineage_plus.store import LineageStore, sqlite_url
 from tests.support.postgres_env import PostgresServer
 
 ENGINES = ("sqlite", "postgresql")
@@ -54,3 +56,11 @@ def create_database(server: PostgresServer, name: str) -> None:
 def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
     """An empty lineage store on each engine in turn."""
     return new_store_url(request.param, tmp_path, request)
+
+
+def store_source_of(log: Path) -> StoreSource:
+    """A SQLite lineage store beside ``log`` holding every line of it, as a source (it closes the store)."""
+    store = LineageStore(sqlite_url(log.with_name(log.name + ".db")))
+    lines = [line for line in log.read_bytes().splitlines() if line.strip()]
+    assert store.append(lines).added == len(set(lines)), "every distinct event of the log is stored"
+    return StoreSource(store, owns_store=True)
