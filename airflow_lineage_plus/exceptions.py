@@ -20,7 +20,6 @@ written against those keeps working::
     │   └── DeadlineExceeded                   a question did not finish, or start, within its deadline
     ├── BadEventError (ValueError)             bytes of the event log that are not a usable event
     ├── BodyTooLargeError (ValueError)         a request body to the OpenLineage endpoint over its cap (413)
-    ├── SnapshotError                          an index file this version cannot read (the graph rebuilds it)
     ├── StaticLineageError (RuntimeError)      a DAG folder version could not be read for static lineage
     ├── UsageError (ValueError)                bad command-line arguments
     ├── NotAValidationResult (TypeError)       ``runtime.record_expectations`` got no Great Expectations
@@ -107,11 +106,6 @@ class BadEventError(LineagePlusError, ValueError):
 
 class BodyTooLargeError(LineagePlusError, ValueError):
     """A request body, or what it inflates to, is larger than the OpenLineage endpoint accepts."""
-
-
-class SnapshotError(LineagePlusError):
-    """The file is not an index this version can read (missing, partial, another format); the graph builds
-    a new one, so it never reaches a caller."""
 
 
 class StaticLineageError(LineagePlusError, RuntimeError):

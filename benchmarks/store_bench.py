@@ -5,8 +5,11 @@ on a free port by ``tests/support/postgres_env.py``):
 
 * ``import``: ``lineage-plus import LOG --store URL`` in a new process: wall and CPU time, peak memory,
   events per second, the store's size against the log's;
+* ``new_process_upstream_quick``: a new process answering ``upstream`` at depth 10 as the CLI does
+  (``open_source(store=URL, quick=True)``: only the events of the nodes the walk touches are folded);
 * ``new_process_upstream``: a new process opening the store as a source (``open_source(store=URL)``: it
-  folds every raw event, as the event log source folds the log) and answering ``upstream`` at depth 10;
+  folds every raw event, as the event log source folds the log, and as the Lineage view does once) and
+  answering the same question (``--no-full-fold`` skips it);
 * ``event_log_upstream``: the same question from the raw log folded whole (``open_source(events=LOG)``),
   the fold the store source reproduces, as the yardstick of the same run.
 
@@ -41,12 +44,12 @@ STORE_ANSWER = """
 import json, sys, time
 began = time.perf_counter()
 from airflow_lineage_plus.graph import LineageQueries, dataset_id, open_source
-source = open_source(store=sys.argv[1])
+source = open_source(store=sys.argv[1], quick=sys.argv[3] == "quick")
 opened = time.perf_counter()
 namespace, name = sys.argv[2].split("|")
 answer = LineageQueries(source).upstream(dataset_id(namespace, name), 10)
 print(json.dumps({"in_process_s": round(time.perf_counter() - began, 3), "open_s": round(opened - began, 3),
-                  "events": source.events, "nodes": len(answer["nodes"])}))
+                  "events": getattr(source, "events", None), "nodes": len(answer["nodes"])}))
 """
 
 LOG_ANSWER = """
@@ -66,7 +69,7 @@ def _events(log: Path) -> int:
         return sum(chunk.count(b"\n") for chunk in iter(lambda: handle.read(1 << 24), b""))
 
 
-def bench_engine(log: Path, url: str, home: Path, size_of: Any, target: str) -> dict[str, Any]:
+def bench_engine(log: Path, url: str, home: Path, size_of: Any, target: str, full: bool) -> dict[str, Any]:
     """Import the log into the store at ``url``, then ask a new process."""
     env = {**os.environ, "AIRFLOW_HOME": str(home)}
     command = [sys.executable, "-m", "airflow_lineage_plus.cli", "import", str(log), "--store", url]
@@ -82,21 +85,24 @@ def bench_engine(log: Path, url: str, home: Path, size_of: Any, target: str) -> 
     store_bytes = size_of()
     figures["store_bytes"] = store_bytes
     figures["store_to_log_size"] = round(store_bytes / log.stat().st_size, 2)
-    answer = timed(python(STORE_ANSWER, url, target), env=env)
-    figures["new_process_upstream"] = {**answer, "out": json.loads(answer["out"])}
+    quick = timed(python(STORE_ANSWER, url, target, "quick"), env=env)
+    figures["new_process_upstream_quick"] = {**quick, "out": json.loads(quick["out"])}
+    if full:
+        answer = timed(python(STORE_ANSWER, url, target, "full"), env=env)
+        figures["new_process_upstream"] = {**answer, "out": json.loads(answer["out"])}
     return figures
 
 
-def _sqlite(log: Path, root: Path, target: str) -> dict[str, Any]:
+def _sqlite(log: Path, root: Path, target: str, full: bool) -> dict[str, Any]:
     path = root / "lineage.db"
 
     def size() -> int:
         return sum(p.stat().st_size for p in root.glob("lineage.db*"))
 
-    return bench_engine(log, f"sqlite:///{path}", root, size, target)
+    return bench_engine(log, f"sqlite:///{path}", root, size, target, full)
 
 
-def _postgres(log: Path, root: Path, target: str) -> dict[str, Any]:
+def _postgres(log: Path, root: Path, target: str, full: bool) -> dict[str, Any]:
     from postgres_env import PostgresServer
 
     server = PostgresServer(root)
@@ -104,10 +110,13 @@ def _postgres(log: Path, root: Path, target: str) -> dict[str, Any]:
     try:
 
         def size() -> int:
-            rows = server.query("SELECT pg_total_relation_size('lineage_plus_event')")
+            rows = server.query(
+                "SELECT pg_total_relation_size('lineage_plus_event')"
+                " + pg_total_relation_size('lineage_plus_edge')"
+            )
             return int(rows[0][0])
 
-        return bench_engine(log, server.url(), root, size, target)
+        return bench_engine(log, server.url(), root, size, target, full)
     finally:
         server.stop()
 
@@ -122,6 +131,7 @@ def main() -> None:
     parser.add_argument("--no-sqlite", action="store_true", help="skip SQLite")
     parser.add_argument("--target", default="|".join(TARGET), help="the dataset asked about: NAMESPACE|NAME")
     parser.add_argument("--no-log-answer", action="store_true", help="skip the event log's yardstick")
+    parser.add_argument("--no-full-fold", action="store_true", help="skip the new process folding the store")
     args = parser.parse_args()
     if args.generate:
         subprocess.run(
@@ -145,11 +155,11 @@ def main() -> None:
     try:
         if not args.no_sqlite:
             (root / "sqlite").mkdir()
-            figures["sqlite"] = _sqlite(args.log, root / "sqlite", args.target)
+            figures["sqlite"] = _sqlite(args.log, root / "sqlite", args.target, not args.no_full_fold)
             print(json.dumps({"sqlite": figures["sqlite"]}), flush=True)
         if args.postgres:
             (root / "postgres").mkdir()
-            figures["postgresql"] = _postgres(args.log, root / "postgres", args.target)
+            figures["postgresql"] = _postgres(args.log, root / "postgres", args.target, not args.no_full_fold)
             print(json.dumps({"postgresql": figures["postgresql"]}), flush=True)
         if not args.no_log_answer:
             answer = timed(python(LOG_ANSWER, str(args.log), args.target))

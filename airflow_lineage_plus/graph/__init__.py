@@ -39,17 +39,21 @@ def open_source(
     SQLAlchemy URL ``store`` (exactly one of them; a store that does not exist yet is not created).
 
     An event log is folded whole into memory, or with ``quick`` scanned for the questions about one node
-    (:mod:`.scan`: the first answer from a big log, without folding all of it)."""
+    (:mod:`.scan`: the first answer from a big log, without folding all of it). A store is folded whole,
+    or with ``quick`` read only where a question about one node looks (:class:`.QuickStoreSource`)."""
     if sum(given is not None for given in (events, marquez, store)) != 1:
         raise ValueError(
             "give exactly one of events= (an event log path), marquez= (a Marquez URL) or store= (a "
             "lineage store URL)"
         )
     if store is not None:
-        from airflow_lineage_plus.graph.store_source import StoreSource
+        from airflow_lineage_plus.graph.store_source import QuickStoreSource, StoreSource
         from airflow_lineage_plus.store import LineageStore
 
-        return StoreSource(LineageStore(store, create=False), owns_store=True)
+        opened = LineageStore(store, create=False)
+        if quick:
+            return QuickStoreSource(opened, owns_store=True)
+        return StoreSource(opened, owns_store=True)
     if events is not None:
         if quick:
             from airflow_lineage_plus.graph.scan import QuickSource

@@ -197,13 +197,20 @@ def scan_log(path: Path, *, max_line: int = logfile.MAX_LINE) -> ScanCatalog:
 class QuickSource(LineageSource):
     """Answers about nodes from a raw log (see the module docstring)."""
 
+    catalog: Catalog
+
     def __init__(self, path: str | os.PathLike[str], *, max_event_bytes: int = logfile.MAX_LINE) -> None:
         self.path = Path(path)
-        self.catalog = scan_log(self.path, max_line=max_event_bytes)
-        self.problems: dict[str, int] = self.catalog.problems
+        scanned = scan_log(self.path, max_line=max_event_bytes)
+        self.catalog = scanned
+        self.problems: dict[str, int] = scanned.problems
+
+    def _graph(self, as_of: int | None) -> FocusedGraph:
+        """A new graph folded where a question looks (up to ``as_of``)."""
+        return FocusedGraph(self.catalog, self.path, as_of)
 
     def _focused(self, node_id: str, as_of: int | None) -> FocusedGraph:
-        graph = FocusedGraph(self.catalog, self.path, as_of)
+        graph = self._graph(as_of)
         if not graph.has_node(node_id):
             raise NodeNotFound(f"unknown node {node_id}")
         return graph
@@ -226,7 +233,7 @@ class QuickSource(LineageSource):
         self, dataset_ids: Sequence[str], *, as_of: int | None = None
     ) -> dict[str, list[LatestAssertions]]:
         """Read back from the log, as a full load reads them (:func:`.eventlog_history.latest_assertions`)."""
-        view = FocusedGraph(self.catalog, self.path, as_of)
+        view = self._graph(as_of)
         refs = self.catalog.job_refs
         return eventlog_history.latest_assertions(view, refs, dataset_ids, self._read_ref, as_of)
 

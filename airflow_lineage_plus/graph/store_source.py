@@ -12,6 +12,11 @@ read: the ids skipped are remembered for ``HOLE_SECONDS`` and read again at each
 writer at a time, so its ids become visible in order). Time travel before the store's retention window
 (``retained_from``) answers from what is left and says so: ``exact`` is false and ``retainedFrom`` tells
 since when history is complete.
+
+:class:`QuickStoreSource` answers a question about one node in a new process without folding the whole
+store: the store says where each node's events are (``node_key``) and which nodes were ever next to which
+(``lineage_plus_edge``), and the answer is folded from just those events (:class:`StoreCatalog`), as the
+quick scan of a raw log does (:mod:`.scan`).
 """
 
 from __future__ import annotations
@@ -30,6 +35,7 @@ from airflow_lineage_plus.graph import wire as w
 from airflow_lineage_plus.graph.eventlog import EventLogSource
 from airflow_lineage_plus.graph.focus import Catalog, FocusedGraph
 from airflow_lineage_plus.graph.model import LineageGraph
+from airflow_lineage_plus.graph.scan import QuickSource
 from airflow_lineage_plus.store import LineageStore
 from airflow_lineage_plus.store.spool import drain
 
@@ -198,3 +204,82 @@ def _event(payload: bytes | None) -> dict[str, Any] | None:
     except orjson.JSONDecodeError:
         return None
     return data if isinstance(data, dict) else None
+
+
+class StoreCatalog(Catalog):
+    """Where each node's events are in the store, and which nodes were ever adjacent (see the module
+    docstring); answers are kept for the life of the catalog (one question's)."""
+
+    def __init__(self, store: LineageStore) -> None:
+        self.store = store
+        self._refs: dict[str, list[int]] = {}
+        self._adjacent: dict[tuple[str, bool], list[str]] = {}
+        self._known: dict[str, bool] = {}
+
+    def job_refs(self, job_id: str) -> Sequence[int]:
+        return self._events(job_id)
+
+    def dataset_refs(self, dataset_id: str) -> Sequence[int]:
+        return self._events(dataset_id)
+
+    def _events(self, node_id: str) -> list[int]:
+        found = self._refs.get(node_id)
+        if found is None:
+            found = self._refs[node_id] = self.store.node_event_ids(node_id)
+        return found
+
+    def adjacent(self, node_id: str, *, upstream: bool) -> Iterable[str]:
+        key = (node_id, upstream)
+        found = self._adjacent.get(key)
+        if found is None:
+            # a job's upstream are the datasets it reads; a dataset's upstream, the jobs that write it
+            output = not upstream if node_id.startswith("job:") else upstream
+            found = self._adjacent[key] = self.store.edges_of(node_id, output=output)
+        return found
+
+    def has_job(self, job_id: str) -> bool:
+        return self._has(job_id)
+
+    def has_dataset(self, dataset_id: str) -> bool:
+        return self._has(dataset_id)
+
+    def _has(self, node_id: str) -> bool:
+        known = self._known.get(node_id)
+        if known is None:
+            known = self._known[node_id] = self.store.has_node(node_id)
+        return known
+
+
+class QuickStoreSource(QuickSource):
+    """Answers about nodes from the store without folding all of it (see the module docstring), for the
+    questions of one process: what it read of the store is kept, and rows added later are not seen.
+
+    ``spool``: an event log whose new lines are appended to the store first, as :class:`StoreSource`
+    does. ``owns_store``: :meth:`close` closes the store too."""
+
+    def __init__(self, store: LineageStore, *, owns_store: bool = False, spool: Path | None = None) -> None:
+        self.store = store
+        self.path = Path(store.where)
+        self.owns_store = owns_store
+        self.problems = {}
+        if spool is not None:
+            try:
+                for kind, number in drain(store, spool).problems.items():
+                    self.problems[kind] = self.problems.get(kind, 0) + number
+            except (StoreUnavailable, OSError):
+                self.problems["spool not drained"] = 1
+        self.catalog = StoreCatalog(store)
+        self.retained_from = store.retained_from()
+
+    def _graph(self, as_of: int | None) -> FocusedGraph:
+        return StoreFocusedGraph(self.catalog, self.store, as_of, self.retained_from)
+
+    def _read_ref(self, ref: int) -> dict[str, Any] | None:
+        return _event(self.store.payloads((ref,)).get(ref))
+
+    def time_range(self) -> tuple[int | None, int | None]:
+        return None, None
+
+    def close(self) -> None:
+        if self.owns_store:
+            self.store.close()

@@ -31,12 +31,57 @@ from sqlalchemy.dialects import postgresql, sqlite
 
 from airflow_lineage_plus.exceptions import BadEventError, StoreDamaged, StoreUnavailable
 from airflow_lineage_plus.store import schema
-from airflow_lineage_plus.store.rows import RawEvent, raw_event
+from airflow_lineage_plus.store.rows import Edge, RawEvent, node_key, raw_event
 
 #: rows per INSERT transaction (one lock hold on SQLite)
 APPEND_BATCH = 2000
+#: events read per query by the upgrade to schema version 2
+UPGRADE_BATCH = 5000
+
+
+def _add_node_keys_and_edges(connection: sa.Connection) -> None:
+    """Schema 1 -> 2: ``lineage_plus_event.node_key`` and ``lineage_plus_edge``, filled from every stored
+    event (read once, in batches; writers wait meanwhile, and the transport spools)."""
+    connection.exec_driver_sql("ALTER TABLE lineage_plus_event ADD COLUMN node_key BIGINT")
+    for index in schema.event.indexes:
+        if index.name == "lineage_plus_event_node_idx":
+            index.create(connection)
+    schema.edge.create(connection)
+    table, last = schema.event, 0
+    while True:
+        rows: Sequence[Any] = connection.execute(
+            sa.select(table.c.id, table.c.payload)
+            .where(table.c.id > last)
+            .order_by(table.c.id)
+            .limit(UPGRADE_BATCH)
+        ).all()
+        if not rows:
+            return
+        keys, edges = [], {}
+        for row_id, payload in rows:
+            try:
+                event = raw_event(bytes(payload))
+            except BadEventError:
+                continue
+            keys.append({"row_id": row_id, "key": event.node_key})
+            edges.update({(e.job_key, e.dataset_key, e.output): e for e in event.edges})
+        if keys:
+            statement = sa.update(table).where(table.c.id == sa.bindparam("row_id"))
+            connection.execute(statement.values(node_key=sa.bindparam("key")), keys)
+        _insert_edges(connection, list(edges.values()))
+        last = rows[-1][0]
+
+
+def _rows_after(connection: sa.Connection, after: int, limit: int) -> list[tuple[int, bytes]]:
+    """(row id, payload) of up to ``limit`` events with a row id above ``after``, by row id."""
+    table = schema.event
+    statement = sa.select(table.c.id, table.c.payload).where(table.c.id > after).order_by(table.c.id)
+    rows: Sequence[Any] = connection.execute(statement.limit(limit)).all()
+    return [(int(i), bytes(p)) for i, p in rows]
+
+
 #: upgrade steps: UPGRADES[n] takes a store from version n to n + 1 (in the transaction that opens it)
-UPGRADES: dict[int, Callable[[sa.Connection], None]] = {}
+UPGRADES: dict[int, Callable[[sa.Connection], None]] = {1: _add_node_keys_and_edges}
 _FIX = (
     "move it aside (nothing was deleted) and rebuild it from the event log with "
     "`lineage-plus import <event log>`, or point [lineage_plus] store_url at a good one"
@@ -193,17 +238,17 @@ class LineageStore:
         rows; bytes that are not an event are counted in ``rejected`` and not stored."""
         added = duplicates = 0
         rejected: dict[str, int] = {}
-        rows: dict[bytes, dict[str, Any]] = {}
+        rows: dict[bytes, RawEvent] = {}
         for item in events:
             try:
-                row = (item if isinstance(item, RawEvent) else raw_event(item)).row()
+                event = item if isinstance(item, RawEvent) else raw_event(item)
             except BadEventError as exc:
                 rejected[exc.kind] = rejected.get(exc.kind, 0) + 1
                 continue
-            if row["digest"] in rows:
+            if event.digest in rows:
                 duplicates += 1
                 continue
-            rows[row["digest"]] = row
+            rows[event.digest] = event
             if len(rows) >= batch:
                 stored = self._insert(list(rows.values()))
                 added, duplicates = added + stored, duplicates + len(rows) - stored
@@ -227,21 +272,28 @@ class LineageStore:
             try:
                 row = event.row()
                 added = raw.execute(_SQLITE_ADD[0], [row[name] for name in _SQLITE_ADD[1]]).rowcount
+                if added and event.edges:
+                    raw.executemany(_SQLITE_EDGE, [attrs.astuple(edge) for edge in event.edges])
                 raw.execute("COMMIT")
             except BaseException:
                 raw.execute("ROLLBACK")
                 raise
         return added == 1
 
-    def _insert(self, rows: list[dict[str, Any]]) -> int:
+    def _insert(self, events: list[RawEvent]) -> int:
         table = schema.event
+        rows = [event.row() for event in events]
+        edges = {(e.job_key, e.dataset_key, e.output): e for event in events for e in event.edges}
         with self._errors(), self._write() as connection:
             if self.dialect in {"sqlite", "postgresql"}:
                 module = sqlite if self.dialect == "sqlite" else postgresql
                 statement = module.insert(table).on_conflict_do_nothing(index_elements=["digest"])
-                return len(connection.execute(statement.returning(table.c.id), rows).all())
-            result = connection.execute(sa.insert(table).prefix_with("IGNORE"), rows)  # MySQL, MariaDB
-            return max(0, result.rowcount)
+                added = len(connection.execute(statement.returning(table.c.id), rows).all())
+            else:
+                result = connection.execute(sa.insert(table).prefix_with("IGNORE"), rows)  # MySQL, MariaDB
+                added = max(0, result.rowcount)
+            _insert_edges(connection, list(edges.values()))
+            return added
 
     def delete_ids(self, ids: Sequence[int]) -> int:
         """Delete these raw events, in one short transaction; how many were deleted."""
@@ -301,15 +353,8 @@ class LineageStore:
 
     def rows_after(self, after: int, limit: int) -> list[tuple[int, bytes]]:
         """(row id, payload) of up to ``limit`` events with a row id above ``after``, by row id."""
-        table = schema.event
         with self._read() as connection:
-            rows: Sequence[Any] = connection.execute(
-                sa.select(table.c.id, table.c.payload)
-                .where(table.c.id > after)
-                .order_by(table.c.id)
-                .limit(limit)
-            ).all()
-        return [(int(i), bytes(p)) for i, p in rows]
+            return _rows_after(connection, after, limit)
 
     def all_payloads(self, batch: int = 5000) -> list[bytes]:
         """Every stored payload, in the order stored (read ``batch`` rows per query)."""
@@ -369,6 +414,40 @@ class LineageStore:
             rows: Sequence[Any] = connection.execute(statement).all()
         return [(int(i), r) for i, r in rows]
 
+    def node_event_ids(self, node_id: str) -> list[int]:
+        """Row ids of the events of a node (a job's, or the DatasetEvents of a dataset), by row id."""
+        table = schema.event
+        statement = sa.select(table.c.id).where(table.c.node_key == node_key(node_id)).order_by(table.c.id)
+        with self._read() as connection:
+            found: Sequence[Any] = connection.execute(statement).scalars().all()
+        return [int(row_id) for row_id in found]
+
+    def edges_of(self, node_id: str, *, output: bool) -> list[str]:
+        """The other ends of the edges any event named: for a job, the datasets it read (``output``
+        False) or wrote; for a dataset, the jobs that read it (``output`` False) or wrote it."""
+        table, key = schema.edge, node_key(node_id)
+        job = node_id.startswith("job:")
+        mine, other, other_id = (
+            (table.c.job_key, table.c.dataset_key, table.c.dataset_id)
+            if job
+            else (table.c.dataset_key, table.c.job_key, table.c.job_id)
+        )
+        mine_id = table.c.job_id if job else table.c.dataset_id
+        statement = sa.select(other_id).where(mine == key, table.c.output == int(output), mine_id == node_id)
+        with self._read() as connection:
+            found: Sequence[Any] = connection.execute(statement.order_by(other)).scalars().all()
+        return sorted(str(other_end) for other_end in found)
+
+    def has_node(self, node_id: str) -> bool:
+        """Whether any stored event is the node's, or names it in its inputs or outputs."""
+        key = node_key(node_id)
+        event, edge = schema.event, schema.edge
+        column = edge.c.job_key if node_id.startswith("job:") else edge.c.dataset_key
+        with self._read() as connection:
+            if connection.execute(sa.select(event.c.id).where(event.c.node_key == key).limit(1)).first():
+                return True
+            return connection.execute(sa.select(column).where(column == key).limit(1)).first() is not None
+
     def close(self) -> None:
         with self._raw_lock:
             if self._raw is not None:
@@ -388,6 +467,24 @@ def _sqlite_add() -> tuple[str, tuple[str, ...]]:
 
 
 _SQLITE_ADD = _sqlite_add()
+_SQLITE_EDGE = (
+    "INSERT OR IGNORE INTO lineage_plus_edge (job_key, dataset_key, output, job_id, dataset_id) "
+    "VALUES (?, ?, ?, ?, ?)"
+)
+
+
+def _insert_edges(connection: sa.Connection, edges: list[Edge]) -> None:
+    """Add the edges not stored yet (each (job, dataset, direction) once)."""
+    if not edges:
+        return
+    table = schema.edge
+    rows = [attrs.asdict(edge) for edge in edges]
+    dialect = connection.dialect.name
+    if dialect in {"sqlite", "postgresql"}:
+        module = sqlite if dialect == "sqlite" else postgresql
+        connection.execute(module.insert(table).on_conflict_do_nothing(), rows)
+    else:
+        connection.execute(sa.insert(table).prefix_with("IGNORE"), rows)  # MySQL, MariaDB
 
 
 def _raw_sqlite(engine: sa.Engine, busy_timeout: float) -> sqlite3.Connection:

@@ -4,8 +4,13 @@
 microseconds: raw events before it were deleted by retention). ``lineage_plus_event`` holds every raw
 event once (``digest``: BLAKE2b-128 of its JSON bytes, unique, so an import twice or a replay adds
 nothing), with the columns questions filter on: event time (epoch microseconds, UTC), run id, parent run
-id, job namespace and name, event type. The DDL each engine gets is in docs/graph.md ("The lineage
-store"); :func:`ddl` prints it.
+id, job namespace and name, event type, and ``node_key``: the key of the node whose events it holds (the
+event's job, or the dataset of a DatasetEvent). ``lineage_plus_edge`` holds every (job, dataset,
+direction) an event ever named, each once: where a question about one node finds the events to fold
+(:class:`airflow_lineage_plus.graph.store_source.StoreCatalog`). Keys are 63-bit hashes of node ids
+(:func:`.rows.node_key`), so hostile names of any length index the same; the ids themselves are kept
+beside them and compared on reading. The DDL each engine gets is in docs/graph.md ("The lineage store");
+:func:`ddl` prints it.
 
 Upgrades: a later version of this package that changes the tables raises :data:`SCHEMA_VERSION` and
 adds one step to ``UPGRADES`` in :mod:`.database` (from version N to N+1, run in one transaction on first
@@ -18,7 +23,7 @@ import sqlalchemy as sa
 from sqlalchemy.dialects import mysql, postgresql, sqlite
 from sqlalchemy.schema import CreateIndex, CreateTable
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 metadata = sa.MetaData()
 
@@ -47,10 +52,24 @@ event = sa.Table(
     sa.Column("job_namespace", sa.String(255), nullable=True),
     sa.Column("job_name", sa.String(1000), nullable=True),
     sa.Column("payload", _PAYLOAD, nullable=False),
+    # added by schema version 2 (null until the upgrade fills it)
+    sa.Column("node_key", sa.BigInteger(), nullable=True),
     sa.UniqueConstraint("digest", name="lineage_plus_event_digest_key"),
 )
 sa.Index("lineage_plus_event_time_idx", event.c.event_time)
 sa.Index("lineage_plus_event_run_idx", event.c.run_id)
+sa.Index("lineage_plus_event_node_idx", event.c.node_key)
+
+edge = sa.Table(
+    "lineage_plus_edge",
+    metadata,
+    sa.Column("job_key", sa.BigInteger(), primary_key=True, autoincrement=False),
+    sa.Column("dataset_key", sa.BigInteger(), primary_key=True, autoincrement=False),
+    sa.Column("output", sa.SmallInteger(), primary_key=True, autoincrement=False),  # 0: input, 1: output
+    sa.Column("job_id", sa.Text(), nullable=False),
+    sa.Column("dataset_id", sa.Text(), nullable=False),
+)
+sa.Index("lineage_plus_edge_dataset_idx", edge.c.dataset_key, edge.c.output)
 
 _DIALECTS = {"sqlite": sqlite, "postgresql": postgresql, "mysql": mysql}
 

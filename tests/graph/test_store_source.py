@@ -15,8 +15,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from airflow_lineage_plus.cli import run
+from airflow_lineage_plus.exceptions import SourceUnavailable
 from airflow_lineage_plus.graph import LineageQueries, LineageSource, open_source
-from airflow_lineage_plus.graph.store_source import StoreSource
+from airflow_lineage_plus.graph.store_source import QuickStoreSource, StoreSource
 from airflow_lineage_plus.store import LineageStore, raw_event, schema
 from airflow_lineage_plus.timestamps import to_micros
 from tests.support.graph_builders import dataset_node, job_node, permissions_world, varied_events, write_log
@@ -26,8 +27,10 @@ BASE = varied_events()
 LINES = [json.dumps(e).encode() for e in BASE]
 
 
-def answers(source: LineageSource, as_of: int | None = None) -> dict[str, Any]:
-    """What the order-independence tests ask, as of a time."""
+def answers(
+    source: LineageSource, as_of: int | None = None, keys: tuple[str, ...] | None = None
+) -> dict[str, Any]:
+    """What the order-independence tests ask (those of ``keys``, default all), as of a time."""
     q = LineageQueries(source)
     found: dict[str, Any] = {}
     for key, ask in {
@@ -41,6 +44,8 @@ def answers(source: LineageSource, as_of: int | None = None) -> dict[str, Any]:
         "lineage": lambda: q.lineage(dataset_node("stg_orders"), 5, limit=3, as_of=as_of),
         "job": lambda: q.node_details(job_node("orders.build_fct"), as_of=as_of),
     }.items():
+        if keys is not None and key not in keys:
+            continue
         try:
             found[key] = ask()
         except LookupError as exc:  # a node with no events yet at that time
@@ -202,3 +207,59 @@ def test_import_loads_a_log_once_and_the_store_answers_like_it(engine_url: str, 
     assert second[0] == 0 and "imported 0 new events" in second[1]
     assert f"({len(BASE)} already stored)" in second[1]
     assert answers(open_source(store=engine_url)) == EXPECTED
+
+
+QUICK_KEYS = ("up", "down", "failed", "impact", "schema")
+
+
+def _quick(found: dict[str, Any]) -> dict[str, Any]:
+    return {key: found[key] for key in QUICK_KEYS}
+
+
+def _quick_answers(source: LineageSource, as_of: int | None = None) -> dict[str, Any]:
+    return answers(source, as_of, QUICK_KEYS)
+
+
+UNRELATED = job_node("other.unrelated")
+
+
+def test_a_quick_source_folds_only_the_nodes_a_question_touches_and_answers_as_the_whole_fold(
+    engine_url: str,
+) -> None:
+    store = _emptied(engine_url)
+    unrelated = {
+        "eventType": "COMPLETE",
+        "eventTime": "2026-03-01T00:00:00Z",
+        "producer": "https://example.com/tests",
+        "schemaURL": "https://openlineage.io/spec/2-0-2/OpenLineage.json#/$defs/RunEvent",
+        "run": {"runId": "01970000-0000-7000-8000-000000000001"},
+        "job": {"namespace": "pipeline", "name": "other.unrelated"},
+        "inputs": [{"namespace": "warehouse", "name": "elsewhere"}],
+        "outputs": [],
+    }
+    try:
+        _append_from_writers(engine_url, [LINES[0::2], [*LINES[1::2], json.dumps(unrelated).encode()]])
+        source = QuickStoreSource(store)
+        assert _quick_answers(source) == _quick(EXPECTED)
+        folded = set(source.catalog._refs)  # type: ignore[attr-defined]
+        assert UNRELATED not in folded and dataset_node("elsewhere") not in folded
+        assert job_node("orders.build_fct") in folded
+        with pytest.raises(SourceUnavailable, match="whole graph"):
+            LineageQueries(source).lint_names()
+    finally:
+        store.close()
+
+
+def test_a_quick_source_as_of_every_event_time_answers_as_the_event_log(
+    engine_url: str, tmp_path: Path
+) -> None:
+    log = open_source(events=write_log(tmp_path / "events.jsonl", BASE))
+    store = _emptied(engine_url)
+    try:
+        store.append(reversed(LINES))
+        source = QuickStoreSource(store)
+        times = sorted({to_micros(e["eventTime"]) for e in BASE})
+        for moment in [times[0] - 1, *times]:
+            assert _quick_answers(source, moment) == _quick_answers(log, moment), moment
+    finally:
+        store.close()

@@ -7,6 +7,7 @@ import os
 import stat
 import threading
 from pathlib import Path
+from typing import Any
 
 import pytest
 import sqlalchemy as sa
@@ -152,7 +153,7 @@ def test_a_missing_store_is_not_created_when_only_reading(tmp_path: Path) -> Non
 def test_the_documented_ddl_creates_what_the_store_creates() -> None:
     for dialect in ("sqlite", "postgresql", "mysql"):
         text = ddl(dialect)
-        assert text.count("CREATE TABLE") == 2 and text.count("CREATE INDEX") == 2
+        assert text.count("CREATE TABLE") == 3 and text.count("CREATE INDEX") == 4
     assert "BYTEA" in ddl("postgresql") and "LONGBLOB" in ddl("mysql")
 
 
@@ -174,3 +175,41 @@ def test_processes_opening_a_new_store_at_once_all_get_it(store_url: str) -> Non
     for thread in threads:
         thread.join(60)
     assert errors == [] and sorted(opened)[-1] + sum(sorted(opened)[:-1]) == len(EVENTS)
+
+
+def _downgraded_to_version_1(store_url: str) -> None:
+    """The store as version 1 of the schema left it: no ``node_key``, no edge table."""
+    engine = sa.create_engine(store_url)
+    with engine.begin() as connection:
+        connection.exec_driver_sql("DROP INDEX lineage_plus_event_node_idx")
+        connection.exec_driver_sql("ALTER TABLE lineage_plus_event DROP COLUMN node_key")
+        connection.exec_driver_sql("DROP TABLE lineage_plus_edge")
+        connection.exec_driver_sql("UPDATE lineage_plus_meta SET value = '1' WHERE name = 'schema_version'")
+    engine.dispose()
+
+
+def _keys_and_edges(store: LineageStore) -> tuple[list[tuple[int, int | None]], list[tuple[Any, ...]]]:
+    with store.engine.connect() as connection:
+        keys = connection.exec_driver_sql("SELECT id, node_key FROM lineage_plus_event ORDER BY id").all()
+        edges = connection.exec_driver_sql("SELECT * FROM lineage_plus_edge ORDER BY 1, 2, 3").all()
+    return [tuple(row) for row in keys], [tuple(row) for row in edges]  # type: ignore[misc]
+
+
+def test_a_version_1_store_gets_its_node_keys_and_edges_on_first_use(store_url: str) -> None:
+    store = LineageStore(store_url)
+    assert store.append(EVENTS).added == len(EVENTS)
+    expected = _keys_and_edges(store)
+    store.close()
+    assert all(key is not None for _, key in expected[0]) and len(expected[1]) > 0
+    _downgraded_to_version_1(store_url)
+    upgraded = LineageStore(store_url)
+    try:
+        assert _keys_and_edges(upgraded) == expected
+        with upgraded.engine.connect() as connection:
+            version = connection.exec_driver_sql(
+                "SELECT value FROM lineage_plus_meta WHERE name = 'schema_version'"
+            ).scalar()
+        assert version == str(SCHEMA_VERSION) == "2"
+        assert upgraded.append(EVENTS).added == 0  # nothing lost, nothing doubled
+    finally:
+        upgraded.close()
