@@ -126,13 +126,7 @@ class StoreSource(EventLogSource):
                 return count
 
     def _drain(self, spool: Path) -> None:
-        try:
-            result = drain(self.store, spool)
-        except (StoreUnavailable, OSError):
-            self.problems["spool not drained"] = self.problems.get("spool not drained", 0) + 1
-            return
-        for kind, number in result.problems.items():
-            self.problems[kind] = self.problems.get(kind, 0) + number
+        _drain_into(self.store, spool, self.problems)
 
     def _note_holes(self, rows: Sequence[tuple[int, bytes]]) -> None:
         now = time.monotonic()
@@ -175,7 +169,7 @@ class StoreSource(EventLogSource):
         return count
 
     def _read_ref(self, ref: int) -> dict[str, Any] | None:
-        return _event(self.store.payloads((ref,)).get(ref))
+        return _stored_event(self.store, ref)
 
     def _read_refs(self, refs: Sequence[int]) -> dict[int, dict[str, Any] | None]:
         payloads = self.store.payloads(sorted(set(refs)))
@@ -193,6 +187,23 @@ class StoreSource(EventLogSource):
     def close(self) -> None:
         if self.owns_store:
             self.store.close()
+
+
+def _drain_into(store: LineageStore, spool: Path, problems: dict[str, int]) -> None:
+    """Append the spool's new lines to the store, counting what was skipped in ``problems``; a store
+    this reader may not write is counted as ``spool not drained`` and read as it is."""
+    try:
+        result = drain(store, spool)
+    except (StoreUnavailable, OSError):
+        problems["spool not drained"] = problems.get("spool not drained", 0) + 1
+        return
+    for kind, number in result.problems.items():
+        problems[kind] = problems.get(kind, 0) + number
+
+
+def _stored_event(store: LineageStore, ref: int) -> dict[str, Any] | None:
+    """The stored event of row id ``ref`` as a JSON object; None when gone or not an object."""
+    return _event(store.payloads((ref,)).get(ref))
 
 
 def _event(payload: bytes | None) -> dict[str, Any] | None:
@@ -263,11 +274,7 @@ class QuickStoreSource(QuickSource):
         self.owns_store = owns_store
         self.problems = {}
         if spool is not None:
-            try:
-                for kind, number in drain(store, spool).problems.items():
-                    self.problems[kind] = self.problems.get(kind, 0) + number
-            except (StoreUnavailable, OSError):
-                self.problems["spool not drained"] = 1
+            _drain_into(store, spool, self.problems)
         self.catalog = StoreCatalog(store)
         self.retained_from = store.retained_from()
 
@@ -275,10 +282,7 @@ class QuickStoreSource(QuickSource):
         return StoreFocusedGraph(self.catalog, self.store, as_of, self.retained_from)
 
     def _read_ref(self, ref: int) -> dict[str, Any] | None:
-        return _event(self.store.payloads((ref,)).get(ref))
-
-    def time_range(self) -> tuple[int | None, int | None]:
-        return None, None
+        return _stored_event(self.store, ref)
 
     def close(self) -> None:
         if self.owns_store:
