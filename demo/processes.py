@@ -25,6 +25,14 @@ class ProcessGroup:
         self._running.append(proc)
         return proc
 
+    def start_piped(self, cmd: Sequence[str], env: dict[str, str]) -> subprocess.Popen[bytes]:
+        """Start a command with pipes for its standard input and output (its errors go to the demo's)."""
+        proc = subprocess.Popen(
+            list(cmd), env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, start_new_session=True
+        )
+        self._running.append(proc)
+        return proc
+
     def run(self, cmd: Sequence[str], env: dict[str, str], log: Path, timeout: float = 900.0) -> int:
         """Run a command to its end (its output goes to ``log``); Ctrl-C while waiting stops it."""
         proc = self.start(cmd, env, log)

@@ -2,11 +2,11 @@
 
 1. a fresh Airflow home under ``demo-home/`` and its metadata database (``airflow db migrate``);
 2. a local S3-compatible endpoint (moto) with the ``raw-data-lake`` bucket, which ``aws_default`` points at;
-3-9. ``airflow dags test`` runs of the sample DAGs with the OpenLineage provider and this package: CRM
-   contacts on three ordinary days, a day the CRM returns fewer contacts and a day the staging job's SQL
-   changes (each followed by ``lineage-plus what-changed`` of ``analytics.marts.dim_contacts``), a good day
-   of orders (the mart built by dbt), a day with no orders (the gate skips) and a day whose dbt model
-   ``fct_daily_orders`` fails on purpose;
+3-9. ``airflow dags test`` runs of the sample DAGs, all in one Airflow process (``dag_batch.py``), with
+   the OpenLineage provider and this package: CRM contacts on three ordinary days, a day the CRM returns
+   fewer contacts and a day the staging job's SQL changes (each followed by ``lineage-plus what-changed``
+   of ``analytics.marts.dim_contacts``), a good day of orders (the mart built by dbt), a day with no
+   orders (the gate skips) and a day whose dbt model ``fct_daily_orders`` fails on purpose;
 10. the lineage report of ``analytics.marts.fct_daily_orders`` (upstream, failed upstream, impact);
 11. ``airflow api-server`` with the Lineage view, until Ctrl-C (skipped with ``--no-serve``).
 
@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from demo.dag_batch import DagBatch, DagBatchError
 from demo.environment import ADMIN_USER, REPO, DemoHome
 from demo.processes import ProcessGroup
 from demo.progress import Progress, fail
@@ -275,14 +276,19 @@ def main(argv: Sequence[str] | None = None) -> int:
                 f"{endpoint}, bucket s3://{BUCKET}; connection aws_default -> endpoint_url {endpoint}"
             )
             step.detail(f"warehouse connection -> DuckDB file {home.warehouse_file}")
+        # one Airflow process for every run (demo/dag_batch.py): Airflow is imported once, not 8 times
+        batch = DagBatch(processes.start_piped(DagBatch.command(), env))
         for sample in SAMPLE_RUNS:
             with progress.step(sample.title) as step:
                 already = len(read_events(home.event_log))
                 log = logs / f"{sample.dag_id}-{sample.logical_date}.log"
-                cmd = [airflow_bin(), "dags", "test", sample.dag_id, sample.logical_date]
+                argv = ["dags", "test", sample.dag_id, sample.logical_date]
                 if sample.conf:
-                    cmd += ["-c", json.dumps(sample.conf)]
-                code = processes.run(cmd, {**env, **sample.env}, log)
+                    argv += ["-c", json.dumps(sample.conf)]
+                try:
+                    code = batch.run(argv, sample.env, log)
+                except DagBatchError as error:
+                    raise DemoError(f"{error}:\n{tail(log)}") from error
                 dag_event = wait_for_dag_run_event(home.event_log, sample.dag_id, already)
                 failed = code != 0 or (dag_event is not None and dag_event["eventType"] == "FAIL")
                 if failed and not sample.expect_failure:
@@ -294,6 +300,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 step.detail(task_states(dag_event))
             if sample.what_changed:
                 _print_what_changed(home.event_log, env)
+        batch.close()
         events = read_events(home.event_log)
         with progress.step(f"lineage report for {MART_TABLE}") as step:
             found = mart_dataset(events)

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.harness import REPO, TESTS, AirflowRunner, DagRunResult
+from tests.support.harness import REPO, TESTS, AirflowRunner, DagRunResult, Recording
 from tests.support.smtp_server import LocalSmtp
 
 if str(TESTS / "samples") not in sys.path:
@@ -74,21 +74,17 @@ def alerted_pipeline(
         paths = [str(REPO / "dags"), str(REPO), os.environ.get("PYTHONPATH", "")]
         env = {**world.env, **alert_env(smtp, log), "PYTHONPATH": os.pathsep.join(p for p in paths if p)}
         runner = AirflowRunner(root)
-        good = runner.run(
+        good, failed = runner.run_many(
             ORDERS_DAG,
-            dag_id="ecommerce_orders",
-            logical_date="2024-07-01",  # dates of its own: tests/samples records 06-01..06-03
-            conf={"order_count": 40},
+            recordings=[
+                # dates of its own: tests/samples records 06-01..06-03
+                Recording("ecommerce_orders", "2024-07-01", {"order_count": 40}),
+                Recording(
+                    "ecommerce_orders", "2024-07-03", {"order_count": 25, "fail_stage": "load_stg_orders"}
+                ),
+            ],
             env=env,
         )
-        failed = runner.run(
-            ORDERS_DAG,
-            dag_id="ecommerce_orders",
-            logical_date="2024-07-03",
-            conf={"order_count": 25, "fail_stage": "load_stg_orders"},
-            env=env,
-        )
-        failed.events = failed.events[len(good.events) :]
         # the courier the failed task handed off to sends one alert per owner: two owners downstream
         smtp.wait_for(2)
         yield AlertedPipeline(log, good, failed, smtp, env, failure_messages=len(smtp.messages))

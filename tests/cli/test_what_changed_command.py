@@ -17,7 +17,7 @@ from airflow_lineage_plus.graph import LineageQueries
 from airflow_lineage_plus.graph import wire as w
 from airflow_lineage_plus.graph.eventlog import EventLogSource
 from airflow_lineage_plus.node_ids import dataset_id, job_id
-from tests.support.harness import REPO, TESTS, AirflowRunner, DagRunResult
+from tests.support.harness import REPO, TESTS, AirflowRunner, DagRunResult, Recording
 from tests.support.openlineage_spec import validate_events
 
 pytestmark = [pytest.mark.airflow, pytest.mark.timeout(1500), pytest.mark.minutes(4.5)]
@@ -52,7 +52,6 @@ def world(airflow_db: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterato
     runner = AirflowRunner(root)
     paths = [str(REPO), os.environ.get("PYTHONPATH", "")]
     env = {"PYTHONPATH": os.pathsep.join(p for p in paths if p)}
-    runs: list[DagRunResult] = []
     days: list[tuple[dict[str, Any], dict[str, str]]] = [
         ({"contacts": round(1000 * n), "orders": round(500 * n), "null_emails": 5}, {}) for n in NOISE
     ]
@@ -61,14 +60,11 @@ def world(airflow_db: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterato
     # day 9: staging fails; orders served from cache, with a new column, nulls and a failed assertion
     day9 = {"contacts": 1000, "orders": 500, "null_emails": 100, "stage_fails": True, "cached": True}
     days.append(({**day9, "coupon_column": True, "negative_amounts": True}, {}))
-    seen_events = 0
-    for number, (conf, extra) in enumerate(days, start=1):
-        result = runner.run(
-            DAG_FILE, dag_id=DAG, logical_date=f"2024-03-{number:02d}", conf=conf, env={**env, **extra}
-        )
-        result.events = result.events[seen_events:]  # the runner's log holds every earlier day too
-        seen_events += len(result.events)
-        runs.append(result)
+    recordings = [
+        Recording(DAG, logical_date=f"2024-03-{number:02d}", conf=conf, env=extra)
+        for number, (conf, extra) in enumerate(days, start=1)
+    ]
+    runs = runner.run_many(DAG_FILE, recordings=recordings, env=env)
     yield World(root / f"events-{DAG}.jsonl", runs, [_end(r) for r in runs])
 
 

@@ -12,6 +12,9 @@ every skip record already claimed (by the ledger file today, by the metadata dat
 none. So the runner refuses a repeated (DAG, logical date) with a message naming the fix, instead of
 handing back a run silently missing its records.
 
+A fixture that records several runs gives them to :meth:`AirflowRunner.run_many`, which makes them in one
+Airflow process (``demo/dag_batch.py``) and still hands back each run's own events.
+
 Every event a recording leaves is validated (``openlineage_spec.validate_events``) before it is handed back:
 a test cannot read an event that is not valid against its exact schema versions.
 """
@@ -31,6 +34,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from demo.dag_batch import DagBatch
 from tests.support.openlineage_spec import validate_events
 
 REPO = Path(__file__).resolve().parents[2]
@@ -223,11 +227,107 @@ class DagRunResult:
         return runs
 
 
+@dataclass(frozen=True)
+class Recording:
+    """One DAG run of :meth:`AirflowRunner.run_many`: what ``airflow dags test`` is given, and the
+    environment of that run only (read when the DAG file is parsed, as a deploy would change it)."""
+
+    dag_id: str
+    logical_date: str | None = None
+    conf: dict[str, Any] | None = None
+    env: dict[str, str] = field(default_factory=dict)
+
+    def argv(self) -> list[str]:
+        argv = ["dags", "test", self.dag_id]
+        if self.logical_date:
+            argv.append(self.logical_date)
+        if self.conf is not None:
+            argv += ["-c", json.dumps(self.conf)]
+        return argv
+
+
 class AirflowRunner:
     """Runs DAG files for real with ``airflow dags test`` in a subprocess and returns their events."""
 
     def __init__(self, workdir: Path) -> None:
         self.workdir = workdir
+
+    def _prepare(
+        self,
+        dag_files: tuple[Path | str, ...],
+        name: str,
+        env: dict[str, str] | None,
+        readable: bool = False,
+    ) -> tuple[dict[str, str], Path, Path | None]:
+        """(environment, event log, the log its transport writes) of recordings named ``name``; the DAG
+        files are copied into their DAGs folder (its path is in every event's ``airflow`` facet) only when
+        the runner can read what the transport writes, or is told where (``readable``)."""
+        dags = self.workdir / f"dags-{name}"
+        log = self.workdir / f"events-{name}.jsonl"
+        run_env = {
+            **os.environ,
+            "AIRFLOW__CORE__DAGS_FOLDER": str(dags),
+            "AIRFLOW__OPENLINEAGE__TRANSPORT": event_log_transport(log),
+            "AIRFLOW__LINEAGE_PLUS__EVENT_LOG_PATH": str(log),
+            **(env or {}),
+        }
+        transport = run_env["AIRFLOW__OPENLINEAGE__TRANSPORT"]
+        written = log_written_by(transport, log, run_env)
+        if written is None and not readable:
+            raise UnreadTransportError(
+                f"the runs of {name} send their events where the runner does not read ({transport}): "
+                "pass events_from=<a reader of them> so they are validated, or expect_events=False"
+            )
+        dags.mkdir(parents=True, exist_ok=True)
+        for dag_file in dag_files:
+            shutil.copy(Path(dag_file), dags / Path(dag_file).name)
+        return run_env, log, written
+
+    def _finish(self, run_env: dict[str, str], log: Path) -> None:
+        if json.loads(run_env["AIRFLOW__OPENLINEAGE__TRANSPORT"]).get("log_file_path") == str(spool_of(log)):
+            export_events(log)  # not when a test's own transport makes ``log`` the spool
+
+    def run_many(
+        self,
+        *dag_files: Path | str,
+        recordings: list[Recording],
+        env: dict[str, str] | None = None,
+        name: str | None = None,
+        timeout: float = 900.0,
+    ) -> list[DagRunResult]:
+        """Run ``recordings`` one after another in one Airflow process (:class:`demo.dag_batch.DagBatch`)
+        and return one :class:`DagRunResult` per recording, each holding that run's events only, each
+        validated against the spec. Every run sees ``env``, then its own :attr:`Recording.env`. The events
+        go to one log, ``events-<name>.jsonl``, and the DAG files to ``dags-<name>``; ``name`` defaults to
+        the DAG id when every recording runs the same DAG. A run's events are those written between its
+        start and the end of everything it handed to the provider's process pool."""
+        dag_ids = {recording.dag_id for recording in recordings}
+        if name is None and len(dag_ids) != 1:
+            raise ValueError(
+                "run_many of several DAGs needs name= (its log and DAGs folder are named for it)"
+            )
+        name = name or recordings[0].dag_id
+        for recording in recordings:
+            claim_recording(recording.dag_id, recording.logical_date, self.workdir)
+        run_env, log, written = self._prepare(dag_files, name, env)
+        assert written is not None  # _prepare refuses a transport the runner cannot read
+        results: list[DagRunResult] = []
+        pipes = {"stdin": subprocess.PIPE, "stdout": subprocess.PIPE}
+        batch = DagBatch(subprocess.Popen(DagBatch.command(), env=run_env, cwd=self.workdir, **pipes))
+        try:
+            seen: set[bytes] = set()
+            for number, recording in enumerate(recordings):
+                output = self.workdir / f"output-{name}-{number}.log"
+                status = batch.run(recording.argv(), recording.env, output, timeout=timeout)
+                new = [raw for raw in _written(written) if raw not in seen]
+                seen.update(new)
+                events = [json.loads(raw) for raw in new]
+                validate_events(events)  # every event a test makes is checked against its exact schemas
+                results.append(DagRunResult(recording.dag_id, status, output.read_text(), events))
+        finally:
+            batch.close()
+        self._finish(run_env, log)
+        return results
 
     def run(
         self,
@@ -247,31 +347,13 @@ class AirflowRunner:
         went: validated the same way), or ``expect_events=False`` when none may be written (a backend down,
         a full disk); otherwise :class:`UnreadTransportError`, so no event goes unvalidated."""
         claim_recording(dag_id, logical_date, self.workdir)
-        dags = self.workdir / f"dags-{dag_id}"
-        log = self.workdir / f"events-{dag_id}.jsonl"
-        run_env = {
-            **os.environ,
-            "AIRFLOW__CORE__DAGS_FOLDER": str(dags),
-            "AIRFLOW__OPENLINEAGE__TRANSPORT": event_log_transport(log),
-            "AIRFLOW__LINEAGE_PLUS__EVENT_LOG_PATH": str(log),
-            **(env or {}),
-        }
-        transport = run_env["AIRFLOW__OPENLINEAGE__TRANSPORT"]
-        written = log_written_by(transport, log, run_env)
-        if events_from is None and expect_events and written is None:
-            raise UnreadTransportError(
-                f"the run of {dag_id} sends its events where the runner does not read ({transport}): pass "
-                "events_from=<a reader of them> so they are validated, or expect_events=False"
-            )
-        dags.mkdir(parents=True, exist_ok=True)
-        for dag_file in dag_files:
-            shutil.copy(Path(dag_file), dags / Path(dag_file).name)
+        readable = events_from is not None or not expect_events
+        run_env, log, written = self._prepare(dag_files, dag_id, env, readable=readable)
         # ``python``: the interpreter of another virtualenv with the same Airflow (default: this one's)
-        cmd = [str(Path(python or sys.executable).parent / "airflow"), "dags", "test", dag_id]
-        if logical_date:
-            cmd.append(logical_date)
-        if conf is not None:
-            cmd += ["-c", json.dumps(conf)]
+        cmd = [
+            str(Path(python or sys.executable).parent / "airflow"),
+            *Recording(dag_id, logical_date, conf).argv(),
+        ]
         proc = subprocess.run(
             cmd, env=run_env, capture_output=True, text=True, timeout=timeout, cwd=self.workdir
         )
@@ -287,6 +369,5 @@ class AirflowRunner:
             time.sleep(0.2)
             events = read()
         validate_events(events)  # every event a test makes is checked against its exact schemas
-        if json.loads(run_env["AIRFLOW__OPENLINEAGE__TRANSPORT"]).get("log_file_path") == str(spool_of(log)):
-            export_events(log)  # not when a test's own transport makes ``log`` the spool
+        self._finish(run_env, log)
         return DagRunResult(dag_id=dag_id, returncode=proc.returncode, output=output, events=events)

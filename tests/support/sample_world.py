@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tests.support.harness import REPO, AirflowRunner, DagRunResult
+from tests.support.harness import REPO, AirflowRunner, DagRunResult, Recording
 
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
@@ -54,6 +54,13 @@ class SampleWorld:
         runner = AirflowRunner(self.root / name)
         return runner.run(dag_file, dag_id=dag_id, conf=conf, env=self.env, logical_date=logical_date)
 
+    def run_many(self, name: str, dag_files: list[Path], recordings: list[Recording]) -> list[DagRunResult]:
+        """``recordings`` in one Airflow process and one work directory (:meth:`AirflowRunner.run_many`):
+        each result still holds exactly its run's events."""
+        return AirflowRunner(self.root / name).run_many(
+            *dag_files, recordings=recordings, env=self.env, name=name
+        )
+
 
 def make_world(root: Path, s3: LocalS3) -> SampleWorld:
     warehouse_file = root / "warehouse" / "analytics.duckdb"
@@ -87,18 +94,16 @@ class DemoRuns:
 def record_demo_runs(local_s3: LocalS3, root: Path) -> DemoRuns:
     """The demo's four runs: CRM contacts, a good day, a day without orders, a day whose dbt model fails."""
     world = make_world(root, local_s3)
-    return DemoRuns(
-        crm=world.run("crm", CRM_DAG, "crm_contacts_ingestion", "2024-06-01", {}),
-        orders_ok=world.run("orders-ok", ORDERS_DAG, "ecommerce_orders", "2024-06-01", {"order_count": 40}),
-        orders_empty=world.run(
-            "orders-empty", ORDERS_DAG, "ecommerce_orders", "2024-06-02", {"order_count": 0}
-        ),
-        orders_failed=world.run(
-            "orders-failed",
-            ORDERS_DAG,
-            "ecommerce_orders",
-            "2024-06-03",
-            {"order_count": 25, "fail_stage": "fct_daily_orders"},
-        ),
-        world=world,
+    crm, orders_ok, orders_empty, orders_failed = world.run_many(
+        "demo",
+        [CRM_DAG, ORDERS_DAG],
+        [
+            Recording("crm_contacts_ingestion", "2024-06-01", {}),
+            Recording("ecommerce_orders", "2024-06-01", {"order_count": 40}),
+            Recording("ecommerce_orders", "2024-06-02", {"order_count": 0}),
+            Recording(
+                "ecommerce_orders", "2024-06-03", {"order_count": 25, "fail_stage": "fct_daily_orders"}
+            ),
+        ],
     )
+    return DemoRuns(crm, orders_ok, orders_empty, orders_failed, world=world)

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from airflow_lineage_plus import cli
-from tests.support.harness import AirflowRunner, DagRunResult
+from tests.support.harness import AirflowRunner, DagRunResult, Recording
 
 DAGS = Path(__file__).resolve().parent / "dags"
 DAG_FILE = DAGS / "ui_orders.py"
@@ -43,9 +43,12 @@ def record_pipeline(basetemp: Path) -> tuple[Path, DagRunResult, DagRunResult]:
     workdir = basetemp / "ui-orders"
     workdir.mkdir(parents=True, exist_ok=True)
     runner = AirflowRunner(workdir)
-    good = runner.run(DAG_FILE, dag_id=DAG_ID, logical_date="2024-01-01T00:00:00+00:00")
-    failed = runner.run(
-        DAG_FILE, dag_id=DAG_ID, logical_date="2024-01-02T00:00:00+00:00", conf={"fail_stage": True}
+    good, failed = runner.run_many(
+        DAG_FILE,
+        recordings=[
+            Recording(DAG_ID, "2024-01-01T00:00:00+00:00"),
+            Recording(DAG_ID, "2024-01-02T00:00:00+00:00", {"fail_stage": True}),
+        ],
     )
     log = workdir / f"events-{DAG_ID}.jsonl"
     stable = workdir / "lineage-events.jsonl"
@@ -136,8 +139,14 @@ def record_permission_pipeline(workdir: Path) -> PermissionPipeline:
     same log with ``lineage-plus publish-static``."""
     workdir.mkdir(parents=True, exist_ok=True)
     runner = AirflowRunner(workdir)
-    beta = runner.run(PERM_DAG_FILE, dag_id=BETA_DAG, logical_date="2024-03-02T00:00:00+00:00")
-    alpha = runner.run(PERM_DAG_FILE, dag_id=ALPHA_DAG, logical_date="2024-03-01T00:00:00+00:00")
+    beta, alpha = runner.run_many(
+        PERM_DAG_FILE,
+        recordings=[
+            Recording(BETA_DAG, "2024-03-02T00:00:00+00:00"),
+            Recording(ALPHA_DAG, "2024-03-01T00:00:00+00:00"),
+        ],
+        name="perm",
+    )
     log = workdir / "permission-events.jsonl"
     with log.open("w") as out:
         for run in (beta, alpha):
