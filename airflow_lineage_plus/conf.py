@@ -5,11 +5,20 @@ file still gets working single-machine defaults. Each value is read once per pro
 one of its environment variables changes (how tests and operators change them): Airflow's lookup costs
 tens of microseconds, paid several times per event otherwise, and the config file does not change under
 a running process.
+
+A process that has not imported Airflow (the ``lineage-plus`` command) reads an option without it where
+Airflow's answer is plain: the ``AIRFLOW__LINEAGE_PLUS__<OPTION>`` variable, else the option in
+``airflow.cfg`` (``$AIRFLOW_CONFIG``, else ``$AIRFLOW_HOME/airflow.cfg``), else the default, each with
+Airflow's ``expand_env_var``. Importing Airflow costs more than a quick answer itself. Whatever needs
+Airflow (an ``_cmd`` or ``_secret`` form, unit-test mode, a file the standard parser cannot read) is asked
+of Airflow, and a process that has imported Airflow always asks it.
 """
 
 from __future__ import annotations
 
+import configparser
 import os
+import sys
 from pathlib import Path
 
 from airflow_lineage_plus.provider_info import OPTIONS, SECTION
@@ -23,12 +32,50 @@ def _get(option: str) -> str:
     cached = _read.get(option)
     if cached is not None and cached[0] == env:
         return cached[1]
-    from airflow.configuration import conf
+    text = _without_airflow(option, env)
+    if text is None:
+        from airflow.configuration import conf
 
-    value = conf.get(SECTION, option, fallback=OPTIONS[option]["default"])
-    text = str(value) if value is not None else str(OPTIONS[option]["default"])
+        value = conf.get(SECTION, option, fallback=OPTIONS[option]["default"])
+        text = str(value) if value is not None else str(OPTIONS[option]["default"])
     _read[option] = (env, text)
     return text
+
+
+def _without_airflow(option: str, env: tuple[str | None, str | None, str | None]) -> str | None:
+    """Airflow's answer for ``option`` read without importing Airflow, or None where only Airflow knows."""
+    if "airflow.configuration" in sys.modules or env[1] is not None or env[2] is not None:
+        return None
+    if os.environ.get("AIRFLOW__CORE__UNIT_TEST_MODE") is not None:
+        return None
+    if env[0] is not None:
+        return _expand_env_var(env[0])
+    config = os.environ.get("AIRFLOW_CONFIG")
+    path = Path(_expand_env_var(config) if config is not None else os.path.join(_home(), "airflow.cfg"))
+    parser = configparser.ConfigParser(strict=False)
+    try:
+        parser.read(path, encoding="utf-8")
+        if any(parser.has_option(SECTION, f"{option}{form}") for form in ("_cmd", "_secret")):
+            return None
+        if not parser.has_option(SECTION, option):
+            return str(OPTIONS[option]["default"])
+        return _expand_env_var(parser.get(SECTION, option))
+    except (configparser.Error, OSError, UnicodeDecodeError):
+        return None
+
+
+def _expand_env_var(value: str) -> str:
+    """Airflow's ``expand_env_var``: ``$VAR`` and ``~`` expanded until nothing changes."""
+    while True:
+        expanded = os.path.expanduser(os.path.expandvars(value))
+        if expanded == value:
+            return expanded
+        value = expanded
+
+
+def _home() -> str:
+    """``$AIRFLOW_HOME`` as Airflow resolves it (``~/airflow`` when unset)."""
+    return _expand_env_var(os.environ.get("AIRFLOW_HOME", "~/airflow"))
 
 
 def parse_bool(value: object) -> bool:
@@ -47,7 +94,9 @@ def _get_int(option: str) -> int:
 
 
 def airflow_home() -> Path:
-    """``$AIRFLOW_HOME``, as Airflow resolves it."""
+    """``$AIRFLOW_HOME``, as Airflow resolves it (read without Airflow where it is not imported)."""
+    if "airflow.configuration" not in sys.modules:
+        return Path(_home())
     from airflow.configuration import AIRFLOW_HOME
 
     return Path(AIRFLOW_HOME)

@@ -7,6 +7,9 @@ on a free port by ``tests/support/postgres_env.py``):
   events per second, the store's size against the log's;
 * ``new_process_upstream_quick``: a new process answering ``upstream`` at depth 10 as the CLI does
   (``open_source(store=URL, quick=True)``: only the events of the nodes the walk touches are folded);
+* ``new_cli_process_upstream``: the same question from ``lineage-plus upstream`` in a new process, the
+  store found through ``[lineage_plus] store_url`` (read without importing Airflow, :mod:`..conf`), and
+  (``..._with_airflow``) the same with Airflow imported first, as every CLI process did before;
 * ``new_process_upstream``: a new process opening the store as a source (``open_source(store=URL)``: it
   folds every raw event, as the event log source folds the log, and as the Lineage view does once) and
   answering the same question (``--no-full-fold`` skips it);
@@ -39,6 +42,21 @@ sys.path.insert(0, str(HERE.parent / "tests" / "support"))
 from first_answer_bench import python, timed  # noqa: E402 (beside this script)
 
 TARGET = ("postgres://warehouse:5432", "analytics.dag_00500.t19_out0")
+
+CLI_ANSWER = """
+import json, sys, time
+began = time.perf_counter()
+if sys.argv[2:] == ["with-airflow"]:
+    import airflow.configuration  # as every new CLI process did before conf.py read options without it
+from airflow_lineage_plus.cli import run
+namespace, name = sys.argv[1].split("|")
+question = ["upstream", "--namespace", namespace, "--name", name, "--depth", "10", "--format", "json"]
+code, out, err = run(question)
+assert code == 0, err
+nodes = len(json.loads(out)["nodes"])
+print(json.dumps({"in_process_s": round(time.perf_counter() - began, 3), "nodes": nodes,
+                  "airflow_imported": "airflow.configuration" in sys.modules}))
+"""
 
 STORE_ANSWER = """
 import json, sys, time
@@ -87,6 +105,16 @@ def bench_engine(log: Path, url: str, home: Path, size_of: Any, target: str, ful
     figures["store_to_log_size"] = round(store_bytes / log.stat().st_size, 2)
     quick = timed(python(STORE_ANSWER, url, target, "quick"), env=env)
     figures["new_process_upstream_quick"] = {**quick, "out": json.loads(quick["out"])}
+    # the command itself: the store from [lineage_plus] store_url, as a user's CLI finds it
+    configured = {
+        **env,
+        "AIRFLOW__LINEAGE_PLUS__STORE_URL": url,
+        "AIRFLOW__LINEAGE_PLUS__EVENT_LOG_PATH": str(home / "no-spool.jsonl"),
+    }
+    command = timed(python(CLI_ANSWER, target), env=configured)
+    figures["new_cli_process_upstream"] = {**command, "out": json.loads(command["out"])}
+    command = timed(python(CLI_ANSWER, target, "with-airflow"), env=configured)
+    figures["new_cli_process_upstream_with_airflow"] = {**command, "out": json.loads(command["out"])}
     if full:
         answer = timed(python(STORE_ANSWER, url, target, "full"), env=env)
         figures["new_process_upstream"] = {**answer, "out": json.loads(answer["out"])}

@@ -57,15 +57,19 @@ class _Collected:
         return self.mark if name == "xdist_group" else None
 
 
-def test_a_test_is_in_the_group_it_declares_else_the_shared_recordings_else_its_file() -> None:
+def test_a_test_is_in_the_group_it_declares_else_its_shared_recordings_else_its_file() -> None:
     declared = _Collected("ui/test_static_files.py", group=run_report.SHARED_RECORDINGS)
     by_fixture = _Collected("cli/test_demo_answers.py", fixtures=("tmp_path", "demo_runs"))
     by_name = _Collected("emit/test_x.py", group="emit-shared")
     alone = _Collected("emit/test_skip_state.py", fixtures=("tmp_path",))
-    groups = [run_report.group_of(item) for item in (declared, by_fixture, by_name, alone)]  # type: ignore[arg-type]
+    alerts = [_Collected(f"act/test_{name}.py", fixtures=("alerted_pipeline",)) for name in ("a", "b")]
+    items = (declared, by_fixture, by_name, alone, *alerts)
+    groups = [run_report.group_of(item) for item in items]  # type: ignore[arg-type]
     assert groups == [
         run_report.SHARED_RECORDINGS,
         run_report.SHARED_RECORDINGS,
         "emit-shared",
         "emit/test_skip_state.py",
+        "alerted-pipeline",
+        "alerted-pipeline",
     ]

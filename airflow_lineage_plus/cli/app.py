@@ -20,12 +20,12 @@ import sys
 from collections.abc import Callable, Sequence
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from airflow_lineage_plus import conf, pictures
 from airflow_lineage_plus.act import freshness
 from airflow_lineage_plus.cli import commands as codes
-from airflow_lineage_plus.cli import remote, store_commands
+from airflow_lineage_plus.cli import store_commands
 from airflow_lineage_plus.cli import text_report as text
 from airflow_lineage_plus.cli import what_changed_command as what_changed
 from airflow_lineage_plus.cli.parser import DATASET_ONLY, QUICK, build
@@ -38,6 +38,9 @@ from airflow_lineage_plus.graph.source import LineageSource
 from airflow_lineage_plus.node_ids import dataset_id, job_id
 from airflow_lineage_plus.sources import open_configured_source
 from airflow_lineage_plus.timestamps import to_micros
+
+if TYPE_CHECKING:  # imported only where --airflow is given: a local answer needs no HTTP client
+    from airflow_lineage_plus.cli import remote
 
 
 def _target(args: argparse.Namespace) -> str:
@@ -152,6 +155,8 @@ def run(argv: Sequence[str] | None = None) -> tuple[int, str, str]:
 
 def _remote(args: argparse.Namespace, target: str | None, as_of: int | None) -> tuple[int, str, str]:
     """One question asked of the remote Airflow of ``--airflow`` (:mod:`.remote`), with the user's rights."""
+    from airflow_lineage_plus.cli import remote
+
     if args.command not in remote.COMMANDS:
         raise UsageError(
             f"{args.command} reads a local source; --airflow answers " + ", ".join(sorted(remote.COMMANDS))

@@ -25,7 +25,7 @@ from alert_pipeline import BASE_URL
 from airflow_lineage_plus.act.failure import Failure
 from tests.support.fab_airflow import fab_env
 from tests.support.graph_builders import ds, facet, run_pair, write_log
-from tests.support.harness import AirflowRunner, DagRunResult, event_log_transport, read_events
+from tests.support.harness import AirflowRunner, Recording, event_log_transport, read_events
 from tests.support.openlineage_spec import validate_events
 from tests.support.servers import free_port
 from tests.support.smtp_server import LocalSmtp
@@ -72,38 +72,6 @@ def _body(message: EmailMessage) -> str:
     return html.unescape(content.split('<pre style="font-family: monospace">', 1)[1].split("</pre>", 1)[0])
 
 
-def _dag_ends(log: Path, dag_id: str) -> int:
-    return sum(
-        1
-        for e in read_events(log)
-        if e.get("job", {}).get("name") == dag_id and e.get("eventType") in {"COMPLETE", "FAIL"}
-    )
-
-
-def _record(
-    runner: AirflowRunner,
-    log: Path,
-    dag_id: str,
-    day: str,
-    env: dict[str, str],
-    conf: dict[str, object] | None = None,
-) -> DagRunResult:
-    """One real run of ``dag_id`` writing to ``log``; returns once ``log`` holds its DAG-run end event.
-
-    The DAG-run events come from the provider's process pool, maybe after ``dags test`` ends. The runner
-    waits for them in its own log, which ``env`` replaces by ``log``: there it would wait its full 60 s
-    for nothing, so the wait is on ``log`` here."""
-    ends = _dag_ends(log, dag_id)
-    result = runner.run(
-        DAG_FILE, dag_id=dag_id, logical_date=day, conf=conf, env=env, timeout=900, wait_for_dag_event=0
-    )
-    deadline = time.monotonic() + 60
-    while _dag_ends(log, dag_id) == ends and time.monotonic() < deadline:
-        time.sleep(0.2)
-    assert _dag_ends(log, dag_id) == ends + 1, result.output[-3000:]
-    return result
-
-
 @pytest.fixture(scope="module")
 def permission_alerts(
     airflow_db: Path, tmp_path_factory: pytest.TempPathFactory
@@ -129,13 +97,22 @@ def permission_alerts(
             timeout=300,
         )
         assert "alert users ready" in setup.stdout, setup.stdout[-2000:] + setup.stderr[-3000:]
-        runner = AirflowRunner(root)
         # a good day of sec (its model links its table to the shared one), pub's report, then sec fails
-        good = _record(runner, log, "sec", "2024-05-01", env)
+        good, report, failed = AirflowRunner(root).run_many(
+            DAG_FILE,
+            recordings=[
+                Recording("sec", "2024-05-01"),
+                Recording("pub", "2024-05-01"),
+                Recording("sec", "2024-05-02", {"fail": True}),
+            ],
+            env=env,
+            name="sec-pub",
+        )
         assert good.returncode == 0, good.output[-3000:]
-        assert _record(runner, log, "pub", "2024-05-01", env).returncode == 0
-        failed = _record(runner, log, "sec", "2024-05-02", env, conf={"fail": True})
+        assert report.returncode == 0, report.output[-3000:]
         assert failed.returncode != 0
+        ends = [[e["eventType"] for e in run.dag_events()] for run in (good, report, failed)]
+        assert ends == [["COMPLETE"], ["COMPLETE"], ["FAIL"]]  # each run holds its own DAG-run end
         messages = smtp.wait_for(4, timeout=120)
         events = read_events(log)
         validate_events(events)  # the runner validated its own log, which env replaced by this one

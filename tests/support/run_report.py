@@ -2,8 +2,9 @@
 
 Groups (``--dist loadgroup``) are declared on the tests: a test in a group of its own says so with
 ``pytest.mark.xdist_group(name)`` (the files of ``tests/ui`` share :data:`SHARED_RECORDINGS`, the group of
-the Lineage view's recordings); a test using the sample pipelines' recordings (the ``demo_runs`` fixture)
-joins that group too; any other test is in its file's group, so its module-scoped Airflow runs are made
+the Lineage view's recordings); a test using a session fixture that records runs (the sample pipelines'
+``demo_runs``, the alerts' ``alerted_pipeline``: :data:`SHARED_FIXTURES`) joins that fixture's group; any
+other test is in its file's group, so its module-scoped Airflow runs are made
 once. Order: the tests say how long their group takes with
 ``pytest.mark.minutes(n)`` (about ``n`` minutes of Airflow runs, from ``--durations`` in CI's log); groups
 start heaviest first, then groups running Airflow (marked ``airflow``), each by size, so that no long group
@@ -35,6 +36,9 @@ from tests.support.openlineage_spec import gaps_used, validated_count
 TESTS = Path(__file__).resolve().parents[1]
 #: The group of the tests sharing one recording of the sample pipelines and the Lineage view's runs.
 SHARED_RECORDINGS = "sample-pipelines"
+#: The session fixtures that record Airflow runs, and the group of every test using one: on two workers
+#: each would make the same runs once more.
+SHARED_FIXTURES = {"demo_runs": SHARED_RECORDINGS, "alerted_pipeline": "alerted-pipeline"}
 
 _groups_run: set[str] = set()
 _areas: Counter[str] = Counter()
@@ -52,12 +56,14 @@ def _loadgroup(config: pytest.Config) -> bool:
 
 
 def group_of(item: pytest.Item) -> str:
-    """The test's xdist group: the one it declares, the shared recordings' if it uses them, or its file's."""
+    """The test's xdist group: the one it declares, that of a shared recording it uses
+    (:data:`SHARED_FIXTURES`), or its file's."""
     declared = item.get_closest_marker("xdist_group")
     if declared is not None:
         return str(declared.args[0] if declared.args else declared.kwargs["name"])
-    if "demo_runs" in getattr(item, "fixturenames", ()):
-        return SHARED_RECORDINGS
+    for fixture in getattr(item, "fixturenames", ()):
+        if fixture in SHARED_FIXTURES:
+            return SHARED_FIXTURES[fixture]
     return item.path.relative_to(TESTS).as_posix()
 
 
