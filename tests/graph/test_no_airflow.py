@@ -1,7 +1,9 @@
-"""``airflow_lineage_plus.graph`` (and the CLI with --events) work where Airflow cannot be imported."""
+"""``airflow_lineage_plus.graph``, and the CLI with --events or with ``[lineage_plus]`` read without Airflow,
+work where Airflow cannot be imported."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -23,9 +25,14 @@ sys.meta_path.insert(0, BlockAirflow())
 """
 
 
-def _run(code: str) -> subprocess.CompletedProcess[str]:
+def _run(code: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-c", BLOCKER + code], capture_output=True, text=True, timeout=120, cwd=REPO
+        [sys.executable, "-c", BLOCKER + code],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=REPO,
+        env={**os.environ, **(env or {})},
     )
 
 
@@ -47,19 +54,29 @@ def test_graph_package_imports_and_answers_without_airflow(tmp_path: Path) -> No
     assert done.stdout.strip() == "orders.build_fct"
 
 
-def test_cli_with_events_works_without_airflow_and_asks_for_a_source_otherwise(tmp_path: Path) -> None:
+def test_cli_reads_events_or_its_configured_store_without_airflow_and_asks_for_a_source_otherwise(
+    tmp_path: Path,
+) -> None:
     log = write_log(tmp_path / "e.jsonl", orders_pipeline())
-    done = _run(
+    code = (
         "from airflow_lineage_plus.cli import run\n"
         "import json\n"
         f"code, out, err = run(['--events', {str(log)!r}, 'report', '--format', 'json'])\n"
         "print(code, json.loads(out)['jobs'])\n"
-        "print(run(['report']))\n"
+        "code, out, err = run(['report', '--format', 'json'])\n"
+        "print(code, json.loads(out)['jobs'] if code == 0 else err.strip())\n"
     )
+    configured = {"AIRFLOW_HOME": str(tmp_path / "home"), "AIRFLOW__LINEAGE_PLUS__EVENT_LOG_PATH": str(log)}
+    done = _run(code, configured)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == ["0 3", "0 3"]  # the store beside the log, made from it
+    assert log.with_suffix(".db").exists()
+    # an option only Airflow can resolve (a command): the CLI says how to go without it
+    done = _run(code, {**configured, "AIRFLOW__LINEAGE_PLUS__GRAPH_SOURCE_CMD": "echo store"})
     assert done.returncode == 0, done.stderr
     first, second = done.stdout.splitlines()
     assert first == "0 3"
-    assert "2" in second.split(",")[0] and "give --events PATH or --marquez URL" in second
+    assert second.startswith("2 ") and "give --events PATH or --marquez URL" in second
 
 
 def test_the_lineage_store_and_its_source_work_without_airflow(tmp_path: Path) -> None:
