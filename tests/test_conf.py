@@ -50,6 +50,8 @@ CASES: dict[str, tuple[dict[str, str], str | None, bool]] = {
         "retention_days = 90\nevent_log_path = $LP_TEST_DIR/events.jsonl\ngraph_source = events\n",
         False,
     ),
+    # whether Airflow runs the command depends on its version (3.1 does not for a provider's option): the
+    # light reader leaves it to Airflow either way
     "a command for a sensitive option: asked of Airflow": (
         {},
         "[lineage_plus]\nmarquez_api_key_cmd = echo from-a-command\nmarquez_url = http://marquez:5000\n",
@@ -79,8 +81,6 @@ def test_an_option_read_without_airflow_is_the_answer_airflow_gives(tmp_path: Pa
     assert answers["imported_before"] is needs_airflow
     assert answers["light"] == answers["airflow"]
     assert len(answers["light"]) == len(OPTIONS) + 1
-    if needs_airflow:
-        assert answers["light"]["marquez_api_key"] == "from-a-command\n"  # as Airflow runs it
     if config_file is not None and "store_url" in config_file:
         assert answers["light"]["store_url"] == "postgresql://lineage:p%40ss@db:5432/lineage"
         assert answers["light"]["retention_days"] == "7"
