@@ -17,6 +17,7 @@ of Airflow, and a process that has imported Airflow always asks it.
 from __future__ import annotations
 
 import configparser
+import functools
 import os
 import sys
 from pathlib import Path
@@ -44,17 +45,16 @@ def _get(option: str) -> str:
 
 def _without_airflow(option: str, env: tuple[str | None, str | None, str | None]) -> str | None:
     """Airflow's answer for ``option`` read without importing Airflow, or None where only Airflow knows."""
-    if "airflow.configuration" in sys.modules or env[1] is not None or env[2] is not None:
+    if _airflow_loaded() or env[1] is not None or env[2] is not None:
         return None
     if os.environ.get("AIRFLOW__CORE__UNIT_TEST_MODE") is not None:
         return None
     if env[0] is not None:
         return _expand_env_var(env[0])
     config = os.environ.get("AIRFLOW_CONFIG")
-    path = Path(_expand_env_var(config) if config is not None else os.path.join(_home(), "airflow.cfg"))
-    parser = configparser.ConfigParser(strict=False)
+    path = _expand_env_var(config) if config is not None else os.path.join(_home(), "airflow.cfg")
     try:
-        parser.read(path, encoding="utf-8")
+        parser = _config_file(path)
         if any(parser.has_option(SECTION, f"{option}{form}") for form in ("_cmd", "_secret")):
             return None
         if not parser.has_option(SECTION, option):
@@ -62,6 +62,19 @@ def _without_airflow(option: str, env: tuple[str | None, str | None, str | None]
         return _expand_env_var(parser.get(SECTION, option))
     except (configparser.Error, OSError, UnicodeDecodeError):
         return None
+
+
+@functools.lru_cache(maxsize=4)
+def _config_file(path: str) -> configparser.ConfigParser:
+    """``airflow.cfg`` at ``path``, parsed once per process (as Airflow does), with its interpolation."""
+    parser = configparser.ConfigParser(strict=False)
+    parser.read(path, encoding="utf-8")
+    return parser
+
+
+def _airflow_loaded() -> bool:
+    """Whether this process has imported Airflow's configuration (then it is asked, at no extra cost)."""
+    return "airflow.configuration" in sys.modules
 
 
 def _expand_env_var(value: str) -> str:
@@ -95,7 +108,7 @@ def _get_int(option: str) -> int:
 
 def airflow_home() -> Path:
     """``$AIRFLOW_HOME``, as Airflow resolves it (read without Airflow where it is not imported)."""
-    if "airflow.configuration" not in sys.modules:
+    if not _airflow_loaded():
         return Path(_home())
     from airflow.configuration import AIRFLOW_HOME
 

@@ -22,8 +22,22 @@ import threading
 import traceback
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 MARKER = "@@lineage-plus-dag-batch"
+
+
+def dags_test_argv(
+    dag_id: str, logical_date: str | None = None, conf: dict[str, Any] | None = None
+) -> list[str]:
+    """The arguments of ``airflow dags test`` for one run of ``dag_id`` (its logical date, and its conf
+    unless None)."""
+    argv = ["dags", "test", dag_id]
+    if logical_date:
+        argv.append(logical_date)
+    if conf is not None:
+        argv += ["-c", json.dumps(conf)]
+    return argv
 
 
 class DagBatchError(RuntimeError):

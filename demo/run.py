@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from demo.dag_batch import DagBatch, DagBatchError
+from demo.dag_batch import DagBatch, DagBatchError, dags_test_argv
 from demo.environment import ADMIN_USER, REPO, DemoHome
 from demo.processes import ProcessGroup
 from demo.progress import Progress, fail
@@ -282,9 +282,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             with progress.step(sample.title) as step:
                 already = len(read_events(home.event_log))
                 log = logs / f"{sample.dag_id}-{sample.logical_date}.log"
-                argv = ["dags", "test", sample.dag_id, sample.logical_date]
-                if sample.conf:
-                    argv += ["-c", json.dumps(sample.conf)]
+                argv = dags_test_argv(sample.dag_id, sample.logical_date, sample.conf or None)
                 try:
                     code = batch.run(argv, sample.env, log)
                 except DagBatchError as error:

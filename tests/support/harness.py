@@ -34,7 +34,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from demo.dag_batch import DagBatch
+from demo.dag_batch import DagBatch, dags_test_argv
 from tests.support.openlineage_spec import validate_events
 
 REPO = Path(__file__).resolve().parents[2]
@@ -238,12 +238,7 @@ class Recording:
     env: dict[str, str] = field(default_factory=dict)
 
     def argv(self) -> list[str]:
-        argv = ["dags", "test", self.dag_id]
-        if self.logical_date:
-            argv.append(self.logical_date)
-        if self.conf is not None:
-            argv += ["-c", json.dumps(self.conf)]
-        return argv
+        return dags_test_argv(self.dag_id, self.logical_date, self.conf)
 
 
 class AirflowRunner:

@@ -47,13 +47,6 @@ class SampleWorld:
     warehouse_file: Path
     s3: LocalS3
 
-    def run(
-        self, name: str, dag_file: Path, dag_id: str, logical_date: str, conf: dict[str, Any]
-    ) -> DagRunResult:
-        # One work directory (so one event log) per run: each result holds exactly that run's events.
-        runner = AirflowRunner(self.root / name)
-        return runner.run(dag_file, dag_id=dag_id, conf=conf, env=self.env, logical_date=logical_date)
-
     def run_many(self, name: str, dag_files: list[Path], recordings: list[Recording]) -> list[DagRunResult]:
         """``recordings`` in one Airflow process and one work directory (:meth:`AirflowRunner.run_many`):
         each result still holds exactly its run's events."""
