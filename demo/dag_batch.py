@@ -1,8 +1,8 @@
 """Several ``airflow dags test`` runs in one Python process: the demo's runs, and the test harness's.
 
 Every ``airflow dags test`` process starts Python, imports Airflow, builds the in-process execution API and
-shuts the OpenLineage provider's process pool down at exit: about 10 of the 18 seconds of a four-task sample
-run on an idle 2-core machine. :class:`DagBatch` pays that once. It starts this file as a script (it imports
+shuts the OpenLineage provider's process pool down at exit, for a few small tasks often most of the run.
+:class:`DagBatch` pays that once. It starts this file as a script (it imports
 nothing of the demo or of the tests) and sends it one run at a time. The child runs each as ``airflow``
 would (``airflow/__main__.py``: Airflow's own CLI parser and command), with that run's environment over its
 own and its output in that run's log file. After the run it calls the listeners' ``before_stopping`` hook,
