@@ -14,7 +14,7 @@ from pathlib import Path
 from airflow_lineage_plus import conf
 from airflow_lineage_plus.exceptions import SourceUnavailable
 from airflow_lineage_plus.graph import LineageSource, open_source
-from airflow_lineage_plus.graph.store_source import QuickStoreSource, StoreSource
+from airflow_lineage_plus.graph.store_source import StoreSource
 from airflow_lineage_plus.store import LineageStore
 
 
@@ -51,7 +51,7 @@ def open_configured_source(
             timeout=timeout if timeout is not None else conf.marquez_timeout(),
         )
     if conf.graph_source() == "store":
-        return open_store_source(explain_missing_log=explain_missing_log, quick=quick)
+        return open_store_source(explain_missing_log=explain_missing_log)
     path = conf.event_log_path()
     if explain_missing_log and not path.exists():
         raise SourceUnavailable(
@@ -73,14 +73,13 @@ def open_store(url: str | None = None, *, create: bool = True) -> LineageStore:
 
 
 def open_store_source(
-    url: str | None = None, *, explain_missing_log: bool = False, quick: bool = False
+    url: str | None = None, *, explain_missing_log: bool = False
 ) -> LineageSource:
     """The lineage store (``url``, else ``[lineage_plus] store_url``) as a source, taking in the event
     log's new lines at each refresh (:func:`airflow_lineage_plus.store.spool.drain`). A store that does
     not exist yet is made when the event log exists (an upgrade from the event log); with neither,
-    :class:`SourceUnavailable` (with ``explain_missing_log``, saying how lineage gets there). ``quick``:
-    for the questions about one node of one process, read only where they look
-    (:class:`~airflow_lineage_plus.graph.store_source.QuickStoreSource`)."""
+    :class:`SourceUnavailable` (with ``explain_missing_log``, saying how lineage gets there). Every
+    question reads the store's folded state where it looks."""
     log = conf.event_log_path()
     try:
         store = open_store(url, create=log.exists())
@@ -92,6 +91,4 @@ def open_store_source(
                 "(README, 'Configure')."
             ) from exc
         raise
-    if quick:
-        return QuickStoreSource(store, owns_store=True, spool=log)
     return StoreSource(store, owns_store=True, spool=log)

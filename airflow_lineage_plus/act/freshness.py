@@ -37,7 +37,7 @@ from airflow_lineage_plus.act.message import (
     node_label,
 )
 from airflow_lineage_plus.graph import LineageSource
-from airflow_lineage_plus.graph import wire as w
+from airflow_lineage_plus.store import wire as w
 from airflow_lineage_plus.graph.model import LineageGraph
 from airflow_lineage_plus.graph.queries import node_dict, walk
 from airflow_lineage_plus.graph.runs import FAILED_STATES

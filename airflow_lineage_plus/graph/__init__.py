@@ -1,4 +1,4 @@
-"""Lineage graph and queries over the embedded event log or a Marquez server. Does not import Airflow.
+"""Lineage graph and queries over the lineage store, an event log or a Marquez server. Does not import Airflow.
 
 >>> from airflow_lineage_plus.graph import open_source, LineageQueries
 >>> queries = LineageQueries(open_source(events="events.jsonl"))      # doctest: +SKIP
@@ -38,22 +38,19 @@ def open_source(
     """The event log at ``events``, the Marquez server at ``marquez``, or the lineage store at the
     SQLAlchemy URL ``store`` (exactly one of them; a store that does not exist yet is not created).
 
-    An event log is folded whole into memory, or with ``quick`` scanned for the questions about one node
-    (:mod:`.scan`: the first answer from a big log, without folding all of it). A store is folded whole,
-    or with ``quick`` read only where a question about one node looks (:class:`.QuickStoreSource`)."""
+    An event log is folded whole into a private store, or with ``quick`` scanned for the questions about
+    one node (:mod:`.scan`: the first answer from a big log, without folding all of it). A store's folded
+    state is read where each question looks (``quick`` changes nothing there)."""
     if sum(given is not None for given in (events, marquez, store)) != 1:
         raise ValueError(
             "give exactly one of events= (an event log path), marquez= (a Marquez URL) or store= (a "
             "lineage store URL)"
         )
     if store is not None:
-        from airflow_lineage_plus.graph.store_source import QuickStoreSource, StoreSource
+        from airflow_lineage_plus.graph.store_source import StoreSource
         from airflow_lineage_plus.store import LineageStore
 
-        opened = LineageStore(store, create=False)
-        if quick:
-            return QuickStoreSource(opened, owns_store=True)
-        return StoreSource(opened, owns_store=True)
+        return StoreSource(LineageStore(store, create=False), owns_store=True)
     if events is not None:
         if quick:
             from airflow_lineage_plus.graph.scan import QuickSource

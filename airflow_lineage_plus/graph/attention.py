@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from airflow_lineage_plus.graph import wire as w
+from airflow_lineage_plus.store import wire as w
 from airflow_lineage_plus.graph.changes import KIND_ORDER, Thresholds
 from airflow_lineage_plus.graph.what_changed import node_changes, visible_histories
 

@@ -19,31 +19,14 @@ and declared facts still order among themselves by time.
 
 from __future__ import annotations
 
-import hashlib
+from airflow_lineage_plus.store.facts import NEVER, declaration_tie, declared_time, is_declared_time
 
 #: An edge a run of its job reported.
 CURRENT = "current"
 #: An edge only declared in DAG code: its job has not run yet.
 DECLARED = "declared"
 
-#: How far below every run fact a declared fact is kept (event times are epoch microseconds, ~2**51 now).
-_TIER = 1 << 60
-#: The time of "never": below every declared time too.
-NEVER = -(1 << 62)
-
 Edges = frozenset[tuple[str, str]]
 
-
-def declared_time(micros: int) -> int:
-    """``micros`` (an event time) moved into the declared tier: earlier than any run's fact."""
-    return micros - _TIER
-
-
-def is_declared_time(micros: int) -> bool:
-    """Whether a fact's time is in the declared tier."""
-    return NEVER < micros < -(_TIER >> 1)
-
-
-def tie(edges: Edges) -> str:
-    """A digest of a declaration's edges: breaks ties between declarations of the same time."""
-    return hashlib.blake2b(repr(sorted(edges)).encode(), digest_size=8).hexdigest()
+__all__ = ["CURRENT", "DECLARED", "NEVER", "Edges", "declared_time", "is_declared_time", "tie"]
+tie = declaration_tie

@@ -10,7 +10,7 @@ from typing import Any
 from airflow_lineage_plus import facet_keys as fk
 from airflow_lineage_plus import node_ids as ids
 from airflow_lineage_plus.exceptions import NodeNotFound
-from airflow_lineage_plus.graph import wire as w
+from airflow_lineage_plus.store import wire as w
 from airflow_lineage_plus.graph.ancestry import parent_chain, ran_by_nodes
 from airflow_lineage_plus.graph.answers import column_input, run_summary, task_instance_ids
 from airflow_lineage_plus.graph.model import LineageGraph

@@ -1,17 +1,14 @@
-"""The per-run history (:mod:`.history`) of the event log's nodes, read back from each run's events.
+"""The per-run history (:mod:`.history`) of a graph's nodes, read back from each run's events.
 
 Like the details (:mod:`.eventlog_details`), the graph keeps only where each run's events are (refs);
 the facts a history needs (the job's SQL and code, the Airflow try number, the datasets' figures,
-schemas, assertions and partitions) are read back from the log for the runs asked for only.
+schemas, assertions and partitions) are read back for the runs asked for only.
 
-What it costs, and what is kept between questions (:class:`HistoryCache`, held by the source while the
-log is unchanged):
+What it costs, and what is kept between questions:
 
-* the jobs' runs are folded once (a :class:`.FocusedGraph` reused by the next question, dropped when
-  the log grew or after ``EVENTS_KEPT`` events);
-* each run's events are read in one pass over the file (sorted by place) and boiled down to the few
-  facts a history needs (:class:`RunFacts`, the newest ``RUNS_KEPT`` kept): a job and its outputs, and
-  the next question, read the same runs;
+* each run's events are read in one pass (sorted by place) and boiled down to the few facts a history
+  needs (:class:`RunFacts`, the newest ``RUNS_KEPT`` kept by the source's :class:`RunReader`): a job and
+  its outputs, and the next question, read the same runs;
 * a dataset's history reads only the runs that can be among its newest: the candidate jobs (its writers,
   or for a source every reader) are taken newest first, by the time of each job's latest event (the
   catalog knows it without folding the job), and no further once ``runs`` writes newer than the next
@@ -22,7 +19,6 @@ log is unchanged):
 
 from __future__ import annotations
 
-import weakref
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
@@ -31,7 +27,7 @@ import attrs
 from airflow_lineage_plus import facet_keys as fk
 from airflow_lineage_plus import node_ids as ids
 from airflow_lineage_plus.graph.eventlog_details import ReadRef
-from airflow_lineage_plus.graph.focus import FocusedGraph
+from airflow_lineage_plus.graph.stored_graph import StoredGraph
 from airflow_lineage_plus.graph.history import (
     Assertions,
     DatasetRun,
@@ -48,7 +44,6 @@ from airflow_lineage_plus.graph.runs import RunRecord
 ReadRefs = Callable[[Sequence[int]], Mapping[int, "dict[str, Any] | None"]]
 #: a run's events merged: (run facets, job facets, {dataset id: (direction, facets)})
 Merged = tuple[dict[str, Any], dict[str, Any], dict[str, tuple[str, dict[str, Any]]]]
-_NOTHING: Merged = ({}, {}, {})
 #: at most this many assertions are read of one dataset in one run, each name and column cut to
 #: :data:`MAX_TEXT` characters (an event is hostile input)
 MAX_ASSERTIONS = 200
@@ -65,9 +60,6 @@ RUNS_KEPT = 20_000
 #: a source's readers are folded newest first, at first as many as runs are asked for (at least this
 #: many), then twice as many each time more are needed
 MIN_CHUNK = 2
-#: events folded into the kept graph before it is dropped and folded anew (the memory of a long-lived
-#: server: about 0.8 KB an event, measured on the generated log, so about 80 MB)
-EVENTS_KEPT = 100_000
 
 
 @attrs.frozen
@@ -112,29 +104,6 @@ class RunReader:
         return found
 
 
-class HistoryCache:
-    """What a source keeps between history questions: a :class:`RunReader` while its graph is the same
-    object, and the folded graph (with each job's latest event time) while the log is also unchanged
-    (``key``) and has folded at most ``EVENTS_KEPT`` events (its ``version`` counts them)."""
-
-    def __init__(self) -> None:
-        self.owner: weakref.ref[object] | None = None  # not keeping a replaced graph alive
-        self.key: tuple[Any, ...] | None = None
-        self.graph: FocusedGraph | None = None
-        self.reader: RunReader | None = None
-        self.bounds: dict[str, int | None] = {}
-
-    def get(
-        self, owner: object, key: tuple[Any, ...], fold: Callable[[], FocusedGraph], read_refs: ReadRefs
-    ) -> tuple[FocusedGraph, RunReader, dict[str, int | None]]:
-        """(the graph to read histories from, the reader, job id -> latest event time kept)."""
-        if self.owner is None or self.owner() is not owner or self.reader is None:
-            self.owner, self.reader, self.graph = weakref.ref(owner), RunReader(read_refs), None
-        if self.graph is None or key != self.key or self.graph.version > EVENTS_KEPT:
-            self.graph, self.key, self.bounds = fold(), key, {}
-        return self.graph, self.reader, self.bounds
-
-
 def _merge(events: Iterable[dict[str, Any]]) -> Merged:
     """The facets of a run's events, later events (by event time) winning."""
     ordered = sorted((e for e in events if isinstance(e, dict)), key=lambda e: str(e.get("eventTime") or ""))
@@ -172,7 +141,7 @@ def _dict(value: Any) -> dict[str, Any]:
 
 
 def run_history(
-    graph: FocusedGraph,
+    graph: StoredGraph,
     node_ids: Sequence[str],
     runs: int,
     reader: RunReader,
@@ -200,7 +169,7 @@ class _Question:
 
     def __init__(
         self,
-        graph: FocusedGraph,
+        graph: StoredGraph,
         count: int,
         reader: RunReader,
         as_of: int | None,
@@ -274,9 +243,9 @@ class _Question:
                 break  # every later job's runs are older than the newest found
             if readers:
                 if position >= folded:  # fold the next candidates at once, twice as many each time
-                    graph.ensure_jobs(order[folded : folded + chunk])
+                    graph.load_jobs(order[folded : folded + chunk])
                     folded, chunk = folded + chunk, 2 * chunk
-                    real = {j for j, _ in self._readers(dataset_id)}
+                    real = self._readers(dataset_id)
                 if job_id not in real:
                     continue
             job = graph.job_record(job_id)
@@ -294,11 +263,10 @@ class _Question:
             del best[count:]
         return [b[4] for b in best]
 
-    def _readers(self, dataset_id: str) -> list[tuple[str, str]]:
-        """The dataset's readers among the jobs folded so far (a job's edges come from its own events)."""
-        return LineageGraph.neighbours(
-            self.graph, dataset_id, upstream=False, retired=True, declared_too=False
-        )
+    def _readers(self, dataset_id: str) -> set[str]:
+        """The dataset's readers among the jobs read so far (edges a run reported, retired ones too)."""
+        read = self.graph.read_job_ids()
+        return {job for job in self.graph.succ.get(dataset_id, ()) if job in read}
 
     def _bound(self, job_id: str) -> int | None:
         """The time of the job's latest event (no run of it is later); None when the catalog cannot tell."""
@@ -375,17 +343,16 @@ def assertions_of(facets: dict[str, Any]) -> Assertions:
 
 def latest_assertions(
     view: LineageGraph,
-    job_refs: Callable[[str], Sequence[int]],
     dataset_ids: Sequence[str],
     read_ref: ReadRef,
     as_of: int | None = None,
 ) -> dict[str, list[LatestAssertions]]:
     """:meth:`LineageSource.latest_assertions`: for each of the first :data:`MAX_DATASETS` datasets, the
-    assertions the latest finished run (on ``view``) of each job next to it (a writer or a reader; of the
-    :data:`MAX_JOBS` that ran last) recorded on it, newest first; datasets nothing asserted on are left
-    out. The run's events are read back from the job's last :data:`MAX_REFS` events (``job_refs``), so
-    nothing is folded again: a run with later events of other runs after all of those is not read."""
-    read = _RunReader(job_refs, read_ref)
+    assertions the latest finished run (on ``view``, a graph whose runs know their events' refs) of each
+    job next to it (a writer or a reader; of the :data:`MAX_JOBS` that ran last) recorded on it, newest
+    first; datasets nothing asserted on are left out. The run's events are read back by their refs (at
+    most the last :data:`MAX_REFS`)."""
+    merged: dict[str | None, Merged] = {}
     found: dict[str, list[LatestAssertions]] = {}
     for dataset_id in dataset_ids[:MAX_DATASETS]:
         if view.dataset_record(dataset_id) is None:
@@ -398,37 +365,20 @@ def latest_assertions(
         for job in (view.job_record(j) for j in sorted(_last_ran(view, jobs)[:MAX_JOBS])):
             finished = (r for r in _recent(view, job, as_of) if r.state != "RUNNING") if job else iter(())
             run = next(finished, None)
-            entry = read(job.id, run)[2].get(dataset_id) if job is not None and run is not None else None
+            if job is None or run is None or run.run_id is None:
+                continue
+            if run.run_id not in merged:
+                events = (read_ref(ref) for ref in list(run.refs)[-MAX_REFS:])
+                merged[run.run_id] = _merge(e for e in events if e)
+            entry = merged[run.run_id][2].get(dataset_id)
             asserted = assertions_of(entry[1]) if entry is not None else ()
-            if job is not None and run is not None and asserted:
+            if asserted:
                 at = run.end if run.end is not None else (run.started_at or 0)
                 found.setdefault(dataset_id, []).append(
-                    LatestAssertions(dataset_id, job.id, run.run_id or "", at, asserted)
+                    LatestAssertions(dataset_id, job.id, run.run_id, at, asserted)
                 )
         found.get(dataset_id, []).sort(key=lambda a: (a.at, a.job_id), reverse=True)
     return found
-
-
-class _RunReader:
-    """One run's events merged, found among its job's last :data:`MAX_REFS` events, read newest first
-    back to the run's START (each run once)."""
-
-    def __init__(self, job_refs: Callable[[str], Sequence[int]], read_ref: ReadRef) -> None:
-        self.job_refs, self.read_ref = job_refs, read_ref
-        self.merged: dict[tuple[str, str | None], Merged] = {}
-
-    def __call__(self, job_id: str, run: RunRecord) -> Merged:
-        key = (job_id, run.run_id)
-        if key not in self.merged:
-            mine = []
-            for ref in sorted(self.job_refs(job_id))[-MAX_REFS:][::-1]:  # newest first, back to its START
-                event = self.read_ref(ref)
-                if event and _dict(event.get("run")).get("runId") == run.run_id:
-                    mine.append(event)
-                    if event.get("eventType") == "START":
-                        break
-            self.merged[key] = _merge(mine) if mine and run.run_id else _NOTHING
-        return self.merged[key]
 
 
 def _recent(graph: LineageGraph, job: JobRecord, as_of: int | None) -> list[RunRecord]:

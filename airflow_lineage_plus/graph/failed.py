@@ -13,7 +13,7 @@ from collections import deque
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from airflow_lineage_plus.graph import wire as w
+from airflow_lineage_plus.store import wire as w
 from airflow_lineage_plus.graph.history import LatestAssertions
 from airflow_lineage_plus.graph.model import LineageGraph
 from airflow_lineage_plus.graph.runs import FAILED_STATES

@@ -9,11 +9,8 @@ bigger one, up to the size budget, beyond which it is skipped and counted.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from io import BufferedReader
-from typing import Any
-
-import orjson
 
 CHUNK_BYTES = 8 * 1024 * 1024
 #: a ref is one 64-bit number: the event's offset in the top 38 bits (logs up to 256 GiB), its length in
@@ -101,24 +98,21 @@ def _skip_line(handle: BufferedReader, position: int, stop: int) -> int:
     return -1
 
 
-def read_ref(handle: BufferedReader, ref: int) -> dict[str, Any] | None:
-    """The event at ``ref`` as a JSON object; None when it cannot be read (a file truncated since)."""
-    offset, length = split_ref(ref)
-    try:
-        handle.seek(offset)
-        data = orjson.loads(handle.read(length))
-    except (OSError, orjson.JSONDecodeError):
-        return None
-    return data if isinstance(data, dict) else None
-
-
-def read_event(path: str | os.PathLike[str], ref: int) -> dict[str, Any] | None:
-    """The event at ``ref`` of the file at ``path`` (opened for it); None when it cannot be read."""
+def read_payloads(path: str | os.PathLike[str], refs: Sequence[int]) -> dict[int, bytes]:
+    """The bytes of the events at ``refs`` of the file at ``path``, read in the order of their places;
+    those that cannot be read (a file truncated or removed since) are missing."""
+    found: dict[int, bytes] = {}
     try:
         with open(path, "rb") as handle:
-            return read_ref(handle, ref)
+            wanted = sorted(set(refs))
+            prefetch(handle, wanted)
+            for ref in wanted:
+                data = read_ref_bytes(handle, ref)
+                if len(data) == ref & LENGTH_MASK:
+                    found[ref] = data
     except OSError:
-        return None
+        pass
+    return found
 
 
 def prefetch(handle: BufferedReader, refs: list[int]) -> None:

@@ -24,7 +24,7 @@ from airflow_lineage_plus import facet_keys as fk
 from airflow_lineage_plus import node_ids as ids
 from airflow_lineage_plus.exceptions import NodeNotFound
 from airflow_lineage_plus.graph import declared, retirement
-from airflow_lineage_plus.graph import wire as w
+from airflow_lineage_plus.store import wire as w
 from airflow_lineage_plus.graph.answers import column_input, failed_jobs, run_summary, task_instance_ids
 from airflow_lineage_plus.graph.model import LineageGraph
 from airflow_lineage_plus.graph.records import ColumnInput, Fields, JobRecord

@@ -1,9 +1,9 @@
-"""The in-memory lineage graph: jobs, datasets, directed edges, runs, schema versions, column lineage.
+"""The lineage graph the queries read: jobs, datasets, directed edges, runs, schema versions, column lineage.
 
-Everything here is order-independent: each fact carries the event time it came from and a later
-(by event time, not by arrival) fact wins, with ties broken by content. So a shuffled or repeated
-stream folds to the same graph as the ordered one. The records it holds are in :mod:`.runs` and
-:mod:`.records`.
+A graph is read from a lineage store's folded state as questions touch it (:mod:`.stored_graph`), or
+built from another source's answers (Marquez, :mod:`.marquez`) with the setters below, which keep the
+same rule as the store's fold: each fact carries the event time it came from and the later one wins,
+ties broken by content. The records it holds are in :mod:`.runs` and :mod:`.records`.
 """
 
 from __future__ import annotations
@@ -11,30 +11,23 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
-import msgspec
-
 from airflow_lineage_plus import node_ids as ids
 from airflow_lineage_plus.graph import declared, retirement
-from airflow_lineage_plus.graph import wire as w
-from airflow_lineage_plus.graph.facets import FacetReader
 from airflow_lineage_plus.graph.records import (
     ColumnInput,
     DatasetRecord,
     Fields,
     FullFields,
     JobRecord,
-    ListEntry,
     Transform,
-    cached_facet,
 )
 from airflow_lineage_plus.graph.runs import (
-    _TERMINAL,
-    AIRFLOW_UPSTREAM_FAILED,
     FAILED_STATES,
     SCHEDULER_SKIP_REASON,
     UPSTREAM_FAILED_REASON,
     RunRecord,
 )
+from airflow_lineage_plus.store.facts import not_run
 
 # the names this module held before runs and records were split out of it
 __all__ = [
@@ -57,16 +50,6 @@ class _DagRunSkips:
     job_ids: tuple[str, ...]  # every job the DAG run did not run
     upstream_failed: tuple[str, ...] = ()  # those of them whose upstream failed
     dag_job: str = ""  # the job whose run the DAG run is
-
-
-def _same_datasets(items: list[w.Dataset], records: tuple[DatasetRecord, ...]) -> bool:
-    """Whether ``items`` name ``records``, in that order."""
-    if len(items) != len(records):
-        return False
-    for item, record in zip(items, records, strict=True):
-        if item.name != record.name or item.namespace != record.namespace:
-            return False
-    return True
 
 
 class LineageGraph:
@@ -96,8 +79,6 @@ class LineageGraph:
         self.first_time: int | None = None  # the earliest and the latest event time folded
         self.last_time: int | None = None
         self.version = 0
-        self.salvaged = 0  # inputs/outputs lists that had to be trimmed
-        self.facet_reader = FacetReader()  # datasets' facets, what they decode to shared between datasets
 
     # -- building -------------------------------------------------------------------------------
     def job(self, namespace: str, name: str) -> JobRecord:
@@ -203,229 +184,11 @@ class LineageGraph:
         if job.slo_key is None or key > job.slo_key:
             job.slo_key, job.slo_minutes = key, minutes
 
-    # -- folding events -------------------------------------------------------------------------
-    def apply(self, event: w.Event, micros: int, ref: int) -> None:
-        """Fold one decoded event (``ref`` locates its bytes for details). The hot loop of a load:
-        written for speed (locals, positional calls, in-place byte comparisons)."""
-        self.version += 1
-        if self.last_time is None or micros > self.last_time:
-            self.last_time = micros
-        if self.first_time is None or micros < self.first_time:
-            self.first_time = micros
-        event_job = event.job
-        if event_job is None:
-            if event.dataset is not None:
-                self._apply_dataset(event.dataset, micros, ref, False).dataset_refs.append(ref)
-            return
-        event_run = event.run
-        if event_run is None:  # a JobEvent: lineage declared in code, below every run's (:mod:`.declared`)
-            micros = declared.declared_time(micros)
-        job_id = "job:" + event_job.namespace + ":" + event_job.name  # ids.job_id
-        job = self.jobs.get(job_id)
-        if job is None:
-            job = self.jobs[job_id] = JobRecord(event_job.namespace, event_job.name)
-        job.refs.append(ref)
-        if micros >= job.ref_time:
-            job.ref, job.ref_time = ref, micros
-        job_facets = event_job.facets
-        if job_facets is not None and len(job_facets.ownership):
-            hit = job.raw_cache.get("ownership")
-            if hit is not None and hit[0] == job_facets.ownership:
-                owners = hit[1]
-            else:
-                owners = cached_facet(job.raw_cache, "ownership", job_facets.ownership, w.decode_owner_names)
-            if owners is not None:
-                self.set_owners(job, owners, micros)
-        if job_facets is not None and len(job_facets.sloTier):
-            minutes = cached_facet(job.raw_cache, "sloTier", job_facets.sloTier, w.decode_freshness_minutes)
-            if minutes is not None:
-                self.set_slo(job, minutes, micros)
-        if event_run is None:
-            if len(event.inputs) or len(event.outputs):
-                self._apply_declaration(job, event, micros, ref)
-            if event.dataset is not None:
-                self._apply_dataset(event.dataset, micros, ref, False).dataset_refs.append(ref)
-            return
-        run = self.runs.get(event_run.runId)
-        if run is None:
-            run = RunRecord(event_run.runId, job.id)
-            self.add_run(job, run)
-        terminal = event.eventType in _TERMINAL
-        if len(event.inputs) > 2:
-            self._apply_list(job, run, event.inputs, micros, ref, False, terminal)
-        if len(event.outputs) > 2:
-            self._apply_list(job, run, event.outputs, micros, ref, True, terminal)
-        if event.dataset is not None:
-            self._apply_dataset(event.dataset, micros, ref, False).dataset_refs.append(ref)
-        facets = event_run.facets
-        if (parent := run.observe(event.eventType, micros, facets)) is not None:  # the run's parent, new
-            self.children.setdefault(parent, set()).add(job.id)
-        if self.keep_refs:
-            run.refs = [*run.refs, ref]
-        if facets is not None and facets.airflowState is not None and facets.airflowState.tasksState:
-            self.apply_tasks_state(job, run.run_id or "", facets.airflowState.tasksState, micros)
-
-    def _apply_list(
-        self,
-        job: JobRecord,
-        run: RunRecord | None,
-        raw: object,
-        micros: int,
-        ref: int,
-        output: bool,
-        terminal: bool,
-    ) -> None:
-        """Fold an inputs/outputs list. A bare one seen before is not decoded; one naming the datasets of
-        the job's last decoded list reuses its records and edges (known edges: only earlier times noted)."""
-        skip_known = not (output and terminal)
-        data = None
-        if skip_known:
-            last = job.last_outputs if output else job.last_inputs
-            if last is not None and raw == last[0]:  # the job's last bare list again (compared in place)
-                self._seen_list(job, run, last[1], micros)
-                return
-            data = bytes(raw)  # type: ignore[call-overload]
-            entry = job.lists.get((output, data))
-            if entry is not None:  # a bare list seen before: every edge is there, no facet to age
-                self._remember_bare(job, data, entry, output)
-                self._seen_list(job, run, entry, micros)
-                return
-        items, salvaged = w.decode_datasets(raw)  # type: ignore[arg-type]
-        if salvaged:
-            self.salvaged += 1
-        written = output and terminal
-        known = job.decoded[output]
-        if known is not None and _same_datasets(items, known[0]):  # linked and entered already
-            for item, record in zip(items, known[0], strict=True):
-                self._dataset_seen(record, item.facets, micros, ref, written)
-            self._seen_list(job, run, known[1], micros)
-            return
-        job_id = job.id
-        linked = job.targets if output else job.sources
-        bare = True
-        edges = []
-        records = []
-        for item in items:
-            bare = bare and not len(item.facets)
-            record = self._apply_dataset(item, micros, ref, written)
-            records.append(record)
-            edge = (job_id, record.id) if output else (record.id, job_id)
-            edges.append(edge)
-            if record.id not in linked:
-                linked.add(record.id)
-                self.add_edge(*edge)
-        entry = [job.shared_io(frozenset(edges)), micros]
-        self._seen_list(job, run, entry, micros, new=True)
-        job.decoded[output] = (tuple(records), entry)
-        if bare:
-            if data is None:
-                data = bytes(raw)  # type: ignore[call-overload]
-            cache = job.lists
-            if len(cache) >= 16:
-                cache.clear()
-            cache[(output, data)] = entry
-            self._remember_bare(job, data, entry, output)
-
-    def _seen_list(
-        self, job: JobRecord, run: RunRecord | None, entry: ListEntry, micros: int, new: bool = False
-    ) -> None:
-        """A list with the edges ``entry[0]`` was reported at ``micros``: the run reported them, and each
-        was first seen no later than that."""
-        edges: frozenset[tuple[str, str]] = entry[0]
-        if new or micros < entry[1]:
-            entry[1] = min(entry[1], micros)
-            first = self.edge_first
-            for edge in edges:
-                seen = first.get(edge)
-                if seen is None or micros < seen:
-                    first[edge] = micros
-        if run is not None and edges is not run.io and not edges <= run.io:
-            run.io = job.shared_io(run.io | edges)
-
-    def _apply_declaration(self, job: JobRecord, event: w.Event, micros: int, ref: int) -> None:
-        """Fold a JobEvent's inputs and outputs as the job's declaration (its datasets' facts included)."""
-        edges = set()
-        for raw, output in ((event.inputs, False), (event.outputs, True)):
-            if len(raw) <= 2:
-                continue
-            items, salvaged = w.decode_datasets(raw)
-            if salvaged:
-                self.salvaged += 1
-            for item in items:
-                record = self._apply_dataset(item, micros, ref, False)
-                edges.add((job.id, record.id) if output else (record.id, job.id))
-        self.declare(job, frozenset(edges), micros)
-
-    @staticmethod
-    def _remember_bare(job: JobRecord, data: bytes, entry: ListEntry, output: bool) -> None:
-        if output:
-            job.last_outputs = (msgspec.Raw(data), entry)
-        else:
-            job.last_inputs = (msgspec.Raw(data), entry)
-
-    def _apply_dataset(self, item: w.Dataset, micros: int, ref: int, written: bool) -> DatasetRecord:
-        key = "dataset:" + item.namespace + ":" + item.name
-        record = self.datasets.get(key)
-        if record is None:
-            record = self.datasets[key] = DatasetRecord(item.namespace, item.name)
-        return self._dataset_seen(record, item.facets, micros, ref, written)
-
-    def _dataset_seen(
-        self, record: DatasetRecord, facets: msgspec.Raw, micros: int, ref: int, written: bool
-    ) -> DatasetRecord:
-        """Fold one mention of a dataset (``written``: as a terminal event's output)."""
-        if written and micros >= record.write_time:
-            record.write_ref, record.write_time = ref, micros
-        if not len(facets):
-            return record
-        if micros > record.ref_time and facets == record.facets_raw:
-            return self._apply_facts_again(record, micros, ref)
-        if micros >= record.ref_time:
-            record.ref, record.ref_time = ref, micros
-        if facets == record.facets_raw:
-            schema, owners, lineage, bad = record.facts  # the same facets as last time, compared in place
-        else:
-            schema, owners, lineage, bad = self.facet_reader.facts(record, facets)
-        if bad:
-            self.salvaged += 1
-            return record
-        if schema is not None:
-            self.set_schema(record, schema[0], schema[1], micros)
-        if owners is not None:
-            self.set_owners(record, owners, micros)
-        if lineage is not None:
-            self.set_columns(record, lineage[0], micros, lineage[1])
-        return record
-
-    def _apply_facts_again(self, record: DatasetRecord, micros: int, ref: int) -> DatasetRecord:
-        """The facets folded last for ``record`` again, later than any it had: what :meth:`set_schema`,
-        :meth:`set_owners` and :meth:`set_columns` would do, without their comparisons (every key the
-        record holds is at most its ``ref_time``, so a later time wins them all)."""
-        record.ref, record.ref_time = ref, micros
-        schema, owners, lineage, bad = record.facts
-        if bad:
-            self.salvaged += 1
-            return record
-        if schema is not None:
-            record.schemas[schema[0]] = micros
-            record.fields_key, record.fields = (micros, schema[0]), schema[1]
-        if owners is not None:
-            record.owners_key, record.owners = (micros, owners), owners
-        if lineage is not None:
-            if record.columns_key is not None and record.columns_key[1] == lineage[1]:
-                record.columns_key = (micros, lineage[1])
-            else:
-                self.set_columns(record, lineage[0], micros, lineage[1])
-        return record
-
     def apply_tasks_state(
         self, dag: JobRecord, dag_run_id: str, states: dict[str, str | None], micros: int
     ) -> None:
         """Note the tasks a DAG run's ``tasksState`` says never ran: skipped, or upstream failed."""
-        not_run = {task: s for task, s in states.items() if s in ("skipped", AIRFLOW_UPSTREAM_FAILED)}
-        job_ids = {task: ids.job_id(dag.namespace, f"{dag.name}.{task}") for task in not_run}
-        skipped = tuple(sorted(job_ids.values()))
-        failed = tuple(sorted(job_ids[t] for t, s in not_run.items() if s == AIRFLOW_UPSTREAM_FAILED))
+        skipped, failed = not_run(dag.namespace, dag.name, states)
         self.set_dag_run_skips(dag_run_id, (micros, skipped, failed), skipped, failed, dag.id)
 
     def set_dag_run_skips(
@@ -448,7 +211,7 @@ class LineageGraph:
         for job_id in skipped:
             self.skipped_by.setdefault(job_id, set()).add(dag_run_id)
 
-    # -- reading (what the queries ask; lazily built graphs override these) ----------------------
+    # -- reading (what the queries ask; a graph read from a store loads what they touch) -----------
     def all_runs(self, job: JobRecord) -> Iterator[RunRecord]:
         """The job's runs, plus a SKIPPED (or UPSTREAM_FAILED) run for each DAG run whose tasksState says
         it did not run, when it has no run of its own there."""
@@ -497,6 +260,13 @@ class LineageGraph:
         """Sort key of the job's latest completed run (None without one)."""
         runs = list(self.all_runs(job))
         return retirement.latest_completed_key(runs, (run.sort_key() for run in runs))
+
+    def prefetch(self, node_ids: Iterable[str], *, upstream: bool) -> None:  # noqa: B027 - optional hook
+        """The next questions touch these nodes and their neighbours up- or downstream: a graph that reads
+        its records as they are touched reads them at once (this one holds everything already)."""
+
+    def prefetch_records(self, node_ids: Iterable[str]) -> None:  # noqa: B027 - optional hook
+        """The next questions read these nodes' records: read them at once (see :meth:`prefetch`)."""
 
     def has_node(self, node_id: str) -> bool:
         return node_id in self.jobs or node_id in self.datasets

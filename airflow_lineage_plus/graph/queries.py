@@ -14,7 +14,7 @@ from airflow_lineage_plus import node_ids as ids
 from airflow_lineage_plus.exceptions import NodeNotFound
 from airflow_lineage_plus.graph import failed
 from airflow_lineage_plus.graph import what_changed as changes
-from airflow_lineage_plus.graph import wire as w
+from airflow_lineage_plus.store import wire as w
 from airflow_lineage_plus.graph.ancestry import descendant_jobs, ran_by_nodes
 from airflow_lineage_plus.graph.columns import column_walk
 from airflow_lineage_plus.graph.model import LineageGraph
@@ -113,11 +113,15 @@ def walk(
     cut: dict[str, int] = {}
     queue = deque([start])
     neighbours = graph.neighbours
+    ready = -1  # the deepest level whose nodes the graph was told about at once (a store reads them so)
     while queue:
         node = queue.popleft()
         level = seen[node]
         if level >= depth:
             continue
+        if level > ready:
+            graph.prefetch([node, *(n for n in queue if seen[n] == level)], upstream=upstream)
+            ready = level
         for other, edge_state in neighbours(node, upstream=upstream, retired=retired, declared_too=declared):
             if visible is not None and not visible(other):
                 restricted[node] = level + 1
@@ -137,6 +141,7 @@ def _edge_list(edges: Edges) -> list[Edge]:
 
 
 def _nodes(graph: LineageGraph, seen: dict[str, int], start: str) -> list[Node]:
+    graph.prefetch_records(seen)
     return [
         node_dict(graph, n, d) for n, d in sorted(seen.items(), key=lambda kv: (kv[1], kv[0])) if n != start
     ]

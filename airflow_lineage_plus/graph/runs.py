@@ -1,17 +1,12 @@
-"""One run of a job, folded from all its events whatever their arrival order.
-
-Each fact of a run carries the event time it came from; a later (by event time, not by arrival) fact
-wins, with ties broken by content, so a shuffled or repeated stream folds to the same record.
-"""
+"""One run of a job, as the folded state has it (the rules: :mod:`airflow_lineage_plus.store.fold`)."""
 
 from __future__ import annotations
 
-import sys
+from airflow_lineage_plus.store import wire as w
+from airflow_lineage_plus.store.facts import AIRFLOW_UPSTREAM_FAILED, TERMINAL_RANK
 
-from airflow_lineage_plus.graph import wire as w
-
-# event type -> (run state, priority when two terminal events have the same time)
-_TERMINAL = {"COMPLETE": ("COMPLETED", 1), "ABORT": ("ABORTED", 2), "FAIL": ("FAILED", 3)}
+#: rank of the winning terminal event (:data:`~airflow_lineage_plus.store.facts.TERMINAL_RANK`) -> run state
+_STATE = {1: "COMPLETED", 2: "ABORTED", 3: "FAILED"}
 FAILED_STATES = frozenset({"FAILED", "ABORTED"})
 #: the states of a run that did no work: skipped, or never run because an upstream task failed
 NOT_RUN_STATES = frozenset({"SKIPPED", "UPSTREAM_FAILED"})
@@ -19,12 +14,11 @@ SCHEDULER_SKIP_REASON = "skipped by the scheduler (DAG run airflowState.tasksSta
 NO_EDGES: frozenset[tuple[str, str]] = frozenset()
 NO_REFS: tuple[int, ...] = ()
 UPSTREAM_FAILED_REASON = "upstream failed (DAG run airflowState.tasksState)"
-#: the Airflow task-instance state the skip facet and ``tasksState`` use for "an upstream task failed"
-AIRFLOW_UPSTREAM_FAILED = "upstream_failed"
+__all__ = ["AIRFLOW_UPSTREAM_FAILED", "FAILED_STATES", "NOT_RUN_STATES", "RunRecord"]
 
 
 class RunRecord:
-    """One run, folded from all its events whatever their arrival order."""
+    """One run: its times, its state (the winning terminal event), and what its events reported."""
 
     __slots__ = (
         "dag_id",
@@ -90,9 +84,9 @@ class RunRecord:
     def state(self) -> str:
         if not self.rank:
             return "RUNNING"
-        if self.skipped and self.rank != _TERMINAL["FAIL"][1]:
+        if self.skipped and self.rank != TERMINAL_RANK["FAIL"]:
             return "UPSTREAM_FAILED" if self.upstream_failed else "SKIPPED"
-        return {1: "COMPLETED", 2: "ABORTED", 3: "FAILED"}[self.rank]
+        return _STATE[self.rank]
 
     @property
     def completed(self) -> bool:
@@ -115,57 +109,3 @@ class RunRecord:
             "endedAt": w.format_micros(self.end),
             "errorMessage": self.error,
         }
-
-    def observe(self, event_type: str | None, micros: int, facets: w.RunFacets | None) -> str | None:
-        """Fold one event of the run; the parent run's id when the event gave the run its parent (the graph
-        notes the parent's child), else None."""
-        if self.first_seen is None or micros < self.first_seen:
-            self.first_seen = micros
-        if event_type == "START" and (self.start is None or micros < self.start):
-            self.start = micros
-        terminal = _TERMINAL.get(event_type or "")
-        skip = facets.skipState if facets is not None else None
-        if terminal is not None:
-            rank, end = terminal[1], (self.end if self.end is not None else 0)  # as in ``terminal``
-            if not self.rank or micros > end or (micros == end and rank > self.rank):
-                self.rank = rank
-                self.end = micros
-                self.skipped = bool(skip and skip.skipped)
-                self.skip_reason = skip.reason if skip and skip.skipped else None
-                self.upstream_failed = bool(skip and skip.skipped and skip.state == AIRFLOW_UPSTREAM_FAILED)
-            elif micros == end and rank == self.rank and skip is not None and skip.skipped:
-                self.skipped = True
-                self.upstream_failed = self.upstream_failed or skip.state == AIRFLOW_UPSTREAM_FAILED
-                if skip.reason is not None and (self.skip_reason is None or skip.reason < self.skip_reason):
-                    self.skip_reason = skip.reason
-        if facets is None:
-            return None
-        dag_id = _dag_id(facets)
-        if dag_id is not None and (self.dag_id is None or dag_id < self.dag_id):
-            self.dag_id = dag_id  # the least of them if events disagree: the same in any order
-        if facets.errorMessage is not None and facets.errorMessage.message is not None:
-            error_key = (micros, facets.errorMessage.message)
-            if self.error_key is None or error_key > self.error_key:
-                self.error_key = error_key
-                self.error = facets.errorMessage.message
-        mode = facets.executionMode.mode if facets.executionMode is not None else None
-        if mode is not None and (
-            micros > self.exec_mode_time or (micros == self.exec_mode_time and mode < (self.exec_mode or ""))
-        ):
-            self.exec_mode = mode
-            self.exec_mode_time = micros
-        if facets.parent is not None and self.parent_run_id is None:
-            self.parent_run_id = sys.intern(facets.parent.run.runId)  # shared by the DAG run's tasks
-            parent_job = facets.parent.job
-            if parent_job is not None:
-                self.parent_job_id = sys.intern(f"job:{parent_job.namespace}:{parent_job.name}")
-            return self.parent_run_id
-        return None
-
-
-def _dag_id(facets: w.RunFacets) -> str | None:
-    """The DAG id the provider's ``airflow`` (task) or ``airflowDagRun`` (DAG run) facet names."""
-    for facet in (facets.airflow, facets.airflowDagRun):
-        if facet is not None and facet.dag is not None and facet.dag.dag_id:
-            return sys.intern(facet.dag.dag_id)
-    return None

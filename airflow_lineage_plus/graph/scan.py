@@ -26,7 +26,7 @@ import msgspec
 from airflow_lineage_plus import node_ids as ids
 from airflow_lineage_plus.exceptions import NodeNotFound, SourceUnavailable
 from airflow_lineage_plus.graph import eventlog_history, logfile
-from airflow_lineage_plus.graph import wire as w
+from airflow_lineage_plus.store import wire as w
 from airflow_lineage_plus.graph.focus import Catalog, FocusedGraph
 from airflow_lineage_plus.graph.history import LatestAssertions
 from airflow_lineage_plus.graph.model import LineageGraph
@@ -132,14 +132,20 @@ class ScanCatalog(Catalog):
     def scan(self, path: Path, start: int, stop: int, max_line: int) -> None:
         with open(path, "rb") as handle:
             for base, view in logfile.chunks(handle, start, stop, self.problems, max_line=max_line):
-                self._lines(base, view)
+                self.add_lines(base, view, max_line)
                 self.offset = base + len(view)
 
-    def _lines(self, base: int, view: memoryview) -> None:
+    def add_lines(self, base: int, view: memoryview, max_line: int = logfile.MAX_LINE) -> None:
+        """Note where the complete lines of one chunk (at file offset ``base``) belong (lines longer than
+        ``max_line`` are not events: the fold skips them too)."""
         find = view.obj.find  # type: ignore[attr-defined]
         jobs, size, local, key = self.jobs, len(view), 0, _key
         while local < size:
             end = find(b"\n", local, size)
+            if end - local > max_line:
+                self.problems["too_large"] = self.problems.get("too_large", 0) + 1
+                local = end + 1
+                continue
             try:
                 decoded: _Event | None = _event(view[local:end])
             except msgspec.DecodeError:
@@ -173,7 +179,9 @@ class ScanCatalog(Catalog):
     def finish(self) -> None:
         """Index the scan by node: jobs by id, and which jobs read and write each dataset (by name)."""
         self.by_id = {"job:" + namespace + ":" + name: job for (namespace, name), job in self.jobs.items()}
-        readers, writers = self.readers, self.writers
+        readers: dict[tuple[str, str], list[str]] = {}
+        writers: dict[tuple[str, str], list[str]] = {}
+        self.readers, self.writers = readers, writers
         for job_id, job in self.by_id.items():
             for key in job.inputs:
                 readers.setdefault(key, []).append(job_id)
@@ -207,7 +215,10 @@ class QuickSource(LineageSource):
 
     def _graph(self, as_of: int | None) -> FocusedGraph:
         """A new graph folded where a question looks (up to ``as_of``)."""
-        return FocusedGraph(self.catalog, self.path, as_of)
+        return FocusedGraph(self.catalog, self._payloads, as_of)
+
+    def _payloads(self, refs: Sequence[int]) -> dict[int, bytes]:
+        return logfile.read_payloads(self.path, refs)
 
     def _focused(self, node_id: str, as_of: int | None) -> FocusedGraph:
         graph = self._graph(as_of)
@@ -233,12 +244,15 @@ class QuickSource(LineageSource):
         self, dataset_ids: Sequence[str], *, as_of: int | None = None
     ) -> dict[str, list[LatestAssertions]]:
         """Read back from the log, as a full load reads them (:func:`.eventlog_history.latest_assertions`)."""
-        view = self._graph(as_of)
-        refs = self.catalog.job_refs
-        return eventlog_history.latest_assertions(view, refs, dataset_ids, self._read_ref, as_of)
+        return eventlog_history.latest_assertions(self._graph(as_of), dataset_ids, self._read_ref, as_of)
 
     def _read_ref(self, ref: int) -> dict[str, Any] | None:
-        return logfile.read_event(self.path, ref)
+        payload = self._payloads((ref,)).get(ref)
+        try:
+            event = msgspec.json.decode(payload) if payload is not None else None
+        except msgspec.DecodeError:
+            return None
+        return event if isinstance(event, dict) else None
 
     def _needs_whole_graph(self) -> SourceUnavailable:
         return SourceUnavailable(

@@ -23,53 +23,105 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import attrs
 import sqlalchemy as sa
 from sqlalchemy.dialects import postgresql, sqlite
 
 from airflow_lineage_plus.exceptions import BadEventError, StoreDamaged, StoreUnavailable
-from airflow_lineage_plus.store import schema
-from airflow_lineage_plus.store.rows import Edge, RawEvent, node_key, raw_event
+from airflow_lineage_plus.store import payloads, schema
+from airflow_lineage_plus.store.facts import Facts
+from airflow_lineage_plus.store.fold import Folder
+from airflow_lineage_plus.store.rows import RawEvent, node_key, raw_event
 
 #: rows per INSERT transaction (one lock hold on SQLite)
 APPEND_BATCH = 2000
-#: events read per query by the upgrade to schema version 2
+#: events read per query by an upgrade or a refold
 UPGRADE_BATCH = 5000
+#: attempts of a write transaction that a deadlock or a serialisation failure ended
+RETRIES = 5
+#: SQLSTATEs of a transaction worth running again: serialization_failure, deadlock_detected
+_TRANSIENT = {"40001", "40P01"}
+_T = TypeVar("_T")
 
 
-def _add_node_keys_and_edges(connection: sa.Connection) -> None:
-    """Schema 1 -> 2: ``lineage_plus_event.node_key`` and ``lineage_plus_edge``, filled from every stored
-    event (read once, in batches; writers wait meanwhile, and the transport spools)."""
+def _transient(error: BaseException | None) -> bool:
+    """Whether a database error ended a transaction that may succeed when run again."""
+    original = getattr(error, "orig", None)
+    code = getattr(original, "sqlstate", None) or getattr(original, "pgcode", None)
+    if code in _TRANSIENT:
+        return True
+    args: tuple[Any, ...] = tuple(getattr(original, "args", ()) or ())
+    return bool(args) and args[0] in (1205, 1213)  # MySQL: lock wait timeout, deadlock
+
+
+def _add_node_key(connection: sa.Connection) -> None:
+    """Schema 1 -> 2: ``lineage_plus_event.node_key`` (filled by the fold of the upgrade to 3)."""
     connection.exec_driver_sql("ALTER TABLE lineage_plus_event ADD COLUMN node_key BIGINT")
     for index in schema.event.indexes:
         if index.name == "lineage_plus_event_node_idx":
             index.create(connection)
-    schema.edge.create(connection)
+
+
+def _add_folded_state(connection: sa.Connection) -> None:
+    """Schema 2 -> 3: the folded-state tables, filled by folding every stored event (read once, in
+    batches; writers wait meanwhile, and the transport spools)."""
+    names = set(sa.inspect(connection).get_table_names())
+    if schema.edge.name in names:  # version 2's edges: the fold adds what version 3 keeps of each
+        connection.exec_driver_sql("ALTER TABLE lineage_plus_edge ADD COLUMN first_reported BIGINT")
+        connection.exec_driver_sql(
+            "ALTER TABLE lineage_plus_edge ADD COLUMN declared SMALLINT NOT NULL DEFAULT 0"
+        )
+    for table in schema.FOLDED:
+        if table.name not in names:
+            table.create(connection)
+    fold_stored(connection, Folder(connection.dialect), fill_node_keys=True)
+
+
+def fold_stored(
+    connection: sa.Connection,
+    folder: Folder,
+    *,
+    fill_node_keys: bool = False,
+    progress: Callable[[int], None] | None = None,
+) -> dict[str, int]:
+    """Fold every stored event into the folded-state tables, in batches of :data:`UPGRADE_BATCH` (in the
+    transaction of ``connection``); with ``fill_node_keys``, set each event's ``node_key`` too. What
+    could not be folded is counted and returned; ``progress`` is told how many events each batch read."""
     table, last = schema.event, 0
-    while True:
-        rows: Sequence[Any] = connection.execute(
-            sa.select(table.c.id, table.c.payload)
-            .where(table.c.id > last)
-            .order_by(table.c.id)
-            .limit(UPGRADE_BATCH)
-        ).all()
-        if not rows:
-            return
-        keys, edges = [], {}
+    problems: dict[str, int] = {}
+    while rows := _rows_after(connection, last, UPGRADE_BATCH):
+        facts = Facts()
+        keys = []
         for row_id, payload in rows:
             try:
-                event = raw_event(bytes(payload))
-            except BadEventError:
+                event = raw_event(payload)
+            except BadEventError as exc:
+                problems[exc.kind] = problems.get(exc.kind, 0) + 1
                 continue
             keys.append({"row_id": row_id, "key": event.node_key})
-            edges.update({(e.job_key, e.dataset_key, e.output): e for e in event.edges})
-        if keys:
+            _add_facts(facts, event, row_id)
+        if fill_node_keys and keys:
             statement = sa.update(table).where(table.c.id == sa.bindparam("row_id"))
             connection.execute(statement.values(node_key=sa.bindparam("key")), keys)
-        _insert_edges(connection, list(edges.values()))
+        folder.write(connection, facts)
+        for kind, number in facts.problems.items():
+            problems[kind] = problems.get(kind, 0) + number
+        if progress is not None:
+            progress(len(rows))
         last = rows[-1][0]
+    return problems
+
+
+def _add_facts(facts: Facts, event: RawEvent, ref: int) -> None:
+    """Add what a stored event says to ``facts`` (an event with neither job nor dataset says nothing)."""
+    if event.decoded is None:
+        facts.problems["invalid"] = facts.problems.get("invalid", 0) + 1
+        return
+    if event.salvaged:
+        facts.problems["salvaged"] = facts.problems.get("salvaged", 0) + 1
+    facts.add(event.decoded, event.event_time, ref)
 
 
 def _rows_after(connection: sa.Connection, after: int, limit: int) -> list[tuple[int, bytes]]:
@@ -77,11 +129,11 @@ def _rows_after(connection: sa.Connection, after: int, limit: int) -> list[tuple
     table = schema.event
     statement = sa.select(table.c.id, table.c.payload).where(table.c.id > after).order_by(table.c.id)
     rows: Sequence[Any] = connection.execute(statement.limit(limit)).all()
-    return [(int(i), bytes(p)) for i, p in rows]
+    return [(int(i), payloads.expand(bytes(p))) for i, p in rows]
 
 
 #: upgrade steps: UPGRADES[n] takes a store from version n to n + 1 (in the transaction that opens it)
-UPGRADES: dict[int, Callable[[sa.Connection], None]] = {1: _add_node_keys_and_edges}
+UPGRADES: dict[int, Callable[[sa.Connection], None]] = {1: _add_node_key, 2: _add_folded_state}
 _FIX = (
     "move it aside (nothing was deleted) and rebuild it from the event log with "
     "`lineage-plus import <event log>`, or point [lineage_plus] store_url at a good one"
@@ -95,6 +147,11 @@ class AppendResult:
     added: int
     duplicates: int
     rejected: dict[str, int]
+
+
+#: the URL of a scratch store: folded state in memory, for a question over events read elsewhere (a log
+#: given to ``--events``, a time in the past), written only through :meth:`LineageStore.fold`
+SCRATCH = "sqlite://"
 
 
 def sqlite_url(path: str | os.PathLike[str]) -> str:
@@ -123,12 +180,20 @@ class LineageStore:
         self._raw: sqlite3.Connection | None = None
         self._raw_lock = threading.Lock()
         self._busy_timeout = busy_timeout
-        if self.dialect == "sqlite":
+        #: a scratch store: one in-memory database on one connection, shared by every thread
+        self.scratch = self.url == sa.make_url(SCRATCH)
+        if self.scratch:
+            self.engine = sa.create_engine(
+                self.url, poolclass=sa.pool.StaticPool, creator=_scratch_connection
+            )
+            _sqlite_events(self.engine, busy_timeout)
+        elif self.dialect == "sqlite":
             self._create_file(file_mode, dir_mode, create)
             self.engine = sa.create_engine(self.url, poolclass=sa.pool.QueuePool, pool_size=4)
             _sqlite_events(self.engine, busy_timeout)
         else:
             self.engine = sa.create_engine(self.url, pool_pre_ping=True, pool_size=4, max_overflow=4)
+        self.folder = Folder(self.engine.dialect)
         try:
             try:
                 self._prepare(create)
@@ -164,7 +229,7 @@ class LineageStore:
 
     def _prepare(self, create: bool) -> None:
         """Check the schema version; create the tables on first use, upgrade an older schema."""
-        with self._errors(), self._write() as connection:
+        with self.errors(), self._write() as connection:
             names = set(sa.inspect(connection).get_table_names())
             if schema.meta.name not in names:
                 if schema.event.name in names or not create:
@@ -202,7 +267,7 @@ class LineageStore:
         return version
 
     @contextlib.contextmanager
-    def _errors(self) -> Iterator[None]:
+    def errors(self) -> Iterator[None]:
         """Database errors as the package's: a damaged store names the fix, an unreachable one says so."""
         try:
             yield
@@ -226,16 +291,18 @@ class LineageStore:
                 yield connection
 
     @contextlib.contextmanager
-    def _read(self) -> Iterator[sa.Connection]:
-        with self._errors(), self.engine.connect() as connection, connection.begin():
+    def read(self) -> Iterator[sa.Connection]:
+        """A read transaction (one snapshot: WAL on SQLite, MVCC elsewhere); errors as the package's."""
+        with self.errors(), self.engine.connect() as connection, connection.begin():
             yield connection
 
     # -- writing --------------------------------------------------------------------------------
     def append(
         self, events: Iterable[bytes | memoryview | RawEvent], *, batch: int = APPEND_BATCH
     ) -> AppendResult:
-        """Store events (JSON bytes, or :class:`RawEvent`) not stored yet, in transactions of ``batch``
-        rows; bytes that are not an event are counted in ``rejected`` and not stored."""
+        """Store events (JSON bytes, or :class:`RawEvent`) not stored yet, and fold what they say, in
+        transactions of ``batch`` events; bytes that are not an event are counted in ``rejected`` and
+        not stored."""
         added = duplicates = 0
         rejected: dict[str, int] = {}
         rows: dict[bytes, RawEvent] = {}
@@ -259,9 +326,9 @@ class LineageStore:
         return AppendResult(added, duplicates, rejected)
 
     def add(self, event: RawEvent) -> bool:
-        """Store one event with the fewest steps (the transport's path, once per event); whether it was
-        not stored yet. On SQLite one connection of its own runs ``BEGIN IMMEDIATE``, the insert and the
-        commit directly (a third of the cost of a pooled SQLAlchemy transaction)."""
+        """Store one event and fold it, with the fewest steps (the transport's path, once per event);
+        whether it was not stored yet. On SQLite one connection of its own runs ``BEGIN IMMEDIATE``, the
+        inserts and the commit directly (a third of the cost of a pooled SQLAlchemy transaction)."""
         if self.dialect != "sqlite":
             return self.append((event,)).added == 1
         with self._raw_lock:
@@ -271,40 +338,96 @@ class LineageStore:
             raw.execute("BEGIN IMMEDIATE")
             try:
                 row = event.row()
-                added = raw.execute(_SQLITE_ADD[0], [row[name] for name in _SQLITE_ADD[1]]).rowcount
-                if added and event.edges:
-                    raw.executemany(_SQLITE_EDGE, [attrs.astuple(edge) for edge in event.edges])
+                row["payload"] = payloads.pack(event.payload)
+                cursor = raw.execute(_SQLITE_ADD[0], [row[name] for name in _SQLITE_ADD[1]])
+                added = cursor.rowcount == 1
+                if added and cursor.lastrowid is not None:
+                    facts = Facts()
+                    _add_facts(facts, event, cursor.lastrowid)
+                    self.folder.write_sqlite(raw, facts)
                 raw.execute("COMMIT")
             except BaseException:
                 raw.execute("ROLLBACK")
                 raise
-        return added == 1
+        return added
 
     def _insert(self, events: list[RawEvent]) -> int:
+        """Store the events not stored yet and fold them, in one transaction; how many were new."""
+        return self._retrying(lambda connection: self._insert_in(connection, events))
+
+    def _retrying(self, work: Callable[[sa.Connection], _T]) -> _T:
+        """``work`` in a write transaction, run again when the engine chose it as a deadlock's victim or
+        could not serialise it (PostgreSQL, MySQL: two writers folding the same rows; the fold takes rows
+        in one order, so this is rare)."""
+        for attempt in range(RETRIES):
+            try:
+                with self.errors(), self._write() as connection:
+                    return work(connection)
+            except StoreUnavailable as exc:
+                if attempt == RETRIES - 1 or not _transient(exc.__cause__):
+                    raise
+                time.sleep(0.01 * (attempt + 1))
+        raise AssertionError("unreachable")
+
+    def _insert_in(self, connection: sa.Connection, events: list[RawEvent]) -> int:
+        """:meth:`_insert` in the transaction of ``connection``."""
         table = schema.event
         rows = [event.row() for event in events]
-        edges = {(e.job_key, e.dataset_key, e.output): e for event in events for e in event.edges}
-        with self._errors(), self._write() as connection:
-            if self.dialect in {"sqlite", "postgresql"}:
-                module = sqlite if self.dialect == "sqlite" else postgresql
-                statement = module.insert(table).on_conflict_do_nothing(index_elements=["digest"])
-                added = len(connection.execute(statement.returning(table.c.id), rows).all())
-            else:
-                result = connection.execute(sa.insert(table).prefix_with("IGNORE"), rows)  # MySQL, MariaDB
-                added = max(0, result.rowcount)
-            _insert_edges(connection, list(edges.values()))
-            return added
+        if self.dialect == "sqlite":
+            for row in rows:
+                row["payload"] = payloads.pack(row["payload"])
+        if self.dialect in {"sqlite", "postgresql"}:
+            module = sqlite if self.dialect == "sqlite" else postgresql
+            statement = module.insert(table).on_conflict_do_nothing(index_elements=["digest"])
+            returned: Sequence[Any] = connection.execute(
+                statement.returning(table.c.id, table.c.digest), rows
+            ).all()
+            new = {bytes(digest): int(row_id) for row_id, digest in returned}
+        else:  # MySQL, MariaDB: no RETURNING; the rows are found by digest
+            connection.execute(sa.insert(table).prefix_with("IGNORE"), rows)
+            new = self._mysql_ids(connection, events)
+        facts = Facts()
+        for event in events:
+            row_id = new.get(event.digest)
+            if row_id is not None:
+                _add_facts(facts, event, row_id)
+        self.folder.write(connection, facts)
+        return len(new)
+
+    @staticmethod
+    def _mysql_ids(connection: sa.Connection, events: list[RawEvent]) -> dict[bytes, int]:
+        """Row ids of the events this transaction stored (MySQL): those whose digest was not there
+        before could not be told apart from old ones, so every one found is folded (folding is
+        idempotent: an event folded twice changes nothing)."""
+        table = schema.event
+        digests = [event.digest for event in events]
+        found: Sequence[Any] = connection.execute(
+            sa.select(table.c.digest, table.c.id).where(table.c.digest.in_(digests))
+        ).all()
+        return {bytes(digest): int(row_id) for digest, row_id in found}
+
+    def fold(self, facts: Facts) -> None:
+        """Fold ``facts`` (of events kept elsewhere: their refs are places there) in one transaction."""
+        self._retrying(lambda connection: self.folder.write(connection, facts))
+
+    def refold(self, progress: Callable[[int], None] | None = None) -> dict[str, int]:
+        """Fold every stored event again into emptied folded-state tables, in one transaction (writers
+        wait, and the transport spools); what could not be folded is counted and returned."""
+        with self.errors(), self._write() as connection:
+            for table in reversed(schema.FOLDED):
+                connection.execute(sa.delete(table))
+            return fold_stored(connection, self.folder, progress=progress)
 
     def delete_ids(self, ids: Sequence[int]) -> int:
         """Delete these raw events, in one short transaction; how many were deleted."""
         if not ids:
             return 0
-        with self._errors(), self._write() as connection:
+        with self.errors(), self._write() as connection:
             return connection.execute(sa.delete(schema.event).where(schema.event.c.id.in_(ids))).rowcount
 
     def set_retained_from(self, micros: int) -> None:
         """Record that raw events before ``micros`` (epoch µs) may be gone (never moves back)."""
-        with self._errors(), self._write() as connection:
+        with self.errors(), self._write() as connection:
             table = schema.meta
             current = connection.execute(
                 sa.select(table.c.value).where(table.c.name == "retained_from")
@@ -319,7 +442,7 @@ class LineageStore:
     def set_meta_value(self, name: str, value: str) -> None:
         """Keep ``value`` (up to 255 characters) under ``name`` (up to 64) in ``lineage_plus_meta``."""
         table = schema.meta
-        with self._errors(), self._write() as connection:
+        with self.errors(), self._write() as connection:
             updated = connection.execute(
                 sa.update(table).where(table.c.name == name).values(value=value)
             ).rowcount
@@ -329,14 +452,14 @@ class LineageStore:
     # -- reading --------------------------------------------------------------------------------
     def meta_value(self, name: str) -> str | None:
         """What :meth:`set_meta_value` kept under ``name``; None when nothing."""
-        with self._read() as connection:
+        with self.read() as connection:
             statement = sa.select(schema.meta.c.value).where(schema.meta.c.name == name)
             value = connection.execute(statement).scalar()
         return None if value is None else str(value)
 
     def retained_from(self) -> int | None:
         """The time (epoch µs) before which raw events were deleted by retention; None when never."""
-        with self._read() as connection:
+        with self.read() as connection:
             value = connection.execute(
                 sa.select(schema.meta.c.value).where(schema.meta.c.name == "retained_from")
             ).scalar()
@@ -344,16 +467,23 @@ class LineageStore:
 
     def last_id(self) -> int:
         """The highest row id stored (0 for an empty store)."""
-        with self._read() as connection:
+        with self.read() as connection:
             return int(connection.execute(sa.select(sa.func.max(schema.event.c.id))).scalar() or 0)
 
+    def time_range(self) -> tuple[int | None, int | None]:
+        """The earliest and the latest event time stored (epoch µs); None when empty."""
+        column = schema.event.c.event_time
+        with self.read() as connection:
+            first, last = connection.execute(sa.select(sa.func.min(column), sa.func.max(column))).one()._tuple()
+        return (int(first) if first is not None else None), (int(last) if last is not None else None)
+
     def count(self) -> int:
-        with self._read() as connection:
+        with self.read() as connection:
             return int(connection.execute(sa.select(sa.func.count()).select_from(schema.event)).scalar() or 0)
 
     def rows_after(self, after: int, limit: int) -> list[tuple[int, bytes]]:
         """(row id, payload) of up to ``limit`` events with a row id above ``after``, by row id."""
-        with self._read() as connection:
+        with self.read() as connection:
             return _rows_after(connection, after, limit)
 
     def all_payloads(self, batch: int = 5000) -> list[bytes]:
@@ -370,14 +500,14 @@ class LineageStore:
         wanted = sorted(set(ids))
         table = schema.event
         found: dict[int, bytes] = {}
-        with self._read() as connection:
+        with self.read() as connection:
             for start in range(0, len(wanted), 500):
                 part = wanted[start : start + 500]
                 rows: Sequence[Any] = connection.execute(
                     sa.select(table.c.id, table.c.payload).where(table.c.id.in_(part))
                 ).all()
                 for row_id, payload in rows:
-                    found[int(row_id)] = bytes(payload)
+                    found[int(row_id)] = payloads.expand(bytes(payload))
         return found
 
     def run_times(self) -> list[tuple[str | None, str | None, str, int, int | None, str | None]]:
@@ -397,7 +527,7 @@ class LineageStore:
             .where(table.c.run_id.is_not(None))
             .group_by(table.c.job_namespace, table.c.job_name, table.c.run_id)
         )
-        with self._read() as connection:
+        with self.read() as connection:
             return [tuple(row) for row in connection.execute(statement)]  # type: ignore[misc]
 
     def old_rows(self, before: int, after_id: int, limit: int) -> list[tuple[int, str | None]]:
@@ -410,7 +540,7 @@ class LineageStore:
             .order_by(table.c.id)
             .limit(limit)
         )
-        with self._read() as connection:
+        with self.read() as connection:
             rows: Sequence[Any] = connection.execute(statement).all()
         return [(int(i), r) for i, r in rows]
 
@@ -418,7 +548,7 @@ class LineageStore:
         """Row ids of the events of a node (a job's, or the DatasetEvents of a dataset), by row id."""
         table = schema.event
         statement = sa.select(table.c.id).where(table.c.node_key == node_key(node_id)).order_by(table.c.id)
-        with self._read() as connection:
+        with self.read() as connection:
             found: Sequence[Any] = connection.execute(statement).scalars().all()
         return [int(row_id) for row_id in found]
 
@@ -434,7 +564,7 @@ class LineageStore:
         )
         mine_id = table.c.job_id if job else table.c.dataset_id
         statement = sa.select(other_id).where(mine == key, table.c.output == int(output), mine_id == node_id)
-        with self._read() as connection:
+        with self.read() as connection:
             found: Sequence[Any] = connection.execute(statement.order_by(other)).scalars().all()
         return sorted(str(other_end) for other_end in found)
 
@@ -443,7 +573,7 @@ class LineageStore:
         key = node_key(node_id)
         event, edge = schema.event, schema.edge
         column = edge.c.job_key if node_id.startswith("job:") else edge.c.dataset_key
-        with self._read() as connection:
+        with self.read() as connection:
             if connection.execute(sa.select(event.c.id).where(event.c.node_key == key).limit(1)).first():
                 return True
             return connection.execute(sa.select(column).where(column == key).limit(1)).first() is not None
@@ -467,24 +597,29 @@ def _sqlite_add() -> tuple[str, tuple[str, ...]]:
 
 
 _SQLITE_ADD = _sqlite_add()
-_SQLITE_EDGE = (
-    "INSERT OR IGNORE INTO lineage_plus_edge (job_key, dataset_key, output, job_id, dataset_id) "
-    "VALUES (?, ?, ?, ?, ?)"
-)
 
 
-def _insert_edges(connection: sa.Connection, edges: list[Edge]) -> None:
-    """Add the edges not stored yet (each (job, dataset, direction) once)."""
-    if not edges:
-        return
-    table = schema.edge
-    rows = [attrs.asdict(edge) for edge in edges]
-    dialect = connection.dialect.name
-    if dialect in {"sqlite", "postgresql"}:
-        module = sqlite if dialect == "sqlite" else postgresql
-        connection.execute(module.insert(table).on_conflict_do_nothing(), rows)
-    else:
-        connection.execute(sa.insert(table).prefix_with("IGNORE"), rows)  # MySQL, MariaDB
+_template: sqlite3.Connection | None = None
+_template_lock = threading.Lock()
+
+
+def _scratch_connection() -> sqlite3.Connection:
+    """A new in-memory database with every table: a copy of a template made once per process (creating
+    the tables each time costs more than the questions a scratch store answers)."""
+    global _template
+    with _template_lock:
+        if _template is None:
+            template = sqlite3.connect(":memory:", check_same_thread=False)
+            engine = sa.create_engine(SCRATCH, poolclass=sa.pool.StaticPool, creator=lambda: template)
+            with engine.begin() as connection:
+                schema.metadata.create_all(connection)
+                connection.execute(
+                    sa.insert(schema.meta).values(name="schema_version", value=str(schema.SCHEMA_VERSION))
+                )
+            _template = template
+        copy = sqlite3.connect(":memory:", check_same_thread=False)
+        _template.backup(copy)
+    return copy
 
 
 def _raw_sqlite(engine: sa.Engine, busy_timeout: float) -> sqlite3.Connection:

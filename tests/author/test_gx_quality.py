@@ -165,7 +165,7 @@ def test_failed_upstream_names_the_expectation_that_failed_on_the_dataset(
     gx_run: DagRunResult, tmp_path: Path
 ) -> None:
     from airflow_lineage_plus.cli import run
-    from airflow_lineage_plus.graph import wire as w
+    from airflow_lineage_plus.store import wire as w
 
     failed = _terminal(gx_run, "crm_quality_gate")
     log = tmp_path / "events.jsonl"

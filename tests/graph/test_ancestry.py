@@ -16,12 +16,14 @@ from typing import Any
 import pytest
 
 from airflow_lineage_plus.graph import LineageQueries, open_source
-from airflow_lineage_plus.graph import wire as w
+from airflow_lineage_plus.store import wire as w
 from airflow_lineage_plus.graph.ancestry import descendant_jobs
 from airflow_lineage_plus.graph.eventlog import EventLogSource
-from airflow_lineage_plus.graph.model import LineageGraph
 from airflow_lineage_plus.graph.store_source import StoreSource
+from airflow_lineage_plus.graph.stored_graph import StoredGraph
 from airflow_lineage_plus.store import LineageStore, sqlite_url
+from airflow_lineage_plus.store.database import SCRATCH
+from airflow_lineage_plus.store.facts import Facts
 from tests.support.graph_builders import at, job_node, permissions_world, run_id, write_log
 
 BETA_RAN = [job_node("dbt-run-beta"), job_node("shared_model"), job_node("beta_model.x")]
@@ -92,10 +94,12 @@ def test_a_run_named_by_its_parent_only_in_later_events_knows_the_jobs_it_ran() 
     for event in events[::2]:  # these events do not name the parent: the others (folded after) do
         event.get("run", {}).get("facets", {}).pop("parent", None)
     lines = [json.dumps(e).encode() for e in events]
-    graph = LineageGraph()
+    store = LineageStore(SCRATCH)
     for index in [*range(0, len(lines), 2), *range(1, len(lines), 2)]:  # each half has half of each run
-        decoded, micros, _ = w.decode(lines[index])
-        graph.apply(decoded, micros, index)
+        facts = Facts()
+        assert facts.add_bytes(lines[index], index)
+        store.fold(facts)
+    graph = StoredGraph(store)
     assert descendant_jobs(graph, job_node("beta.score")) == BETA_RAN
     assert descendant_jobs(graph, job_node("alpha.publish")) == ALPHA_RAN
 

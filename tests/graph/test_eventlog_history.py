@@ -1,5 +1,5 @@
-"""Run histories read back from the log: a source read by many jobs costs only its last readers, and what
-is read once is kept until the log changes."""
+"""Run histories read back from the events: a source read by many jobs costs only its last readers, and
+what is read once is kept until the log changes."""
 
 from __future__ import annotations
 
@@ -9,9 +9,11 @@ from typing import Any
 
 import pytest
 
-from airflow_lineage_plus.graph import wire as w
+from airflow_lineage_plus.store import wire as w
+from airflow_lineage_plus.graph import eventlog_history
 from airflow_lineage_plus.graph.eventlog import EventLogSource
 from airflow_lineage_plus.graph.history import DatasetRun
+from airflow_lineage_plus.graph.stored_graph import StoredGraph
 from tests.support.graph_builders import DS_NS, at, dataset_node, event, facet, job_node, write_log
 from tests.support.store_engines import store_source_of
 
@@ -54,10 +56,11 @@ def test_a_source_read_by_many_jobs_reads_only_its_last_readers(tmp_path: Path, 
             (job_node("reader_19"), 419),
             (job_node("reader_18"), 418),
         ]
-        graph = source._history.graph
-        assert graph is not None
-        # the 3 newest candidates (as many as runs asked for) are folded at once; none of the 17 older ones
-        readers = {job for job in graph.folded_jobs if "reader_" in job}
+        graph = StoredGraph(source.store, keep_refs=True)
+        reader = eventlog_history.RunReader(source._read_refs)
+        assert eventlog_history.run_history(graph, [CALENDAR], 3, reader) == {CALENDAR: history}
+        # the 3 newest candidates (as many as runs asked for) are read at once; none of the 17 older ones
+        readers = {job for job in graph._jobs_read if "reader_" in job}
         assert readers == {job_node(f"reader_{k}") for k in (0, 19, 18)}
         then = source.run_history([CALENDAR], 3, as_of=w.to_micros(at(3 * DAY + 200)))[CALENDAR]
         assert _rows(then.runs) == [(job_node(f"reader_{k}"), 300 + k) for k in (19, 18, 17)]
@@ -70,8 +73,7 @@ def test_what_was_read_is_kept_until_the_log_grows(tmp_path: Path) -> None:
     source = EventLogSource(log)
     try:
         first = source.run_history([CALENDAR, job_node("reader_19")], 3)
-        reader = source._history.reader
-        assert reader is not None
+        reader = source._runs
         read = reader.events_read
         # 2 events a run: reader_0's newest 3 runs; then only runs newer than the 3rd newest found so far:
         # reader_19's days 4 and 3, reader_18's day 4; reader_19's own history adds its day 2

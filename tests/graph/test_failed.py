@@ -11,7 +11,7 @@ import pytest
 
 from airflow_lineage_plus.cli import run
 from airflow_lineage_plus.graph import LineageQueries
-from airflow_lineage_plus.graph import wire as w
+from airflow_lineage_plus.store import wire as w
 from airflow_lineage_plus.graph.eventlog import EventLogSource
 from airflow_lineage_plus.graph.eventlog_history import MAX_TEXT
 from airflow_lineage_plus.graph.failed import MAX_NAMED

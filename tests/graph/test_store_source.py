@@ -1,5 +1,6 @@
 """The lineage store as a source gives the event log's answers: shuffled, repeated, split across writers,
-as of any time, details and runs, read incrementally; on SQLite and on PostgreSQL."""
+as of any time, details and runs, what was written before each question; reading only what a question
+touches; on SQLite and on PostgreSQL."""
 
 from __future__ import annotations
 
@@ -15,9 +16,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from airflow_lineage_plus.cli import run
-from airflow_lineage_plus.exceptions import SourceUnavailable
 from airflow_lineage_plus.graph import LineageQueries, LineageSource, open_source
-from airflow_lineage_plus.graph.store_source import QuickStoreSource, StoreSource
+from airflow_lineage_plus.graph.store_source import StoreSource
+from airflow_lineage_plus.graph.stored_graph import StoredGraph
 from airflow_lineage_plus.store import LineageStore, raw_event, schema
 from airflow_lineage_plus.timestamps import to_micros
 from tests.support.graph_builders import dataset_node, job_node, permissions_world, varied_events, write_log
@@ -71,7 +72,8 @@ def engine_url(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPath
 def _emptied(url: str) -> LineageStore:
     store = LineageStore(url)
     with store.engine.begin() as connection:
-        connection.execute(sa.text("DELETE FROM lineage_plus_event"))
+        for table in (schema.event, *schema.FOLDED):
+            connection.execute(sa.delete(table))
     return store
 
 
@@ -159,39 +161,36 @@ def test_details_of_every_node_and_run_are_the_event_logs(
         store.close()
 
 
-def test_a_refresh_folds_only_what_was_appended_since(engine_url: str) -> None:
+def test_a_question_sees_every_event_written_before_it_started(engine_url: str) -> None:
     store = _emptied(engine_url)
     try:
         store.append(LINES[:5])
-        source = StoreSource(store, batch=2)
-        assert source.events == 5
+        source = StoreSource(store)
         store.append(LINES)  # the first five again (stored once) and the rest
-        assert source.refresh() == len(LINES) - 5
-        assert source.refresh() == 0
         assert answers(source) == EXPECTED
     finally:
         store.close()
 
 
-def test_a_row_committed_after_a_higher_one_was_read_is_folded_later(
+def test_an_event_and_its_folded_facts_are_seen_together_once_committed(
     request: pytest.FixtureRequest, tmp_path: Path
 ) -> None:
-    """PostgreSQL hands out ids before commit: the id a reader skipped is read once it is committed."""
+    """PostgreSQL: a writer's transaction not committed yet shows neither the event nor what it says."""
     url = new_store_url("postgresql", tmp_path, request)
     store = LineageStore(url)
-    engine = sa.create_engine(url)
+    writer = LineageStore(url)
     try:
         source = StoreSource(store)
-        with engine.connect() as slow:
-            transaction = slow.begin()
-            slow.execute(sa.insert(schema.event), [raw_event(LINES[0]).row()])  # id 1, not committed yet
-            assert store.append([LINES[1]]).added == 1  # id 2, committed
-            assert source.refresh() == 1 and source.offset == 2
+        with writer.engine.connect() as connection:
+            transaction = connection.begin()
+            writer._insert_in(connection, [raw_event(LINES[0])])  # not committed yet
+            assert store.count() == 0
+            assert LineageQueries(source).search("orders") == []
             transaction.commit()
-        assert source.refresh() == 1
-        assert source.refresh() == 0 and source.events == 2
+        assert store.count() == 1
+        assert [n["name"] for n in LineageQueries(source).search("orders.load")] == ["orders.load_orders"]
     finally:
-        engine.dispose()
+        writer.close()
         store.close()
 
 
@@ -209,23 +208,10 @@ def test_import_loads_a_log_once_and_the_store_answers_like_it(engine_url: str, 
     assert answers(open_source(store=engine_url)) == EXPECTED
 
 
-QUICK_KEYS = ("up", "down", "failed", "impact", "schema")
-
-
-def _quick(found: dict[str, Any]) -> dict[str, Any]:
-    return {key: found[key] for key in QUICK_KEYS}
-
-
-def _quick_answers(source: LineageSource, as_of: int | None = None) -> dict[str, Any]:
-    return answers(source, as_of, QUICK_KEYS)
-
-
 UNRELATED = job_node("other.unrelated")
 
 
-def test_a_quick_source_folds_only_the_nodes_a_question_touches_and_answers_as_the_whole_fold(
-    engine_url: str,
-) -> None:
+def test_a_question_reads_only_the_nodes_it_touches_and_answers_as_the_event_log(engine_url: str) -> None:
     store = _emptied(engine_url)
     unrelated = {
         "eventType": "COMPLETE",
@@ -239,27 +225,22 @@ def test_a_quick_source_folds_only_the_nodes_a_question_touches_and_answers_as_t
     }
     try:
         _append_from_writers(engine_url, [LINES[0::2], [*LINES[1::2], json.dumps(unrelated).encode()]])
-        source = QuickStoreSource(store)
-        assert _quick_answers(source) == _quick(EXPECTED)
-        folded = set(source.catalog._refs)  # type: ignore[attr-defined]
-        assert UNRELATED not in folded and dataset_node("elsewhere") not in folded
-        assert job_node("orders.build_fct") in folded
-        with pytest.raises(SourceUnavailable, match="whole graph"):
-            LineageQueries(source).lint_names()
+        graph = StoredGraph(store)
+        answer = LineageQueries(_OneGraph(store, graph)).upstream(dataset_node("orders_report"), 10)
+        assert answer == EXPECTED["up"]
+        read = set(graph.jobs) | set(graph.datasets)
+        assert UNRELATED not in read and dataset_node("elsewhere") not in read
+        assert job_node("orders.build_fct") in read
     finally:
         store.close()
 
 
-def test_a_quick_source_as_of_every_event_time_answers_as_the_event_log(
-    engine_url: str, tmp_path: Path
-) -> None:
-    log = open_source(events=write_log(tmp_path / "events.jsonl", BASE))
-    store = _emptied(engine_url)
-    try:
-        store.append(reversed(LINES))
-        source = QuickStoreSource(store)
-        times = sorted({to_micros(e["eventTime"]) for e in BASE})
-        for moment in [times[0] - 1, *times]:
-            assert _quick_answers(source, moment) == _quick_answers(log, moment), moment
-    finally:
-        store.close()
+class _OneGraph(StoreSource):
+    """A store source whose questions all read one graph (to see what they read)."""
+
+    def __init__(self, store: LineageStore, graph: Any) -> None:
+        super().__init__(store)
+        self.one = graph
+
+    def view(self, as_of: int | None = None, *, keep_refs: bool = False) -> Any:
+        return self.one if as_of is None else super().view(as_of, keep_refs=keep_refs)

@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 
 from airflow_lineage_plus.exceptions import NodeNotFound
 from airflow_lineage_plus.graph import LineageQueries
-from airflow_lineage_plus.graph import wire as w
+from airflow_lineage_plus.store import wire as w
 from airflow_lineage_plus.graph.eventlog import EventLogSource
 from airflow_lineage_plus.graph.scan import QuickSource
 from tests.support.graph_builders import (

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from airflow_lineage_plus.graph import LineageQueries, NodeNotFound, open_source
-from airflow_lineage_plus.graph import wire as w
+from airflow_lineage_plus.store import wire as w
 from airflow_lineage_plus.graph.queries import walk
 from airflow_lineage_plus.graph.visibility import Visibility
 from tests.support.graph_builders import (

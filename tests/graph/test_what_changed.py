@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from airflow_lineage_plus.graph import LineageQueries
-from airflow_lineage_plus.graph import wire as w
+from airflow_lineage_plus.store import wire as w
 from airflow_lineage_plus.graph.eventlog import EventLogSource
 from airflow_lineage_plus.graph.what_changed import render
 from tests.support.graph_builders import DS_NS, JOB_NS, at, dataset_node, facet, job_node, write_log

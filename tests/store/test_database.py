@@ -13,7 +13,7 @@ import pytest
 import sqlalchemy as sa
 
 from airflow_lineage_plus.exceptions import StoreDamaged, StoreUnavailable
-from airflow_lineage_plus.store import SCHEMA_VERSION, LineageStore, ddl, raw_event, sqlite_url
+from airflow_lineage_plus.store import SCHEMA_VERSION, LineageStore, ddl, raw_event, schema, sqlite_url
 from tests.support.graph_builders import orders_pipeline
 
 EVENTS = [json.dumps(e).encode() for e in orders_pipeline()]
@@ -153,7 +153,7 @@ def test_a_missing_store_is_not_created_when_only_reading(tmp_path: Path) -> Non
 def test_the_documented_ddl_creates_what_the_store_creates() -> None:
     for dialect in ("sqlite", "postgresql", "mysql"):
         text = ddl(dialect)
-        assert text.count("CREATE TABLE") == 3 and text.count("CREATE INDEX") == 4
+        assert text.count("CREATE TABLE") == 13 and text.count("CREATE INDEX") == 6
     assert "BYTEA" in ddl("postgresql") and "LONGBLOB" in ddl("mysql")
 
 
@@ -177,39 +177,54 @@ def test_processes_opening_a_new_store_at_once_all_get_it(store_url: str) -> Non
     assert errors == [] and sorted(opened)[-1] + sum(sorted(opened)[:-1]) == len(EVENTS)
 
 
-def _downgraded_to_version_1(store_url: str) -> None:
-    """The store as version 1 of the schema left it: no ``node_key``, no edge table."""
+def _downgraded(store_url: str, version: int) -> None:
+    """The store as ``version`` 1 or 2 of the schema left it: no folded state (version 2: every edge an
+    event named, without when first reported or whether declared; version 1: no ``node_key``, no edges)."""
     engine = sa.create_engine(store_url)
     with engine.begin() as connection:
-        connection.exec_driver_sql("DROP INDEX lineage_plus_event_node_idx")
-        connection.exec_driver_sql("ALTER TABLE lineage_plus_event DROP COLUMN node_key")
-        connection.exec_driver_sql("DROP TABLE lineage_plus_edge")
-        connection.exec_driver_sql("UPDATE lineage_plus_meta SET value = '1' WHERE name = 'schema_version'")
+        for table in reversed(schema.FOLDED):
+            if table is not schema.edge:
+                connection.exec_driver_sql(f"DROP TABLE {table.name}")
+        if version == 1:
+            connection.exec_driver_sql("DROP INDEX lineage_plus_event_node_idx")
+            connection.exec_driver_sql("ALTER TABLE lineage_plus_event DROP COLUMN node_key")
+            connection.exec_driver_sql("DROP TABLE lineage_plus_edge")
+        else:
+            connection.exec_driver_sql("ALTER TABLE lineage_plus_edge DROP COLUMN first_reported")
+            connection.exec_driver_sql("ALTER TABLE lineage_plus_edge DROP COLUMN declared")
+        connection.exec_driver_sql(
+            f"UPDATE lineage_plus_meta SET value = '{version}' WHERE name = 'schema_version'"
+        )
     engine.dispose()
 
 
-def _keys_and_edges(store: LineageStore) -> tuple[list[tuple[int, int | None]], list[tuple[Any, ...]]]:
+def _state(store: LineageStore) -> dict[str, list[tuple[Any, ...]]]:
+    """Every event's node key and every row of the folded state, in a comparable order."""
     with store.engine.connect() as connection:
-        keys = connection.exec_driver_sql("SELECT id, node_key FROM lineage_plus_event ORDER BY id").all()
-        edges = connection.exec_driver_sql("SELECT * FROM lineage_plus_edge ORDER BY 1, 2, 3").all()
-    return [tuple(row) for row in keys], [tuple(row) for row in edges]  # type: ignore[misc]
+        state = {
+            "keys": connection.exec_driver_sql("SELECT id, node_key FROM lineage_plus_event ORDER BY id").all()
+        }
+        for table in schema.FOLDED:
+            state[table.name] = sorted(connection.execute(sa.select(table)).all())
+    return {name: [tuple(row) for row in rows] for name, rows in state.items()}
 
 
-def test_a_version_1_store_gets_its_node_keys_and_edges_on_first_use(store_url: str) -> None:
+@pytest.mark.parametrize("version", [1, 2])
+def test_an_older_store_gets_its_node_keys_and_folded_state_on_first_use(store_url: str, version: int) -> None:
     store = LineageStore(store_url)
     assert store.append(EVENTS).added == len(EVENTS)
-    expected = _keys_and_edges(store)
+    expected = _state(store)
     store.close()
-    assert all(key is not None for _, key in expected[0]) and len(expected[1]) > 0
-    _downgraded_to_version_1(store_url)
+    assert all(key is not None for _, key in expected["keys"]) and len(expected["lineage_plus_run"]) == 5
+    _downgraded(store_url, version)
     upgraded = LineageStore(store_url)
     try:
-        assert _keys_and_edges(upgraded) == expected
+        assert _state(upgraded) == expected
         with upgraded.engine.connect() as connection:
-            version = connection.exec_driver_sql(
+            found = connection.exec_driver_sql(
                 "SELECT value FROM lineage_plus_meta WHERE name = 'schema_version'"
             ).scalar()
-        assert version == str(SCHEMA_VERSION) == "2"
+        assert found == str(SCHEMA_VERSION) == "3"
         assert upgraded.append(EVENTS).added == 0  # nothing lost, nothing doubled
     finally:
         upgraded.close()

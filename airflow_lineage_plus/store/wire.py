@@ -231,6 +231,14 @@ def format_micros(micros: int | None) -> str | None:
 
 def decode(line: bytes | memoryview) -> tuple[Event, int, bool]:
     """(event, eventTime in epoch µs, salvaged) of one JSON line; BadEventError when nothing is usable."""
+    event, micros, salvaged = decode_any(line)
+    if event.job is None and event.dataset is None:
+        raise BadEventError("invalid", "event has neither a job nor a dataset")
+    return event, micros, salvaged
+
+
+def decode_any(line: bytes | memoryview) -> tuple[Event, int, bool]:
+    """:func:`decode`, of an event that may have neither a job nor a dataset (stored, never folded)."""
     salvaged = False
     try:
         event = _decoder.decode(line)
@@ -241,8 +249,6 @@ def decode(line: bytes | memoryview) -> tuple[Event, int, bool]:
         micros = to_micros(event.eventTime)
     except ValueError as exc:
         raise BadEventError("invalid", f"eventTime {event.eventTime!r} is not an ISO-8601 time") from exc
-    if event.job is None and event.dataset is None:
-        raise BadEventError("invalid", "event has neither a job nor a dataset")
     return event, micros, salvaged
 
 

@@ -1,0 +1,123 @@
+"""Where each node's events are, and which nodes may be adjacent: what a graph folded where a question
+looks (:mod:`.focus`) asks before it folds.
+
+A :class:`Catalog` is made from a quick scan of a raw log (:mod:`.scan`) or from a store's folded state
+(:class:`StoreCatalog`: the store's raw events by node, its edges, children and column readers).
+"""
+
+from __future__ import annotations
+
+import abc
+from collections.abc import Iterable, Sequence
+
+from airflow_lineage_plus.store import LineageStore
+from airflow_lineage_plus.store import facts as f
+from airflow_lineage_plus.store.folded import FoldedState
+
+
+class Catalog(abc.ABC):
+    """Where the events of each node are, and which nodes may be adjacent (all time, retired edges and
+    edges ever declared too)."""
+
+    @abc.abstractmethod
+    def job_refs(self, job_id: str) -> Sequence[int]:
+        """Refs of every event of the job (empty for an unknown job)."""
+
+    @abc.abstractmethod
+    def dataset_refs(self, dataset_id: str) -> Sequence[int]:
+        """Refs of events naming the dataset as their ``dataset``."""
+
+    @abc.abstractmethod
+    def adjacent(self, node_id: str, *, upstream: bool) -> Iterable[str]:
+        """Nodes one edge up- or downstream at any time."""
+
+    def edge_first(self, edge: tuple[str, str]) -> int | None:
+        """The earliest time an event reported the edge; None when unknown (then it is folded to see)."""
+        return None
+
+    def column_readers_ever(self, dataset_id: str, column: str) -> Iterable[tuple[str, str]] | None:
+        """(dataset, column) whose column lineage ever read this column; None when unknown."""
+        return None
+
+    def child_jobs(self, run_id: str) -> Iterable[str]:
+        """Jobs with a run (at any time) whose parent run is ``run_id``; empty when unknown (a scan)."""
+        return ()
+
+    def last_event_time(self, job_id: str) -> int | None:
+        """The time of the job's latest event (no run of the job starts or ends later), without folding
+        it; None when unknown (then it is folded to see)."""
+        return None
+
+    @abc.abstractmethod
+    def has_job(self, job_id: str) -> bool:
+        """Whether the job has events."""
+
+    @abc.abstractmethod
+    def has_dataset(self, dataset_id: str) -> bool:
+        """Whether any event names the dataset."""
+
+
+class StoreCatalog(Catalog):
+    """Where each node's events are in a store, from its folded state; answers are kept for the life of
+    the catalog (one question's)."""
+
+    def __init__(self, store: LineageStore) -> None:
+        self.store = store
+        self.state = FoldedState(store)
+        self._refs: dict[str, list[int]] = {}
+        self._adjacent: dict[tuple[str, bool], list[str]] = {}
+        self._first: dict[tuple[str, str], int | None] = {}
+        self._known: dict[str, bool] = {}
+
+    def job_refs(self, job_id: str) -> Sequence[int]:
+        return self._events(job_id)
+
+    def dataset_refs(self, dataset_id: str) -> Sequence[int]:
+        return self._events(dataset_id)
+
+    def _events(self, node_id: str) -> list[int]:
+        found = self._refs.get(node_id)
+        if found is None:
+            found = self._refs[node_id] = self.store.node_event_ids(node_id)
+        return found
+
+    def adjacent(self, node_id: str, *, upstream: bool) -> Iterable[str]:
+        key = (node_id, upstream)
+        found = self._adjacent.get(key)
+        if found is None:
+            found = []
+            for row in self.state.edges((node_id,)):
+                # a job's upstream are the datasets it reads; a dataset's upstream, the jobs that write it
+                if node_id.startswith("job:") and row.job_id == node_id and bool(row.output) != upstream:
+                    found.append(row.dataset_id)
+                elif node_id.startswith("dataset:") and row.dataset_id == node_id and bool(row.output) == upstream:
+                    found.append(row.job_id)
+                edge = (row.job_id, row.dataset_id) if row.output else (row.dataset_id, row.job_id)
+                self._first[edge] = row.first_reported
+            found = self._adjacent[key] = sorted(set(found))
+        return found
+
+    def edge_first(self, edge: tuple[str, str]) -> int | None:
+        return self._first.get(edge)
+
+    def column_readers_ever(self, dataset_id: str, column: str) -> Iterable[tuple[str, str]] | None:
+        return self.state.column_readers(dataset_id, column)
+
+    def child_jobs(self, run_id: str) -> Iterable[str]:
+        return sorted({child.job_id for child in self.state.children((run_id,))})
+
+    def last_event_time(self, job_id: str) -> int | None:
+        fact = self.state.facts((f.key_of(job_id),)).get(f.key_of(job_id), {}).get(f.JOB_REF)
+        return fact.event_time if fact is not None else None
+
+    def has_job(self, job_id: str) -> bool:
+        return self._has(job_id)
+
+    def has_dataset(self, dataset_id: str) -> bool:
+        return self._has(dataset_id)
+
+    def _has(self, node_id: str) -> bool:
+        known = self._known.get(node_id)
+        if known is None:
+            known = self._known[node_id] = bool(self.state.nodes((node_id,)))
+        return known

@@ -1,0 +1,375 @@
+"""A lineage graph read from a store's folded state, as the questions touch it.
+
+Nothing is folded here: the store's writes folded every event (:mod:`airflow_lineage_plus.store.fold`),
+and a :class:`StoredGraph` reads the records of the nodes a question touches (a job with its runs, a
+dataset with its schemas, the edges next to a node) the first time they are touched, a batch at a time
+(:class:`~airflow_lineage_plus.store.folded.FoldedState`). The queries read it as any
+:class:`~.model.LineageGraph`; one is made per question (or per refresh of a long-lived reader), so what
+it read stays consistent for the question, and the next one sees what was written since.
+
+A store may also be a *scratch* store: the folded state of events kept elsewhere (a log given to
+``--events``, the events up to a time in the past), folded into it before they are read (the hooks
+``_prepare_*``, which :class:`~.focus.FocusedGraph` fills).
+"""
+
+from __future__ import annotations
+
+import weakref
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+import orjson
+
+from airflow_lineage_plus import node_ids as ids
+from airflow_lineage_plus.graph.catalog import Catalog, StoreCatalog
+from airflow_lineage_plus.graph.model import LineageGraph
+from airflow_lineage_plus.graph.records import ColumnInput, DatasetRecord, JobRecord
+from airflow_lineage_plus.graph.runs import RunRecord
+from airflow_lineage_plus.store import LineageStore
+from airflow_lineage_plus.store import facts as f
+from airflow_lineage_plus.store.folded import FoldedState, Run, RunIo
+
+
+class _Records(dict[str, Any]):
+    """A dict of records that reads a missing one from the store when asked for it by key (through a
+    weak reference to the graph's loader: the graph and its records form no cycle, so a graph no longer
+    used is freed at once, and its read of the store ends)."""
+
+    def __init__(self, load: Any) -> None:
+        super().__init__()
+        self._load = weakref.WeakMethod(load)
+
+    def _read(self, key: str) -> None:
+        load = self._load()
+        if load is not None:
+            load((key,))
+
+    def get(self, key: str, default: Any = None) -> Any:
+        if not dict.__contains__(self, key):
+            self._read(key)
+        return dict.get(self, key, default)
+
+    def __getitem__(self, key: str) -> Any:
+        if not dict.__contains__(self, key):
+            self._read(key)
+        return dict.__getitem__(self, key)
+
+    def __contains__(self, key: object) -> bool:
+        if isinstance(key, str) and not dict.__contains__(self, key):
+            self._read(key)
+        return dict.__contains__(self, key)
+
+
+class StoredGraph(LineageGraph):
+    """The graph of a store's folded state, read where questions look (see the module docstring).
+
+    ``keep_refs``: runs know where their events are (for details and run histories)."""
+
+    def __init__(self, store: LineageStore, *, keep_refs: bool = False) -> None:
+        super().__init__()
+        self.store = store
+        self.state = FoldedState(store)
+        self.keep_refs = keep_refs
+        #: where the store's nodes' events are (what a question about the past folds)
+        self.catalog: Catalog = StoreCatalog(store)
+        self.jobs = _Records(self.load_jobs)
+        self.datasets = _Records(self.load_datasets)
+        self.runs = _Records(self.load_runs)
+        self._jobs_read: set[str] = set()
+        self._datasets_read: set[str] = set()
+        self._edges_read: set[str] = set()
+        self._runs_read: set[str] = set()
+        self._children_read: set[str] = set()
+    # -- hooks of a scratch store: fold what the nodes need before reading them ---------------------
+    def _prepare_jobs(self, job_ids: list[str]) -> None:
+        """Make the folded state of these jobs complete (a scratch store folds their events here)."""
+
+    def _prepare_datasets(self, dataset_ids: list[str]) -> None:
+        """Make the folded state of these datasets complete."""
+
+    def _prepare_edges(self, node_ids: list[str]) -> None:
+        """Make the edges of these nodes, and the jobs at their other ends, complete."""
+
+    def _prepare_children(self, run_ids: list[str]) -> None:
+        """Make the runs whose parent is one of these complete."""
+
+    # -- reading records ----------------------------------------------------------------------------
+    def load_jobs(self, job_ids: Iterable[str]) -> None:
+        """Read the jobs not read yet (with every run of theirs, and the DAG runs that skipped them)."""
+        wanted = [j for j in dict.fromkeys(job_ids) if j not in self._jobs_read and j.startswith("job:")]
+        if not wanted:
+            return
+        self._prepare_jobs(wanted)
+        self._jobs_read.update(wanted)
+        nodes = self.state.nodes(wanted)
+        self._add_edges(self.state.edges(nodes))  # a job's edges are its own facts
+        self._edges_read.update(nodes)
+        keys = {}
+        for job_id, (node, facts) in nodes.items():
+            job = JobRecord(node.namespace, node.name)
+            _job_facts(job, facts)
+            dict.__setitem__(self.jobs, job_id, job)
+            keys[node.node_key] = job_id
+        runs = self._run_records(self.state.job_runs(keys), keys)
+        for run in sorted(runs, key=RunRecord.sort_key):
+            owner: JobRecord | None = dict.get(self.jobs, run.job_id)
+            if owner is not None:
+                self.add_run(owner, run)
+        self._skips(keys)
+
+    def load_runs(self, run_ids: Iterable[str]) -> None:
+        """Read the runs not read yet by their ids (not their jobs: :meth:`load_jobs` adds them there)."""
+        wanted = [r for r in dict.fromkeys(run_ids) if r not in self._runs_read]
+        if not wanted:
+            return
+        self._runs_read.update(wanted)
+        runs = self.state.runs(wanted)
+        self._run_records(runs, self.state.node_ids_of({run.row.job_key for run in runs}))
+
+    def _run_records(self, runs: Sequence[Run], job_ids: dict[int, str]) -> list[RunRecord]:
+        """The records of these runs (one object per run id, whoever read it first); ``job_ids``: the
+        ids of their jobs by key."""
+        fresh = [run for run in runs if not dict.__contains__(self.runs, run.row.run_id)]
+        self._runs_read.update(run.row.run_id for run in runs)
+        keys = [run.row.run_key for run in fresh]
+        facts = self.state.facts(keys)
+        io: dict[int, list[RunIo]] = {}
+        for item in self.state.run_io(keys):
+            io.setdefault(item.run_key, []).append(item)
+        refs = self.state.run_refs(keys) if self.keep_refs else {}
+        for row, state, parent in fresh:
+            job_id = job_ids.get(row.job_key)
+            if job_id is None:
+                continue
+            record = _run(row, job_id, state, parent)
+            _run_facts(record, facts.get(row.run_key, {}))
+            self._tasks_state(facts.get(row.run_key, {}).get(f.TASKS))
+            record.io = frozenset(
+                (job_id, item.dataset_id) if item.output else (item.dataset_id, job_id)
+                for item in io.get(row.run_key, ())
+            )
+            if self.keep_refs:
+                record.refs = refs.get(row.run_key, [])
+            dict.__setitem__(self.runs, row.run_id, record)
+        return [found for run in runs if (found := dict.get(self.runs, run.row.run_id)) is not None]
+
+    def add_run(self, job: JobRecord, run: RunRecord) -> None:
+        run.io = job.shared_io(run.io)
+        job.runs.append(run)
+        if run.parent_run_id is not None:
+            self.children.setdefault(run.parent_run_id, set()).add(job.id)
+
+    def _skips(self, job_keys: dict[int, str]) -> None:
+        """The DAG runs whose latest ``tasksState`` says these jobs did not run, and those DAG runs."""
+        skipped = self.state.skipped_in(job_keys)
+        if not skipped:
+            return
+        tasks = self.state.facts({row.dag_run_key for row in skipped})
+        self.load_runs(
+            dag_run for found in tasks.values() if (dag_run := self._tasks_state(found.get(f.TASKS)))
+        )
+
+    def _tasks_state(self, fact: f.FactRow | None) -> str | None:
+        """Note which jobs a DAG run's latest ``tasksState`` says did not run; the DAG run's id."""
+        if fact is None:
+            return None
+        value = orjson.loads(fact.value)
+        key = (fact.event_time, tuple(value["skipped"]), tuple(value["upstream_failed"]))
+        self.set_dag_run_skips(value["dag_run_id"], key, key[1], key[2], value["dag_job"])
+        return str(value["dag_run_id"])
+
+    def load_datasets(self, dataset_ids: Iterable[str]) -> None:
+        """Read the datasets not read yet, with their schemas."""
+        wanted = [
+            d for d in dict.fromkeys(dataset_ids) if d not in self._datasets_read and d.startswith("dataset:")
+        ]
+        if not wanted:
+            return
+        self._prepare_datasets(wanted)
+        self._datasets_read.update(wanted)
+        records = {}
+        for dataset_id, (node, facts) in self.state.nodes(wanted).items():
+            record = records[node.node_key] = DatasetRecord(node.namespace, node.name)
+            _dataset_facts(record, facts)
+            dict.__setitem__(self.datasets, dataset_id, record)
+        for schema in self.state.schemas(records):
+            found = records.get(schema.dataset_key)
+            if found is not None:
+                found.schemas[_fields(schema.fields)] = schema.last_seen
+
+    def load_edges(self, node_ids: Iterable[str]) -> None:
+        """Read the edges of these nodes not read yet (reported, declared), and the jobs at their ends."""
+        wanted = [n for n in dict.fromkeys(node_ids) if n not in self._edges_read]
+        if not wanted:
+            return
+        self._prepare_edges(wanted)
+        self._edges_read.update(wanted)
+        self._add_edges(self.state.edges(wanted))
+
+    def _add_edges(self, rows: Iterable[f.EdgeRow]) -> None:
+        """Put edge rows in the graph (reported and declared ones)."""
+        for row in rows:
+            edge = (row.job_id, row.dataset_id) if row.output else (row.dataset_id, row.job_id)
+            if row.first_reported is not None:
+                self.add_edge(*edge)
+                self.edge_first[edge] = row.first_reported
+            if row.declared:
+                self.declared_succ.setdefault(edge[0], set()).add(edge[1])
+                self.declared_pred.setdefault(edge[1], set()).add(edge[0])
+
+    def prefetch(self, node_ids: Iterable[str], *, upstream: bool) -> None:
+        nodes = list(node_ids)
+        self.load_edges(nodes)
+        side = self.pred if upstream else self.succ
+        declared = self.declared_pred if upstream else self.declared_succ
+        jobs = [n for n in nodes if n.startswith("job:")]
+        for node in nodes:
+            if node.startswith("dataset:"):
+                jobs.extend(side.get(node, ()))
+                jobs.extend(declared.get(node, ()))
+        self.load_jobs(jobs)
+
+    def prefetch_records(self, node_ids: Iterable[str]) -> None:
+        nodes = list(node_ids)
+        self.load_jobs(n for n in nodes if n.startswith("job:"))
+        self.load_datasets(n for n in nodes if n.startswith("dataset:"))
+
+    # -- what the queries read ----------------------------------------------------------------------
+    def has_node(self, node_id: str) -> bool:
+        if node_id.startswith("job:"):
+            return self.job_record(node_id) is not None
+        return self.dataset_record(node_id) is not None
+
+    def job_record(self, node_id: str) -> JobRecord | None:
+        return self.jobs.get(node_id)  # type: ignore[no-any-return]
+
+    def dataset_record(self, node_id: str) -> DatasetRecord | None:
+        return self.datasets.get(node_id)  # type: ignore[no-any-return]
+
+    def neighbours(
+        self, node_id: str, *, upstream: bool, retired: bool = False, declared_too: bool = True
+    ) -> list[tuple[str, str]]:
+        self.load_edges((node_id,))
+        if node_id.startswith("job:"):
+            self.load_jobs((node_id,))
+        else:  # the jobs on that side say whether each edge is current (and the declared ones, declared)
+            side = self.pred if upstream else self.succ
+            declared = self.declared_pred if upstream else self.declared_succ
+            self.load_jobs([*side.get(node_id, ()), *declared.get(node_id, ())])
+        return super().neighbours(node_id, upstream=upstream, retired=retired, declared_too=declared_too)
+
+    def child_jobs(self, run_id: str) -> set[str]:
+        if run_id not in self._children_read:
+            self._prepare_children([run_id])
+            self._children_read.add(run_id)
+            self.load_jobs(child.job_id for child in self.state.children((run_id,)))
+        return super().child_jobs(run_id)
+
+    def jobs_of_run(self, run_id: str) -> list[str]:
+        run = self.runs.get(run_id)
+        return [run.job_id] if run is not None else []
+
+    def column_inputs(self, dataset_id: str, column: str) -> tuple[ColumnInput, ...]:
+        record = self.dataset_record(dataset_id)
+        return record.columns.get(column, ()) if record is not None else ()
+
+    def column_readers_of(self, dataset_id: str, column: str) -> set[tuple[str, str]]:
+        """The columns whose current lineage reads ``column``: every column whose lineage ever read it,
+        checked against its dataset's current lineage."""
+        found = set()
+        for reader, reader_column in self._column_candidates(dataset_id, column):
+            record = self.dataset_record(reader)
+            if record is None:
+                continue
+            for namespace, name, field, _ in record.columns.get(reader_column, ()):
+                if ids.dataset_id(namespace, name) == dataset_id and field == column:
+                    found.add((reader, reader_column))
+        return found
+
+    def _column_candidates(self, dataset_id: str, column: str) -> list[tuple[str, str]]:
+        return self.state.column_readers(dataset_id, column)
+
+    def read_job_ids(self) -> set[str]:
+        """The jobs read so far (whose edges the graph holds)."""
+        return set(dict.keys(self.jobs))
+
+    def close(self) -> None:
+        """End the graph's read of the store (a graph read again afterwards reads anew)."""
+        self.state.close()
+
+    def all_job_ids(self) -> list[str]:
+        """Every job the store knows."""
+        return self.state.node_ids(f.JOB_KIND)
+
+    def all_dataset_ids(self) -> list[str]:
+        """Every dataset the store knows."""
+        return self.state.node_ids(f.DATASET_KIND)
+
+    def load_all(self) -> None:
+        """Read every job and dataset (for questions about all of them: freshness, the summary)."""
+        self.load_jobs(self.all_job_ids())
+        self.load_datasets(self.all_dataset_ids())
+
+
+def _fields(text: str) -> tuple[tuple[Any, ...], ...]:
+    return tuple(tuple(field) for field in orjson.loads(text))
+
+
+def _job_facts(job: JobRecord, facts: dict[str, f.FactRow]) -> None:
+    if (fact := facts.get(f.JOB_REF)) is not None:
+        job.ref, job.ref_time = int(fact.value), fact.event_time
+    if (fact := facts.get(f.OWNERS)) is not None:
+        job.owners = tuple(orjson.loads(fact.value))
+        job.owners_key = (fact.event_time, job.owners)
+    if (fact := facts.get(f.SLO)) is not None:
+        job.slo_minutes = int(fact.value)
+        job.slo_key = (fact.event_time, job.slo_minutes)
+    if (fact := facts.get(f.DECLARED)) is not None:
+        edges = frozenset((origin, destination) for origin, destination in orjson.loads(fact.value))
+        job.declared = ((fact.event_time, fact.tie.decode()), edges)
+
+
+def _dataset_facts(record: DatasetRecord, facts: dict[str, f.FactRow]) -> None:
+    if (fact := facts.get(f.DATASET_REF)) is not None:
+        record.ref, record.ref_time = int(fact.value), fact.event_time
+    if (fact := facts.get(f.WRITE)) is not None:
+        record.write_ref, record.write_time = int(fact.value), fact.event_time
+    if (fact := facts.get(f.FIELDS)) is not None:
+        record.fields = _fields(fact.value)  # type: ignore[assignment]
+        record.fields_key = (fact.event_time, tuple((name, kind) for name, kind, _ in record.fields))
+    if (fact := facts.get(f.OWNERS)) is not None:
+        record.owners = tuple(orjson.loads(fact.value))
+        record.owners_key = (fact.event_time, record.owners)
+    if (fact := facts.get(f.COLUMNS)) is not None:
+        record.columns = {
+            column: tuple(
+                (namespace, name, field, tuple(tuple(t) for t in transforms))
+                for namespace, name, field, transforms in inputs
+            )
+            for column, inputs in orjson.loads(fact.value).items()
+        }
+        record.columns_key = (fact.event_time, fact.tie.decode())
+
+
+def _run(
+    row: f.RunRow, job_id: str, state: f.RunStateRow | None, parent: f.RunParentRow | None
+) -> RunRecord:
+    run = RunRecord(row.run_id, job_id)
+    run.start, run.first_seen, run.dag_id = row.start, row.first_seen, row.dag_id
+    if state is not None:
+        run.end, run.rank = state.end_time, state.rank
+        run.skipped, run.upstream_failed = bool(state.skipped), bool(state.upstream_failed)
+        run.skip_reason = (state.skip_reason or None) if state.skipped else None
+    if parent is not None:
+        run.parent_run_id = parent.parent_run_id
+        run.parent_job_id = parent.parent_job_id or None
+    return run
+
+
+def _run_facts(run: RunRecord, facts: dict[str, f.FactRow]) -> None:
+    """The run's newest error and execution mode."""
+    if (fact := facts.get(f.ERROR)) is not None:
+        run.error = orjson.loads(fact.value)
+        run.error_key = (fact.event_time, run.error)  # type: ignore[assignment]
+    if (fact := facts.get(f.MODE)) is not None:
+        run.exec_mode, run.exec_mode_time = orjson.loads(fact.value), fact.event_time

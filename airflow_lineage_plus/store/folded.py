@@ -1,0 +1,296 @@
+"""Reading the folded state: the rows a question needs, a batch of keys at a time.
+
+Each read takes many keys at once (one query per table and batch, whatever the number of keys), so a
+walk costs a few queries per level, not per node. A :class:`FoldedState` reads through one connection in
+one transaction (one snapshot on SQLite) until :meth:`FoldedState.close`: what a question reads is
+consistent, and it pays for a connection once. Rows come back as the named row types of :mod:`.facts` (or
+small named tuples of their own); the ids stored beside the hashed keys are compared with the ids asked
+for, so two ids with one key never mix. What the rows mean is the graph's business
+(:mod:`airflow_lineage_plus.graph.stored_graph`).
+"""
+
+from __future__ import annotations
+
+import threading
+import weakref
+from collections.abc import Iterable, Iterator, Sequence
+from typing import Any, NamedTuple, TypeVar
+
+import sqlalchemy as sa
+
+from airflow_lineage_plus.store import facts as f
+from airflow_lineage_plus.store import schema
+from airflow_lineage_plus.store.database import LineageStore
+
+#: keys per query (well under every engine's limit of bound parameters)
+CHUNK = 500
+#: nodes a search looks at most (then ranked: a question has a bounded cost)
+MAX_MATCHES = 50_000
+_T = TypeVar("_T")
+
+
+class Run(NamedTuple):
+    """A run with its state (None before it ended) and its parent (None without one)."""
+
+    row: f.RunRow
+    state: f.RunStateRow | None
+    parent: f.RunParentRow | None
+
+
+class RunIo(NamedTuple):
+    """An edge a run reported: the dataset's id, and whether the run wrote it."""
+
+    run_key: int
+    dataset_id: str
+    output: int
+
+
+class Child(NamedTuple):
+    """A run whose parent is ``parent_run_id``, and its job."""
+
+    parent_run_id: str
+    run_key: int
+    job_id: str
+
+
+class SkippedIn(NamedTuple):
+    """A DAG run whose latest ``tasksState`` says the job did not run."""
+
+    job_key: int
+    dag_run_key: int
+    upstream_failed: int
+
+
+def _chunks(keys: Iterable[_T]) -> Iterator[list[_T]]:
+    items = sorted(set(keys))  # type: ignore[type-var]
+    for start in range(0, len(items), CHUNK):
+        yield items[start : start + CHUNK]
+
+
+def _keys(column: Any) -> Any:
+    return column.in_(sa.bindparam("keys", expanding=True))
+
+
+_node, _fact, _edge, _run = schema.node, schema.fact, schema.edge, schema.run
+_state, _parent = schema.run_state, schema.run_parent
+_NODES = (
+    sa.select(*_node.c, *_fact.c)
+    .outerjoin(_fact, _fact.c.subject_key == _node.c.node_key)
+    .where(_keys(_node.c.node_key))
+)
+_FACTS = sa.select(*_fact.c).where(_keys(_fact.c.subject_key))
+_JOB_EDGES = sa.select(*_edge.c).where(_keys(_edge.c.job_key))
+_DATASET_EDGES = sa.select(*_edge.c).where(_keys(_edge.c.dataset_key))
+_RUN_COLUMNS = (
+    sa.select(*_run.c, *_state.c, *_parent.c)
+    .outerjoin(_state, _state.c.run_key == _run.c.run_key)
+    .outerjoin(_parent, _parent.c.run_key == _run.c.run_key)
+)
+_JOB_RUNS = _RUN_COLUMNS.where(_keys(_run.c.job_key))
+_RUNS = _RUN_COLUMNS.where(_keys(_run.c.run_key))
+_JOB_IDS = sa.select(_node.c.node_key, _node.c.node_id).where(_keys(_node.c.node_key))
+_IO = (
+    sa.select(schema.run_io.c.run_key, _node.c.node_id, schema.run_io.c.output)
+    .join(_node, _node.c.node_key == schema.run_io.c.dataset_key)
+    .where(_keys(schema.run_io.c.run_key))
+)
+_REFS = sa.select(schema.run_event.c.run_key, schema.run_event.c.ref).where(_keys(schema.run_event.c.run_key))
+_CHILDREN = (
+    sa.select(_parent.c.parent_run_id, _parent.c.run_key, _node.c.node_id)
+    .join(_run, _run.c.run_key == _parent.c.run_key)
+    .join(_node, _node.c.node_key == _run.c.job_key)
+    .where(_keys(_parent.c.parent_key))
+)
+_SCHEMAS = sa.select(*schema.dataset_schema.c).where(_keys(schema.dataset_schema.c.dataset_key))
+_READERS = (
+    sa.select(schema.column_reader.c.input_key, _node.c.node_id, schema.column_reader.c.reader_column)
+    .join(_node, _node.c.node_key == schema.column_reader.c.reader_key)
+    .where(_keys(schema.column_reader.c.input_key))
+)
+_SKIPPED = (
+    sa.select(
+        schema.skipped_task.c.job_key, schema.skipped_task.c.dag_run_key, schema.skipped_task.c.upstream_failed
+    )
+    .join(
+        _fact,
+        sa.and_(
+            _fact.c.subject_key == schema.skipped_task.c.dag_run_key,
+            _fact.c.fact == f.TASKS,
+            _fact.c.event_time == schema.skipped_task.c.event_time,
+            _fact.c.tie == schema.skipped_task.c.tie,
+        ),
+    )
+    .where(_keys(schema.skipped_task.c.job_key))
+)
+_NODE_WIDTH = len(_node.c)
+_RUN_WIDTH, _STATE_WIDTH = len(_run.c), len(_state.c)
+
+
+def _fact_row(row: Sequence[Any]) -> f.FactRow:
+    return f.FactRow(row[0], row[1], row[2], bytes(row[3]), row[4])
+
+
+class FoldedState:
+    """The folded state of one store, read in batches of keys through one connection (see the module
+    docstring); thread-safe."""
+
+    def __init__(self, store: LineageStore) -> None:
+        self.store = store
+        self._connection: sa.Connection | None = None
+        self._finalizer: weakref.finalize[Any, Any] | None = None
+        self._lock = threading.Lock()
+
+    def _rows(self, statement: Any, keys: Iterable[Any]) -> list[Any]:
+        found: list[Any] = []
+        chunks = list(_chunks(keys))
+        if not chunks:
+            return found
+        if self.store.scratch:  # one connection the writes share: a read transaction each time
+            with self.store.read() as connection:
+                for chunk in chunks:
+                    found.extend(connection.execute(statement, {"keys": chunk}).all())
+            return found
+        with self._lock, self.store.errors():
+            if self._connection is None:
+                self._connection = self.store.engine.connect()
+                self._finalizer = weakref.finalize(self, self._connection.close)
+            for chunk in chunks:
+                found.extend(self._connection.execute(statement, {"keys": chunk}).all())
+        return found
+
+    def close(self) -> None:
+        """End the read (a state read again afterwards opens a new one)."""
+        with self._lock:
+            if self._finalizer is not None:
+                self._finalizer()
+            self._connection = self._finalizer = None
+
+    # -- nodes --------------------------------------------------------------------------------------
+    def nodes(self, ids: Iterable[str]) -> dict[str, tuple[f.NodeRow, dict[str, f.FactRow]]]:
+        """The nodes among ``ids`` (job or dataset ids) the store knows, with their facts, by id."""
+        wanted = {f.key_of(node_id): node_id for node_id in ids}
+        found: dict[str, tuple[f.NodeRow, dict[str, f.FactRow]]] = {}
+        for row in self._rows(_NODES, wanted):
+            node = f.NodeRow(*row[:_NODE_WIDTH])
+            if wanted.get(node.node_key) != node.node_id:
+                continue
+            entry = found.setdefault(node.node_id, (node, {}))
+            if row[_NODE_WIDTH] is not None:
+                fact = _fact_row(row[_NODE_WIDTH:])
+                entry[1][fact.fact] = fact
+        return found
+
+    def facts(self, keys: Iterable[int]) -> dict[int, dict[str, f.FactRow]]:
+        """Every fact of the subjects ``keys`` (nodes, runs), by subject and fact."""
+        found: dict[int, dict[str, f.FactRow]] = {}
+        for row in self._rows(_FACTS, keys):
+            fact = _fact_row(row)
+            found.setdefault(fact.subject_key, {})[fact.fact] = fact
+        return found
+
+    def node_ids_of(self, keys: Iterable[int]) -> dict[int, str]:
+        """The ids of the nodes with these keys."""
+        return {int(key): str(node_id) for key, node_id in self._rows(_JOB_IDS, keys)}
+
+    def edges(self, ids: Iterable[str]) -> list[f.EdgeRow]:
+        """Every edge of the nodes ``ids`` (jobs' and datasets' alike)."""
+        ids = list(ids)
+        jobs = {f.key_of(i): i for i in ids if i.startswith("job:")}
+        datasets = {f.key_of(i): i for i in ids if i.startswith("dataset:")}
+        rows = [f.EdgeRow(*row) for row in self._rows(_JOB_EDGES, jobs)]
+        rows += [f.EdgeRow(*row) for row in self._rows(_DATASET_EDGES, datasets)]
+        return [
+            row
+            for row in rows
+            if jobs.get(row.job_key) == row.job_id or datasets.get(row.dataset_key) == row.dataset_id
+        ]
+
+    # -- runs ---------------------------------------------------------------------------------------
+    def job_runs(self, job_keys: Iterable[int]) -> list[Run]:
+        """Every run of the jobs ``job_keys``, with its state and parent."""
+        return [_run_of(row) for row in self._rows(_JOB_RUNS, job_keys)]
+
+    def runs(self, run_ids: Iterable[str]) -> list[Run]:
+        """The runs among ``run_ids`` the store knows, with their states and parents."""
+        wanted = {f.run_key(run_id): run_id for run_id in run_ids}
+        found = (_run_of(row) for row in self._rows(_RUNS, wanted))
+        return [run for run in found if wanted.get(run.row.run_key) == run.row.run_id]
+
+    def run_io(self, run_keys: Iterable[int]) -> list[RunIo]:
+        return [RunIo(*row) for row in self._rows(_IO, run_keys)]
+
+    def run_refs(self, run_keys: Iterable[int]) -> dict[int, list[int]]:
+        """Where each run's events are, in order."""
+        found: dict[int, list[int]] = {}
+        for run_key, ref in self._rows(_REFS, run_keys):
+            found.setdefault(run_key, []).append(int(ref))
+        for refs in found.values():
+            refs.sort()
+        return found
+
+    def children(self, run_ids: Iterable[str]) -> list[Child]:
+        """The runs whose parent is one of ``run_ids``, with their jobs."""
+        wanted = {f.run_key(run_id): run_id for run_id in run_ids}
+        names = set(wanted.values())
+        rows = (Child(*row) for row in self._rows(_CHILDREN, wanted))
+        return [row for row in rows if row.parent_run_id in names]
+
+    def skipped_in(self, job_keys: Iterable[int]) -> list[SkippedIn]:
+        """The DAG runs whose latest ``tasksState`` says one of the jobs did not run."""
+        return [SkippedIn(*row) for row in self._rows(_SKIPPED, job_keys)]
+
+    # -- datasets -----------------------------------------------------------------------------------
+    def schemas(self, dataset_keys: Iterable[int]) -> list[f.SchemaRow]:
+        return [f.SchemaRow(row[0], bytes(row[1]), row[2], row[3]) for row in self._rows(_SCHEMAS, dataset_keys)]
+
+    def column_readers(self, dataset_id: str, column: str) -> list[tuple[str, str]]:
+        """(dataset id, column) of every column whose lineage ever read ``column`` of ``dataset_id``
+        (a reader whose key collides may be among them: the caller checks the reader's lineage)."""
+        rows = self._rows(_READERS, [f.column_key(dataset_id, column)])
+        return sorted({(str(reader), str(reader_column)) for _, reader, reader_column in rows})
+
+    # -- every node ---------------------------------------------------------------------------------
+    def _all(self, statement: Any) -> Sequence[Any]:
+        with self.store.read() as connection:
+            return connection.execute(statement).all()
+
+    def node_ids(self, kind: int) -> list[str]:
+        """The ids of every job (``kind`` 0) or dataset (1)."""
+        rows = self._all(sa.select(_node.c.node_id).where(_node.c.kind == kind))
+        return [str(node_id) for node_id, in rows]
+
+    def names(self, kind: int) -> list[tuple[str, str]]:
+        """(namespace, name) of every job (``kind`` 0) or dataset (1)."""
+        rows = self._all(sa.select(_node.c.namespace, _node.c.name).where(_node.c.kind == kind))
+        return [(str(ns), str(n)) for ns, n in rows]
+
+    def search(self, text: str, limit: int = MAX_MATCHES) -> list[tuple[int, str, str]]:
+        """(kind, namespace, name) of up to ``limit`` nodes whose namespace or name contains ``text``
+        (any case)."""
+        pattern = "%" + text.lower().replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+        matches = sa.or_(
+            sa.func.lower(_node.c.name).like(pattern, escape="\\"),
+            sa.func.lower(_node.c.namespace).like(pattern, escape="\\"),
+        )
+        rows = self._all(sa.select(_node.c.kind, _node.c.namespace, _node.c.name).where(matches).limit(limit))
+        return [(int(k), str(ns), str(n)) for k, ns, n in rows]
+
+    def counts(self) -> tuple[int, int]:
+        """(datasets, jobs)."""
+        found = {int(kind): int(number) for kind, number in self._all(
+            sa.select(_node.c.kind, sa.func.count()).group_by(_node.c.kind)
+        )}
+        return found.get(f.DATASET_KIND, 0), found.get(f.JOB_KIND, 0)
+
+
+def _run_of(row: Sequence[Any]) -> Run:
+    state_at, parent_at = _RUN_WIDTH, _RUN_WIDTH + _STATE_WIDTH
+    state = row[state_at : state_at + _STATE_WIDTH]
+    parent = row[parent_at:]
+    return Run(
+        f.RunRow(*row[:_RUN_WIDTH]),
+        f.RunStateRow(state[0], state[1], state[2], state[3], state[4], bytes(state[5]), state[6])
+        if state[0] is not None
+        else None,
+        f.RunParentRow(*parent) if parent[0] is not None else None,
+    )
