@@ -72,9 +72,7 @@ def open_store(url: str | None = None, *, create: bool = True) -> LineageStore:
     return LineageStore(where, create=create)
 
 
-def open_store_source(
-    url: str | None = None, *, explain_missing_log: bool = False
-) -> LineageSource:
+def open_store_source(url: str | None = None, *, explain_missing_log: bool = False) -> LineageSource:
     """The lineage store (``url``, else ``[lineage_plus] store_url``) as a source, taking in the event
     log's new lines at each refresh (:func:`airflow_lineage_plus.store.spool.drain`). A store that does
     not exist yet is made when the event log exists (an upgrade from the event log); with neither,

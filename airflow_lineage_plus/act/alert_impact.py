@@ -15,8 +15,9 @@ from airflow_lineage_plus import node_ids as ids
 from airflow_lineage_plus.exceptions import NodeNotFound
 from airflow_lineage_plus.graph import LineageSource
 from airflow_lineage_plus.graph.model import LineageGraph
-from airflow_lineage_plus.graph.queries import HIGH_ABOVE, MEDIUM_ABOVE, node_dict, walk
+from airflow_lineage_plus.graph.queries import HIGH_ABOVE, MEDIUM_ABOVE, node_dict
 from airflow_lineage_plus.graph.visibility import DagPredicate, Visibility, visible_ran_by
+from airflow_lineage_plus.graph.walk import walk
 
 #: How many edges downstream an impact is followed (as ``lineage-plus impact``'s default).
 DEPTH = 10

@@ -37,11 +37,12 @@ from airflow_lineage_plus.act.message import (
     node_label,
 )
 from airflow_lineage_plus.graph import LineageSource
-from airflow_lineage_plus.store import wire as w
 from airflow_lineage_plus.graph.model import LineageGraph
-from airflow_lineage_plus.graph.queries import node_dict, walk
+from airflow_lineage_plus.graph.queries import node_dict
 from airflow_lineage_plus.graph.runs import FAILED_STATES
 from airflow_lineage_plus.graph.visibility import DagAccess, DagPredicate, Visibility
+from airflow_lineage_plus.graph.walk import walk
+from airflow_lineage_plus.store import wire as w
 
 FAILED, SKIPPED, LATE = "FAILED", "SKIPPED", "LATE"
 _MINUTE = 60 * 1_000_000

@@ -1,4 +1,4 @@
-"""Lineage graph and queries over the lineage store, an event log or a Marquez server. Does not import Airflow.
+"""Lineage graph and queries over the lineage store, an event log or Marquez. Does not import Airflow.
 
 >>> from airflow_lineage_plus.graph import open_source, LineageQueries
 >>> queries = LineageQueries(open_source(events="events.jsonl"))      # doctest: +SKIP

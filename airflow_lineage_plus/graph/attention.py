@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from airflow_lineage_plus.store import wire as w
 from airflow_lineage_plus.graph.changes import KIND_ORDER, Thresholds
 from airflow_lineage_plus.graph.what_changed import node_changes, visible_histories
+from airflow_lineage_plus.store import wire as w
 
 if TYPE_CHECKING:
     from airflow_lineage_plus.graph.model import LineageGraph

@@ -90,7 +90,11 @@ class StoreCatalog(Catalog):
                 # a job's upstream are the datasets it reads; a dataset's upstream, the jobs that write it
                 if node_id.startswith("job:") and row.job_id == node_id and bool(row.output) != upstream:
                     found.append(row.dataset_id)
-                elif node_id.startswith("dataset:") and row.dataset_id == node_id and bool(row.output) == upstream:
+                elif (
+                    node_id.startswith("dataset:")
+                    and row.dataset_id == node_id
+                    and bool(row.output) == upstream
+                ):
                     found.append(row.job_id)
                 edge = (row.job_id, row.dataset_id) if row.output else (row.dataset_id, row.job_id)
                 self._first[edge] = row.first_reported

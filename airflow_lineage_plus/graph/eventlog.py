@@ -125,7 +125,12 @@ class EventLogSource(StoreSource):
                 size = os.fstat(handle.fileno()).st_size
                 logfile.check_size(self.log, size)
                 for base, view in logfile.chunks(
-                    handle, start, size, self.problems, chunk_bytes=self.chunk_bytes, max_line=self.max_event_bytes
+                    handle,
+                    start,
+                    size,
+                    self.problems,
+                    chunk_bytes=self.chunk_bytes,
+                    max_line=self.max_event_bytes,
                 ):
                     count += self._fold_lines(base, view, facts)
                     self.scan.add_lines(base, view, self.max_event_bytes)
@@ -151,9 +156,10 @@ class EventLogSource(StoreSource):
             length = end - local
             if length > self.max_event_bytes:
                 self.problems["too_large"] = self.problems.get("too_large", 0) + 1
-            elif length > 2 or view[local:end].tobytes().strip():
-                if facts.add_bytes(view[local:end], logfile.ref_of(base + local, length)):
-                    count += 1
+            elif (length > 2 or view[local:end].tobytes().strip()) and facts.add_bytes(
+                view[local:end], logfile.ref_of(base + local, length)
+            ):
+                count += 1
             local = end + 1
         return count
 
@@ -179,7 +185,7 @@ class EventLogSource(StoreSource):
     def time_range(self) -> tuple[int | None, int | None]:
         return self.first_time, self.last_time
 
-    def _exclusive(self) -> Any:
+    def guard(self) -> Any:
         return self._lock
 
     def close(self) -> None:

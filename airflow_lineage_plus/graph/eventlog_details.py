@@ -10,12 +10,12 @@ from typing import Any
 from airflow_lineage_plus import facet_keys as fk
 from airflow_lineage_plus import node_ids as ids
 from airflow_lineage_plus.exceptions import NodeNotFound
-from airflow_lineage_plus.store import wire as w
 from airflow_lineage_plus.graph.ancestry import parent_chain, ran_by_nodes
 from airflow_lineage_plus.graph.answers import column_input, run_summary, task_instance_ids
 from airflow_lineage_plus.graph.model import LineageGraph
 from airflow_lineage_plus.graph.runs import RunRecord
 from airflow_lineage_plus.graph.schema_diff import diff_fields
+from airflow_lineage_plus.store import wire as w
 
 _RECENT_RUNS = 20
 

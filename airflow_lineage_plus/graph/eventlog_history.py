@@ -27,7 +27,6 @@ import attrs
 from airflow_lineage_plus import facet_keys as fk
 from airflow_lineage_plus import node_ids as ids
 from airflow_lineage_plus.graph.eventlog_details import ReadRef
-from airflow_lineage_plus.graph.stored_graph import StoredGraph
 from airflow_lineage_plus.graph.history import (
     Assertions,
     DatasetRun,
@@ -39,6 +38,7 @@ from airflow_lineage_plus.graph.history import (
 from airflow_lineage_plus.graph.model import LineageGraph
 from airflow_lineage_plus.graph.records import JobRecord
 from airflow_lineage_plus.graph.runs import RunRecord
+from airflow_lineage_plus.graph.stored_graph import StoredGraph
 
 #: refs -> {ref: the event as a JSON object, or None where it cannot be read}, in one pass
 ReadRefs = Callable[[Sequence[int]], Mapping[int, "dict[str, Any] | None"]]

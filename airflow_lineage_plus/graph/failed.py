@@ -13,10 +13,10 @@ from collections import deque
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from airflow_lineage_plus.store import wire as w
 from airflow_lineage_plus.graph.history import LatestAssertions
 from airflow_lineage_plus.graph.model import LineageGraph
 from airflow_lineage_plus.graph.runs import FAILED_STATES
+from airflow_lineage_plus.store import wire as w
 
 #: at most this many failed assertions are named per dataset (the rest are counted)
 MAX_NAMED = 50

@@ -16,6 +16,8 @@ Used for time travel (``as_of``) and for the first answer from a raw log (:mod:`
 
 from __future__ import annotations
 
+import threading
+import weakref
 from collections.abc import Callable, Iterable, Mapping, Sequence
 
 from airflow_lineage_plus import node_ids as ids
@@ -32,12 +34,40 @@ ReadPayloads = Callable[[Sequence[int]], Mapping[int, bytes]]
 __all__ = ["Catalog", "FocusedGraph", "ReadPayloads"]
 
 
+#: scratch stores not in use, kept for the next graph (a new one costs an engine and its statements
+#: compiled anew)
+_idle: list[LineageStore] = []
+_idle_lock = threading.Lock()
+KEEP_IDLE = 4
+
+
+def _scratch() -> LineageStore:
+    """An empty scratch store for one graph."""
+    with _idle_lock:
+        store = _idle.pop() if _idle else None
+    if store is None:
+        return LineageStore(SCRATCH)
+    store.reset()
+    return store
+
+
+def _release(store: LineageStore) -> None:
+    """A graph's scratch store, free again."""
+    with _idle_lock:
+        if len(_idle) < KEEP_IDLE:
+            _idle.append(store)
+            return
+    store.close()
+
+
 class FocusedGraph(StoredGraph):
     """A :class:`.StoredGraph` of a scratch store into which each node's events (up to ``as_of``) are
     folded when a question first touches the node. ``read``: the events' bytes by their refs."""
 
     def __init__(self, catalog: Catalog, read: ReadPayloads, as_of: int | None = None) -> None:
-        super().__init__(LineageStore(SCRATCH), keep_refs=True)
+        store = _scratch()
+        super().__init__(store, keep_refs=True)
+        weakref.finalize(self, _release, store)
         self.catalog = catalog
         self.read = read
         self.as_of = as_of

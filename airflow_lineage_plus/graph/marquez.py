@@ -24,7 +24,6 @@ from airflow_lineage_plus import facet_keys as fk
 from airflow_lineage_plus import node_ids as ids
 from airflow_lineage_plus.exceptions import NodeNotFound
 from airflow_lineage_plus.graph import declared, retirement
-from airflow_lineage_plus.store import wire as w
 from airflow_lineage_plus.graph.answers import column_input, failed_jobs, run_summary, task_instance_ids
 from airflow_lineage_plus.graph.model import LineageGraph
 from airflow_lineage_plus.graph.records import ColumnInput, Fields, JobRecord
@@ -32,6 +31,7 @@ from airflow_lineage_plus.graph.runs import AIRFLOW_UPSTREAM_FAILED, RunRecord
 from airflow_lineage_plus.graph.schema_diff import diff_fields
 from airflow_lineage_plus.graph.source import LineageSource
 from airflow_lineage_plus.marquez_client import MarquezClient
+from airflow_lineage_plus.store import wire as w
 
 _RANK = {"COMPLETED": 1, "ABORTED": 2, "FAILED": 3}
 PAGE = 500

@@ -261,11 +261,11 @@ class LineageGraph:
         runs = list(self.all_runs(job))
         return retirement.latest_completed_key(runs, (run.sort_key() for run in runs))
 
-    def prefetch(self, node_ids: Iterable[str], *, upstream: bool) -> None:  # noqa: B027 - optional hook
+    def prefetch(self, node_ids: Iterable[str], *, upstream: bool) -> None:
         """The next questions touch these nodes and their neighbours up- or downstream: a graph that reads
         its records as they are touched reads them at once (this one holds everything already)."""
 
-    def prefetch_records(self, node_ids: Iterable[str]) -> None:  # noqa: B027 - optional hook
+    def prefetch_records(self, node_ids: Iterable[str]) -> None:
         """The next questions read these nodes' records: read them at once (see :meth:`prefetch`)."""
 
     def has_node(self, node_id: str) -> bool:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import functools
 import time
-from collections import deque
 from collections.abc import Callable
 from typing import Any, Concatenate, ParamSpec, TypeVar
 
@@ -14,7 +13,6 @@ from airflow_lineage_plus import node_ids as ids
 from airflow_lineage_plus.exceptions import NodeNotFound
 from airflow_lineage_plus.graph import failed
 from airflow_lineage_plus.graph import what_changed as changes
-from airflow_lineage_plus.store import wire as w
 from airflow_lineage_plus.graph.ancestry import descendant_jobs, ran_by_nodes
 from airflow_lineage_plus.graph.columns import column_walk
 from airflow_lineage_plus.graph.model import LineageGraph
@@ -31,17 +29,14 @@ from airflow_lineage_plus.graph.visibility import (
     visible_ran_by,
     visible_run_details,
 )
+from airflow_lineage_plus.graph.walk import Edges, Walk, walk
+from airflow_lineage_plus.store import wire as w
 
 _R = TypeVar("_R")
 _P = ParamSpec("_P")
 Node = dict[str, Any]
 Edge = dict[str, str]
-#: (origin, destination) -> the edge's state: CURRENT, DECLARED (:mod:`.declared`) or RETIRED
-#: (:mod:`.retirement`)
-Edges = dict[tuple[str, str], str]
 HIGH_ABOVE, MEDIUM_ABOVE = 5, 1
-#: every walk stops after this many nodes (the rest is counted in ``truncated``): a query has a bounded cost
-MAX_WALK_NODES = 20_000
 #: how many search hits a reader's search looks through to find the ones they may see
 MAX_SEARCH_SCAN = 2_000
 
@@ -75,65 +70,6 @@ def node_dict(graph: LineageGraph, node_id: str, depth: int) -> Node:
         "depth": depth,
         "fields": [{"name": name, "type": kind} for name, kind, _ in dataset.fields],
     }
-
-
-@attrs.frozen
-class Walk:
-    """What one breadth-first walk reached.
-
-    ``seen``: {node id: least edges from the start}; ``edges``: {(origin, destination): state} of the
-    edges crossed; ``restricted``: {reached node: depth} for the nodes with neighbours the reader may not
-    see (the walk does not enter them); ``cut``: {reached node: how many neighbours the node cap left out}.
-    """
-
-    seen: dict[str, int]
-    edges: Edges
-    restricted: dict[str, int]
-    cut: dict[str, int]
-
-
-def walk(
-    graph: LineageGraph,
-    start: str,
-    depth: int,
-    *,
-    upstream: bool,
-    declared: bool = True,
-    retired: bool = False,
-    visible: Callable[[str], bool] | None = None,
-    cap: int | None = None,
-) -> Walk:
-    """Breadth-first walk, nearest first, through visible nodes only, stopping at ``cap`` nodes (default
-    :data:`MAX_WALK_NODES`); declared edges of jobs that have not run are followed too when ``declared``,
-    retired edges when ``retired``."""
-    cap = MAX_WALK_NODES if cap is None else cap
-    seen = {start: 0}
-    edges: Edges = {}
-    restricted: dict[str, int] = {}
-    cut: dict[str, int] = {}
-    queue = deque([start])
-    neighbours = graph.neighbours
-    ready = -1  # the deepest level whose nodes the graph was told about at once (a store reads them so)
-    while queue:
-        node = queue.popleft()
-        level = seen[node]
-        if level >= depth:
-            continue
-        if level > ready:
-            graph.prefetch([node, *(n for n in queue if seen[n] == level)], upstream=upstream)
-            ready = level
-        for other, edge_state in neighbours(node, upstream=upstream, retired=retired, declared_too=declared):
-            if visible is not None and not visible(other):
-                restricted[node] = level + 1
-                continue
-            if other not in seen:
-                if len(seen) >= cap:
-                    cut[node] = cut.get(node, 0) + 1
-                    continue
-                seen[other] = level + 1
-                queue.append(other)
-            edges[(other, node) if upstream else (node, other)] = edge_state
-    return Walk(seen, edges, restricted, cut)
 
 
 def _edge_list(edges: Edges) -> list[Edge]:
@@ -266,8 +202,9 @@ class LineageQueries:
             return None
         key = (id(graph), graph.version)
         found = self._visibility.get(key)
-        if found is None or found.graph is not graph:
-            found = self._visibility[key] = Visibility(graph, self.may_read_dag)
+        if found is None or found.graph is not graph:  # a new graph: the last one's answers go
+            found = Visibility(graph, self.may_read_dag)
+            self._visibility = {key: found}
         return found
 
     def _graph(self, node_id: str, depth: int, way: Way = Way()) -> tuple[LineageGraph, Visibility | None]:

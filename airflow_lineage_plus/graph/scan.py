@@ -26,12 +26,12 @@ import msgspec
 from airflow_lineage_plus import node_ids as ids
 from airflow_lineage_plus.exceptions import NodeNotFound, SourceUnavailable
 from airflow_lineage_plus.graph import eventlog_history, logfile
-from airflow_lineage_plus.store import wire as w
 from airflow_lineage_plus.graph.focus import Catalog, FocusedGraph
 from airflow_lineage_plus.graph.history import LatestAssertions
 from airflow_lineage_plus.graph.model import LineageGraph
 from airflow_lineage_plus.graph.records import Fields
 from airflow_lineage_plus.graph.source import LineageSource
+from airflow_lineage_plus.store import wire as w
 
 
 class _Name(msgspec.Struct, gc=False):

@@ -16,9 +16,7 @@ the history an earlier version wrote there), when one is given.
 
 from __future__ import annotations
 
-import contextlib
-import threading
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -57,7 +55,6 @@ class StoreSource(LineageSource):
         self.retained_from: int | None = None
         self._runs = eventlog_history.RunReader(self._read_refs)
         self._whole: LineageGraph | None = None
-        self._local = threading.local()
         self.refresh()
 
     # -- what differs between a store and a log read into one -------------------------------------
@@ -79,47 +76,11 @@ class StoreSource(LineageSource):
         return added
 
     # -- graphs -------------------------------------------------------------------------------------
-    def guard(self) -> contextlib.AbstractContextManager[Any]:
-        """Held around each question: the graphs it read end their reads of the store when it ends."""
-        return self._question()
-
-    @contextlib.contextmanager
-    def _question(self) -> Iterator[None]:
-        with self._exclusive():
-            yield from self._closing_graphs()
-
-    def _exclusive(self) -> contextlib.AbstractContextManager[Any]:
-        """What a question holds besides (a source that changes in :meth:`refresh` locks here)."""
-        return contextlib.nullcontext()
-
-    def _closing_graphs(self) -> Iterator[None]:
-        local = self._local
-        depth: int = getattr(local, "depth", 0)
-        outermost = not depth
-        local.depth = depth + 1
-        if outermost:
-            local.graphs = []
-        try:
-            yield
-        finally:
-            local.depth -= 1
-            if not local.depth:
-                graphs, local.graphs = local.graphs, []
-                for graph in graphs:
-                    graph.close()
-
-    def _stored(self, graph: StoredGraph) -> StoredGraph:
-        """``graph``, closed at the end of the question that made it (if any)."""
-        graphs = getattr(self._local, "graphs", None)
-        if graphs is not None and self._local.depth:
-            graphs.append(graph)
-        return graph
-
     def view(self, as_of: int | None = None, *, keep_refs: bool = False) -> LineageGraph:
         """The graph now (the folded state), or as of ``as_of`` (folded where the question looks)."""
         if as_of is None:
-            return self._stored(StoredGraph(self.store, keep_refs=keep_refs))
-        graph = self._stored(FocusedGraph(self.catalog(), self._payloads, as_of))
+            return StoredGraph(self.store, keep_refs=keep_refs)
+        graph = FocusedGraph(self.catalog(), self._payloads, as_of)
         graph.retained_from = self.retained_from  # type: ignore[attr-defined]
         if self.retained_from is not None and as_of < self.retained_from:
             graph.exact = False  # history before the retention window is gone
@@ -146,7 +107,7 @@ class StoreSource(LineageSource):
         return self._now_with(dataset_id, as_of)
 
     def full_graph(self) -> LineageGraph:
-        graph = self._stored(StoredGraph(self.store))
+        graph = StoredGraph(self.store)
         graph.load_all()
         return graph
 
@@ -190,10 +151,10 @@ class StoreSource(LineageSource):
         return eventlog_details.node_details(graph, node_id, self._read_ref)
 
     def jobs_of_run(self, run_id: str) -> list[str]:
-        return self._stored(StoredGraph(self.store)).jobs_of_run(run_id)
+        return StoredGraph(self.store).jobs_of_run(run_id)
 
     def run_details(self, run_id: str) -> dict[str, Any]:
-        graph = self._stored(StoredGraph(self.store, keep_refs=True))
+        graph = StoredGraph(self.store, keep_refs=True)
         run = graph.runs.get(run_id)
         if run is None:
             raise NodeNotFound(f"unknown run {run_id}")

@@ -80,6 +80,7 @@ class StoredGraph(LineageGraph):
         self._edges_read: set[str] = set()
         self._runs_read: set[str] = set()
         self._children_read: set[str] = set()
+
     # -- hooks of a scratch store: fold what the nodes need before reading them ---------------------
     def _prepare_jobs(self, job_ids: list[str]) -> None:
         """Make the folded state of these jobs complete (a scratch store folds their events here)."""
@@ -101,21 +102,22 @@ class StoredGraph(LineageGraph):
             return
         self._prepare_jobs(wanted)
         self._jobs_read.update(wanted)
-        nodes = self.state.nodes(wanted)
-        self._add_edges(self.state.edges(nodes))  # a job's edges are its own facts
-        self._edges_read.update(nodes)
-        keys = {}
-        for job_id, (node, facts) in nodes.items():
-            job = JobRecord(node.namespace, node.name)
-            _job_facts(job, facts)
-            dict.__setitem__(self.jobs, job_id, job)
-            keys[node.node_key] = job_id
-        runs = self._run_records(self.state.job_runs(keys), keys)
-        for run in sorted(runs, key=RunRecord.sort_key):
-            owner: JobRecord | None = dict.get(self.jobs, run.job_id)
-            if owner is not None:
-                self.add_run(owner, run)
-        self._skips(keys)
+        with self.state.batch():
+            nodes = self.state.nodes(wanted)
+            self._add_edges(self.state.edges(nodes))  # a job's edges are its own facts
+            self._edges_read.update(nodes)
+            keys = {}
+            for job_id, (node, facts) in nodes.items():
+                job = JobRecord(node.namespace, node.name)
+                _job_facts(job, facts)
+                dict.__setitem__(self.jobs, job_id, job)
+                keys[node.node_key] = job_id
+            runs = self._run_records(self.state.job_runs(keys), keys)
+            for run in sorted(runs, key=RunRecord.sort_key):
+                owner: JobRecord | None = dict.get(self.jobs, run.job_id)
+                if owner is not None:
+                    self.add_run(owner, run)
+            self._skips(keys)
 
     def load_runs(self, run_ids: Iterable[str]) -> None:
         """Read the runs not read yet by their ids (not their jobs: :meth:`load_jobs` adds them there)."""
@@ -123,8 +125,9 @@ class StoredGraph(LineageGraph):
         if not wanted:
             return
         self._runs_read.update(wanted)
-        runs = self.state.runs(wanted)
-        self._run_records(runs, self.state.node_ids_of({run.row.job_key for run in runs}))
+        with self.state.batch():
+            runs = self.state.runs(wanted)
+            self._run_records(runs, self.state.node_ids_of({run.row.job_key for run in runs}))
 
     def _run_records(self, runs: Sequence[Run], job_ids: dict[int, str]) -> list[RunRecord]:
         """The records of these runs (one object per run id, whoever read it first); ``job_ids``: the
@@ -187,15 +190,16 @@ class StoredGraph(LineageGraph):
             return
         self._prepare_datasets(wanted)
         self._datasets_read.update(wanted)
-        records = {}
-        for dataset_id, (node, facts) in self.state.nodes(wanted).items():
-            record = records[node.node_key] = DatasetRecord(node.namespace, node.name)
-            _dataset_facts(record, facts)
-            dict.__setitem__(self.datasets, dataset_id, record)
-        for schema in self.state.schemas(records):
-            found = records.get(schema.dataset_key)
-            if found is not None:
-                found.schemas[_fields(schema.fields)] = schema.last_seen
+        with self.state.batch():
+            records = {}
+            for dataset_id, (node, facts) in self.state.nodes(wanted).items():
+                record = records[node.node_key] = DatasetRecord(node.namespace, node.name)
+                _dataset_facts(record, facts)
+                dict.__setitem__(self.datasets, dataset_id, record)
+            for schema in self.state.schemas(records):
+                found = records.get(schema.dataset_key)
+                if found is not None:
+                    found.schemas[_fields(schema.fields)] = schema.last_seen
 
     def load_edges(self, node_ids: Iterable[str]) -> None:
         """Read the edges of these nodes not read yet (reported, declared), and the jobs at their ends."""
@@ -204,7 +208,8 @@ class StoredGraph(LineageGraph):
             return
         self._prepare_edges(wanted)
         self._edges_read.update(wanted)
-        self._add_edges(self.state.edges(wanted))
+        with self.state.batch():
+            self._add_edges(self.state.edges(wanted))
 
     def _add_edges(self, rows: Iterable[f.EdgeRow]) -> None:
         """Put edge rows in the graph (reported and declared ones)."""
@@ -293,10 +298,6 @@ class StoredGraph(LineageGraph):
         """The jobs read so far (whose edges the graph holds)."""
         return set(dict.keys(self.jobs))
 
-    def close(self) -> None:
-        """End the graph's read of the store (a graph read again afterwards reads anew)."""
-        self.state.close()
-
     def all_job_ids(self) -> list[str]:
         """Every job the store knows."""
         return self.state.node_ids(f.JOB_KIND)
@@ -351,9 +352,7 @@ def _dataset_facts(record: DatasetRecord, facts: dict[str, f.FactRow]) -> None:
         record.columns_key = (fact.event_time, fact.tie.decode())
 
 
-def _run(
-    row: f.RunRow, job_id: str, state: f.RunStateRow | None, parent: f.RunParentRow | None
-) -> RunRecord:
+def _run(row: f.RunRow, job_id: str, state: f.RunStateRow | None, parent: f.RunParentRow | None) -> RunRecord:
     run = RunRecord(row.run_id, job_id)
     run.start, run.first_seen, run.dag_id = row.start, row.first_seen, row.dag_id
     if state is not None:

@@ -19,7 +19,6 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from airflow_lineage_plus.store import wire as w
 from airflow_lineage_plus.graph.changes import (
     EXPLAINING,
     INTRINSIC,
@@ -30,6 +29,7 @@ from airflow_lineage_plus.graph.changes import (
     job_changes,
 )
 from airflow_lineage_plus.graph.history import DatasetRun, History
+from airflow_lineage_plus.store import wire as w
 
 __all__ = ["MAX_NODES", "Thresholds", "answer", "nearest", "render", "visible_histories"]
 

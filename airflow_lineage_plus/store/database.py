@@ -33,12 +33,11 @@ from airflow_lineage_plus.exceptions import BadEventError, StoreDamaged, StoreUn
 from airflow_lineage_plus.store import payloads, schema
 from airflow_lineage_plus.store.facts import Facts
 from airflow_lineage_plus.store.fold import Folder
+from airflow_lineage_plus.store.refold import UPGRADES, add_facts, fold_stored, rows_after
 from airflow_lineage_plus.store.rows import RawEvent, node_key, raw_event
 
 #: rows per INSERT transaction (one lock hold on SQLite)
 APPEND_BATCH = 2000
-#: events read per query by an upgrade or a refold
-UPGRADE_BATCH = 5000
 #: attempts of a write transaction that a deadlock or a serialisation failure ended
 RETRIES = 5
 #: SQLSTATEs of a transaction worth running again: serialization_failure, deadlock_detected
@@ -56,84 +55,6 @@ def _transient(error: BaseException | None) -> bool:
     return bool(args) and args[0] in (1205, 1213)  # MySQL: lock wait timeout, deadlock
 
 
-def _add_node_key(connection: sa.Connection) -> None:
-    """Schema 1 -> 2: ``lineage_plus_event.node_key`` (filled by the fold of the upgrade to 3)."""
-    connection.exec_driver_sql("ALTER TABLE lineage_plus_event ADD COLUMN node_key BIGINT")
-    for index in schema.event.indexes:
-        if index.name == "lineage_plus_event_node_idx":
-            index.create(connection)
-
-
-def _add_folded_state(connection: sa.Connection) -> None:
-    """Schema 2 -> 3: the folded-state tables, filled by folding every stored event (read once, in
-    batches; writers wait meanwhile, and the transport spools)."""
-    names = set(sa.inspect(connection).get_table_names())
-    if schema.edge.name in names:  # version 2's edges: the fold adds what version 3 keeps of each
-        connection.exec_driver_sql("ALTER TABLE lineage_plus_edge ADD COLUMN first_reported BIGINT")
-        connection.exec_driver_sql(
-            "ALTER TABLE lineage_plus_edge ADD COLUMN declared SMALLINT NOT NULL DEFAULT 0"
-        )
-    for table in schema.FOLDED:
-        if table.name not in names:
-            table.create(connection)
-    fold_stored(connection, Folder(connection.dialect), fill_node_keys=True)
-
-
-def fold_stored(
-    connection: sa.Connection,
-    folder: Folder,
-    *,
-    fill_node_keys: bool = False,
-    progress: Callable[[int], None] | None = None,
-) -> dict[str, int]:
-    """Fold every stored event into the folded-state tables, in batches of :data:`UPGRADE_BATCH` (in the
-    transaction of ``connection``); with ``fill_node_keys``, set each event's ``node_key`` too. What
-    could not be folded is counted and returned; ``progress`` is told how many events each batch read."""
-    table, last = schema.event, 0
-    problems: dict[str, int] = {}
-    while rows := _rows_after(connection, last, UPGRADE_BATCH):
-        facts = Facts()
-        keys = []
-        for row_id, payload in rows:
-            try:
-                event = raw_event(payload)
-            except BadEventError as exc:
-                problems[exc.kind] = problems.get(exc.kind, 0) + 1
-                continue
-            keys.append({"row_id": row_id, "key": event.node_key})
-            _add_facts(facts, event, row_id)
-        if fill_node_keys and keys:
-            statement = sa.update(table).where(table.c.id == sa.bindparam("row_id"))
-            connection.execute(statement.values(node_key=sa.bindparam("key")), keys)
-        folder.write(connection, facts)
-        for kind, number in facts.problems.items():
-            problems[kind] = problems.get(kind, 0) + number
-        if progress is not None:
-            progress(len(rows))
-        last = rows[-1][0]
-    return problems
-
-
-def _add_facts(facts: Facts, event: RawEvent, ref: int) -> None:
-    """Add what a stored event says to ``facts`` (an event with neither job nor dataset says nothing)."""
-    if event.decoded is None:
-        facts.problems["invalid"] = facts.problems.get("invalid", 0) + 1
-        return
-    if event.salvaged:
-        facts.problems["salvaged"] = facts.problems.get("salvaged", 0) + 1
-    facts.add(event.decoded, event.event_time, ref)
-
-
-def _rows_after(connection: sa.Connection, after: int, limit: int) -> list[tuple[int, bytes]]:
-    """(row id, payload) of up to ``limit`` events with a row id above ``after``, by row id."""
-    table = schema.event
-    statement = sa.select(table.c.id, table.c.payload).where(table.c.id > after).order_by(table.c.id)
-    rows: Sequence[Any] = connection.execute(statement.limit(limit)).all()
-    return [(int(i), payloads.expand(bytes(p))) for i, p in rows]
-
-
-#: upgrade steps: UPGRADES[n] takes a store from version n to n + 1 (in the transaction that opens it)
-UPGRADES: dict[int, Callable[[sa.Connection], None]] = {1: _add_node_key, 2: _add_folded_state}
 _FIX = (
     "move it aside (nothing was deleted) and rebuild it from the event log with "
     "`lineage-plus import <event log>`, or point [lineage_plus] store_url at a good one"
@@ -343,7 +264,7 @@ class LineageStore:
                 added = cursor.rowcount == 1
                 if added and cursor.lastrowid is not None:
                     facts = Facts()
-                    _add_facts(facts, event, cursor.lastrowid)
+                    add_facts(facts, event, cursor.lastrowid)
                     self.folder.write_sqlite(raw, facts)
                 raw.execute("COMMIT")
             except BaseException:
@@ -390,7 +311,7 @@ class LineageStore:
         for event in events:
             row_id = new.get(event.digest)
             if row_id is not None:
-                _add_facts(facts, event, row_id)
+                add_facts(facts, event, row_id)
         self.folder.write(connection, facts)
         return len(new)
 
@@ -409,6 +330,18 @@ class LineageStore:
     def fold(self, facts: Facts) -> None:
         """Fold ``facts`` (of events kept elsewhere: their refs are places there) in one transaction."""
         self._retrying(lambda connection: self.folder.write(connection, facts))
+
+    def reset(self) -> None:
+        """Empty a scratch store: its folded state as new (to use it for another question)."""
+        if not self.scratch:
+            raise ValueError("only a scratch store is emptied")
+        raw = self.engine.raw_connection()
+        try:
+            driver = raw.driver_connection
+            assert isinstance(driver, sqlite3.Connection)
+            _empty_scratch(driver)
+        finally:
+            raw.close()
 
     def refold(self, progress: Callable[[int], None] | None = None) -> dict[str, int]:
         """Fold every stored event again into emptied folded-state tables, in one transaction (writers
@@ -474,7 +407,9 @@ class LineageStore:
         """The earliest and the latest event time stored (epoch µs); None when empty."""
         column = schema.event.c.event_time
         with self.read() as connection:
-            first, last = connection.execute(sa.select(sa.func.min(column), sa.func.max(column))).one()._tuple()
+            first, last = (
+                connection.execute(sa.select(sa.func.min(column), sa.func.max(column))).one()._tuple()
+            )
         return (int(first) if first is not None else None), (int(last) if last is not None else None)
 
     def count(self) -> int:
@@ -484,7 +419,7 @@ class LineageStore:
     def rows_after(self, after: int, limit: int) -> list[tuple[int, bytes]]:
         """(row id, payload) of up to ``limit`` events with a row id above ``after``, by row id."""
         with self.read() as connection:
-            return _rows_after(connection, after, limit)
+            return rows_after(connection, after, limit)
 
     def all_payloads(self, batch: int = 5000) -> list[bytes]:
         """Every stored payload, in the order stored (read ``batch`` rows per query)."""
@@ -603,9 +538,9 @@ _template: sqlite3.Connection | None = None
 _template_lock = threading.Lock()
 
 
-def _scratch_connection() -> sqlite3.Connection:
-    """A new in-memory database with every table: a copy of a template made once per process (creating
-    the tables each time costs more than the questions a scratch store answers)."""
+def _empty_scratch(into: sqlite3.Connection) -> sqlite3.Connection:
+    """``into`` (an in-memory database) made a new, empty store: a copy of a template made once per
+    process (creating the tables each time costs more than the questions a scratch store answers)."""
     global _template
     with _template_lock:
         if _template is None:
@@ -617,9 +552,12 @@ def _scratch_connection() -> sqlite3.Connection:
                     sa.insert(schema.meta).values(name="schema_version", value=str(schema.SCHEMA_VERSION))
                 )
             _template = template
-        copy = sqlite3.connect(":memory:", check_same_thread=False)
-        _template.backup(copy)
-    return copy
+        _template.backup(into)
+    return into
+
+
+def _scratch_connection() -> sqlite3.Connection:
+    return _empty_scratch(sqlite3.connect(":memory:", check_same_thread=False))
 
 
 def _raw_sqlite(engine: sa.Engine, busy_timeout: float) -> sqlite3.Connection:

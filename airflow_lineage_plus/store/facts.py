@@ -75,7 +75,7 @@ def text_tie(text: str) -> bytes:
     return text.encode().replace(b"\x00", b"\x00\xff") + b"\x00\x01"
 
 
-def tuple_tie(items: Iterable[str | None | tuple[str | None, ...]]) -> bytes:
+def tuple_tie(items: Iterable[str | tuple[str | None, ...] | None]) -> bytes:
     """A tuple of strings (or of tuples of strings or None: None before every string) as bytes that
     compare as Python compares the tuples."""
     parts = []
@@ -315,9 +315,7 @@ class Facts:
         if facets is not None:
             self._run_facets(facets, key, run.runId, event.job, micros)
 
-    def _run_facets(
-        self, facets: w.RunFacets, key: int, run_id: str, job: w.Job | None, micros: int
-    ) -> None:
+    def _run_facets(self, facets: w.RunFacets, key: int, run_id: str, job: w.Job | None, micros: int) -> None:
         if facets.errorMessage is not None and facets.errorMessage.message is not None:
             message = facets.errorMessage.message
             self.facts.append(FactRow(key, ERROR, micros, text_tie(message), json_text(message)))
@@ -342,7 +340,9 @@ class Facts:
         self.facts.append(FactRow(key, TASKS, micros, tie, json_text(value)))
         failed_set = set(failed)
         for job_id in skipped:
-            self.skipped_tasks.append(SkippedTaskRow(key_of(job_id), key, micros, tie, int(job_id in failed_set)))
+            self.skipped_tasks.append(
+                SkippedTaskRow(key_of(job_id), key, micros, tie, int(job_id in failed_set))
+            )
 
     def _datasets(self, raw: Any) -> Sequence[w.Dataset]:
         if len(raw) <= 2:
@@ -396,7 +396,9 @@ class Facts:
                         self.column_readers.append(ColumnReaderRow(source, key, reading, column))
 
 
-def not_run(namespace: str, dag: str, states: dict[str, str | None]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+def not_run(
+    namespace: str, dag: str, states: dict[str, str | None]
+) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """(every job a DAG run's ``tasksState`` says did not run, those of them whose upstream failed),
     sorted ids: the jobs ``<dag>.<task>`` of the DAG's namespace, skipped or upstream failed."""
     gone = {task: s for task, s in states.items() if s in ("skipped", AIRFLOW_UPSTREAM_FAILED)}

@@ -177,7 +177,9 @@ def compile_rules(dialect: sa.Dialect) -> list[Statement]:
     return compiled
 
 
-def _mysql_update(rule: Rule, keys: list[str], binary: Callable[[Any], Any], dialect: sa.Dialect) -> Statement:
+def _mysql_update(
+    rule: Rule, keys: list[str], binary: Callable[[Any], Any], dialect: sa.Dialect
+) -> Statement:
     """MySQL: update the stored row where the event's wins (set from bound parameters, not from columns)."""
     table = rule.table
     new: dict[str, Any] = {column: sa.bindparam(f"new_{column}") for column in rule.row_type._fields}

@@ -2,17 +2,17 @@
 
 Each read takes many keys at once (one query per table and batch, whatever the number of keys), so a
 walk costs a few queries per level, not per node. A :class:`FoldedState` reads through one connection in
-one transaction (one snapshot on SQLite) until :meth:`FoldedState.close`: what a question reads is
-consistent, and it pays for a connection once. Rows come back as the named row types of :mod:`.facts` (or
-small named tuples of their own); the ids stored beside the hashed keys are compared with the ids asked
-for, so two ids with one key never mix. What the rows mean is the graph's business
+one transaction (one snapshot on SQLite) for each step of a question (:meth:`FoldedState.batch`): what
+a step reads is consistent, and it pays for a connection once. Rows come back as the named row types of
+:mod:`.facts` (or small named tuples of their own); the ids stored beside the hashed keys are compared
+with the ids asked for, so two ids with one key never mix. What the rows mean is the graph's business
 (:mod:`airflow_lineage_plus.graph.stored_graph`).
 """
 
 from __future__ import annotations
 
+import contextlib
 import threading
-import weakref
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any, NamedTuple, TypeVar
 
@@ -109,7 +109,9 @@ _READERS = (
 )
 _SKIPPED = (
     sa.select(
-        schema.skipped_task.c.job_key, schema.skipped_task.c.dag_run_key, schema.skipped_task.c.upstream_failed
+        schema.skipped_task.c.job_key,
+        schema.skipped_task.c.dag_run_key,
+        schema.skipped_task.c.upstream_failed,
     )
     .join(
         _fact,
@@ -136,34 +138,32 @@ class FoldedState:
 
     def __init__(self, store: LineageStore) -> None:
         self.store = store
-        self._connection: sa.Connection | None = None
-        self._finalizer: weakref.finalize[Any, Any] | None = None
-        self._lock = threading.Lock()
+        self._local = threading.local()
+
+    @contextlib.contextmanager
+    def batch(self) -> Iterator[None]:
+        """Read through one connection, in one transaction, until the block ends (the reads of one
+        step of a question: a few queries for a batch of nodes)."""
+        if getattr(self._local, "connection", None) is not None:
+            yield  # already in one
+            return
+        with self.store.read() as connection:
+            self._local.connection = connection
+            try:
+                yield
+            finally:
+                self._local.connection = None
 
     def _rows(self, statement: Any, keys: Iterable[Any]) -> list[Any]:
         found: list[Any] = []
         chunks = list(_chunks(keys))
         if not chunks:
             return found
-        if self.store.scratch:  # one connection the writes share: a read transaction each time
-            with self.store.read() as connection:
-                for chunk in chunks:
-                    found.extend(connection.execute(statement, {"keys": chunk}).all())
-            return found
-        with self._lock, self.store.errors():
-            if self._connection is None:
-                self._connection = self.store.engine.connect()
-                self._finalizer = weakref.finalize(self, self._connection.close)
+        with self.batch():
+            connection = self._local.connection
             for chunk in chunks:
-                found.extend(self._connection.execute(statement, {"keys": chunk}).all())
+                found.extend(connection.execute(statement, {"keys": chunk}).all())
         return found
-
-    def close(self) -> None:
-        """End the read (a state read again afterwards opens a new one)."""
-        with self._lock:
-            if self._finalizer is not None:
-                self._finalizer()
-            self._connection = self._finalizer = None
 
     # -- nodes --------------------------------------------------------------------------------------
     def nodes(self, ids: Iterable[str]) -> dict[str, tuple[f.NodeRow, dict[str, f.FactRow]]]:
@@ -241,7 +241,9 @@ class FoldedState:
 
     # -- datasets -----------------------------------------------------------------------------------
     def schemas(self, dataset_keys: Iterable[int]) -> list[f.SchemaRow]:
-        return [f.SchemaRow(row[0], bytes(row[1]), row[2], row[3]) for row in self._rows(_SCHEMAS, dataset_keys)]
+        return [
+            f.SchemaRow(row[0], bytes(row[1]), row[2], row[3]) for row in self._rows(_SCHEMAS, dataset_keys)
+        ]
 
     def column_readers(self, dataset_id: str, column: str) -> list[tuple[str, str]]:
         """(dataset id, column) of every column whose lineage ever read ``column`` of ``dataset_id``
@@ -257,7 +259,7 @@ class FoldedState:
     def node_ids(self, kind: int) -> list[str]:
         """The ids of every job (``kind`` 0) or dataset (1)."""
         rows = self._all(sa.select(_node.c.node_id).where(_node.c.kind == kind))
-        return [str(node_id) for node_id, in rows]
+        return [str(node_id) for (node_id,) in rows]
 
     def names(self, kind: int) -> list[tuple[str, str]]:
         """(namespace, name) of every job (``kind`` 0) or dataset (1)."""
@@ -277,9 +279,10 @@ class FoldedState:
 
     def counts(self) -> tuple[int, int]:
         """(datasets, jobs)."""
-        found = {int(kind): int(number) for kind, number in self._all(
-            sa.select(_node.c.kind, sa.func.count()).group_by(_node.c.kind)
-        )}
+        found = {
+            int(kind): int(number)
+            for kind, number in self._all(sa.select(_node.c.kind, sa.func.count()).group_by(_node.c.kind))
+        }
         return found.get(f.DATASET_KIND, 0), found.get(f.JOB_KIND, 0)
 
 

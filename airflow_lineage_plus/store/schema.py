@@ -200,8 +200,19 @@ skipped_task = sa.Table(  # the jobs a DAG run's tasksState says did not run, pe
 )
 
 #: the folded-state tables, emptied by ``lineage-plus refold`` before it folds every raw event again
-FOLDED = (node, edge, run, run_state, run_parent, run_io, run_event, fact, dataset_schema, column_reader,
-          skipped_task)
+FOLDED = (
+    node,
+    edge,
+    run,
+    run_state,
+    run_parent,
+    run_io,
+    run_event,
+    fact,
+    dataset_schema,
+    column_reader,
+    skipped_task,
+)
 
 _DIALECTS = {"sqlite": sqlite, "postgresql": postgresql, "mysql": mysql}
 

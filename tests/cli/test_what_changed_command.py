@@ -14,9 +14,9 @@ import pytest
 
 from airflow_lineage_plus import cli
 from airflow_lineage_plus.graph import LineageQueries
-from airflow_lineage_plus.store import wire as w
 from airflow_lineage_plus.graph.eventlog import EventLogSource
 from airflow_lineage_plus.node_ids import dataset_id, job_id
+from airflow_lineage_plus.store import wire as w
 from tests.support.harness import REPO, TESTS, AirflowRunner, DagRunResult, Recording
 from tests.support.openlineage_spec import validate_events
 

@@ -16,12 +16,12 @@ from typing import Any
 import pytest
 
 from airflow_lineage_plus.graph import LineageQueries, open_source
-from airflow_lineage_plus.store import wire as w
 from airflow_lineage_plus.graph.ancestry import descendant_jobs
 from airflow_lineage_plus.graph.eventlog import EventLogSource
 from airflow_lineage_plus.graph.store_source import StoreSource
 from airflow_lineage_plus.graph.stored_graph import StoredGraph
 from airflow_lineage_plus.store import LineageStore, sqlite_url
+from airflow_lineage_plus.store import wire as w
 from airflow_lineage_plus.store.database import SCRATCH
 from airflow_lineage_plus.store.facts import Facts
 from tests.support.graph_builders import at, job_node, permissions_world, run_id, write_log

@@ -9,11 +9,11 @@ from typing import Any
 
 import pytest
 
-from airflow_lineage_plus.store import wire as w
 from airflow_lineage_plus.graph import eventlog_history
 from airflow_lineage_plus.graph.eventlog import EventLogSource
 from airflow_lineage_plus.graph.history import DatasetRun
 from airflow_lineage_plus.graph.stored_graph import StoredGraph
+from airflow_lineage_plus.store import wire as w
 from tests.support.graph_builders import DS_NS, at, dataset_node, event, facet, job_node, write_log
 from tests.support.store_engines import store_source_of
 

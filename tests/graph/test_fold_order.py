@@ -5,10 +5,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import sqlalchemy as sa
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
-import sqlalchemy as sa
 
 from airflow_lineage_plus.graph.stored_graph import StoredGraph
 from airflow_lineage_plus.store import LineageStore, schema

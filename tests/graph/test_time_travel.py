@@ -21,9 +21,9 @@ from hypothesis import strategies as st
 
 from airflow_lineage_plus.exceptions import NodeNotFound
 from airflow_lineage_plus.graph import LineageQueries
-from airflow_lineage_plus.store import wire as w
 from airflow_lineage_plus.graph.eventlog import EventLogSource
 from airflow_lineage_plus.graph.scan import QuickSource
+from airflow_lineage_plus.store import wire as w
 from tests.support.graph_builders import (
     at,
     dataset_node,

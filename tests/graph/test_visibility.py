@@ -13,9 +13,9 @@ from typing import Any
 import pytest
 
 from airflow_lineage_plus.graph import LineageQueries, NodeNotFound, open_source
-from airflow_lineage_plus.store import wire as w
-from airflow_lineage_plus.graph.queries import walk
 from airflow_lineage_plus.graph.visibility import Visibility
+from airflow_lineage_plus.graph.walk import walk
+from airflow_lineage_plus.store import wire as w
 from tests.support.graph_builders import (
     airflow_facets,
     at,

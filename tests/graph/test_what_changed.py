@@ -8,9 +8,9 @@ from typing import Any
 import pytest
 
 from airflow_lineage_plus.graph import LineageQueries
-from airflow_lineage_plus.store import wire as w
 from airflow_lineage_plus.graph.eventlog import EventLogSource
 from airflow_lineage_plus.graph.what_changed import render
+from airflow_lineage_plus.store import wire as w
 from tests.support.graph_builders import DS_NS, JOB_NS, at, dataset_node, facet, job_node, write_log
 from tests.support.store_engines import store_source_of
 from tests.support.what_changed_events import DAY, week

@@ -202,7 +202,9 @@ def _state(store: LineageStore) -> dict[str, list[tuple[Any, ...]]]:
     """Every event's node key and every row of the folded state, in a comparable order."""
     with store.engine.connect() as connection:
         state = {
-            "keys": connection.exec_driver_sql("SELECT id, node_key FROM lineage_plus_event ORDER BY id").all()
+            "keys": connection.exec_driver_sql(
+                "SELECT id, node_key FROM lineage_plus_event ORDER BY id"
+            ).all()
         }
         for table in schema.FOLDED:
             state[table.name] = sorted(connection.execute(sa.select(table)).all())
@@ -210,7 +212,9 @@ def _state(store: LineageStore) -> dict[str, list[tuple[Any, ...]]]:
 
 
 @pytest.mark.parametrize("version", [1, 2])
-def test_an_older_store_gets_its_node_keys_and_folded_state_on_first_use(store_url: str, version: int) -> None:
+def test_an_older_store_gets_its_node_keys_and_folded_state_on_first_use(
+    store_url: str, version: int
+) -> None:
     store = LineageStore(store_url)
     assert store.append(EVENTS).added == len(EVENTS)
     expected = _state(store)

@@ -105,10 +105,16 @@ def test_retention_while_four_writers_append_keeps_everything_current(store_url:
         assert store.count() == len(world) - EXPECTED_DELETED + 4 * 25 * 2
         assert _current(store) == before
         assert store.retained_from() == WINDOW
-        # what goes with the old raw events until the folded state tables land: history, such as an edge
-        # retired before the window (moved-old wrote "gone"; moved-new no longer does)
+        # the folded state is kept: history such as an edge retired before the window stays (moved-old
+        # wrote "gone"; moved-new no longer does), though the raw events that reported it are gone
         outputs = LineageQueries(StoreSource(store)).node_details(job_node("moved"))["outputs"]
-        assert outputs == ["dataset:warehouse:mart"]
+        assert outputs == ["dataset:warehouse:gone", "dataset:warehouse:mart"]
+        assert LineageQueries(StoreSource(store)).downstream(job_node("moved"), 1, include_retired=True)[
+            "edges"
+        ] == [
+            {"origin": job_node("moved"), "destination": "dataset:warehouse:gone", "state": "retired"},
+            {"origin": job_node("moved"), "destination": "dataset:warehouse:mart", "state": "current"},
+        ]
     finally:
         store.close()
 

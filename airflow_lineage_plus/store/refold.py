@@ -1,0 +1,102 @@
+"""Folding what a store already holds: every stored event again (``lineage-plus refold``, after a rule
+changed), and the steps that upgrade an older store's tables (in the transaction that opens it).
+
+Upgrades: a later version of this package that changes the tables raises
+:data:`~.schema.SCHEMA_VERSION` and adds one step to :data:`UPGRADES` (from version N to N+1).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import sqlalchemy as sa
+
+from airflow_lineage_plus.exceptions import BadEventError
+from airflow_lineage_plus.store import payloads, schema
+from airflow_lineage_plus.store.facts import Facts
+from airflow_lineage_plus.store.fold import Folder
+from airflow_lineage_plus.store.rows import RawEvent, raw_event
+
+#: events read per query by an upgrade or a refold
+UPGRADE_BATCH = 5000
+
+
+def _add_node_key(connection: sa.Connection) -> None:
+    """Schema 1 -> 2: ``lineage_plus_event.node_key`` (filled by the fold of the upgrade to 3)."""
+    connection.exec_driver_sql("ALTER TABLE lineage_plus_event ADD COLUMN node_key BIGINT")
+    for index in schema.event.indexes:
+        if index.name == "lineage_plus_event_node_idx":
+            index.create(connection)
+
+
+def _add_folded_state(connection: sa.Connection) -> None:
+    """Schema 2 -> 3: the folded-state tables, filled by folding every stored event (read once, in
+    batches; writers wait meanwhile, and the transport spools)."""
+    names = set(sa.inspect(connection).get_table_names())
+    if schema.edge.name in names:  # version 2's edges: the fold adds what version 3 keeps of each
+        connection.exec_driver_sql("ALTER TABLE lineage_plus_edge ADD COLUMN first_reported BIGINT")
+        connection.exec_driver_sql(
+            "ALTER TABLE lineage_plus_edge ADD COLUMN declared SMALLINT NOT NULL DEFAULT 0"
+        )
+    for table in schema.FOLDED:
+        if table.name not in names:
+            table.create(connection)
+    fold_stored(connection, Folder(connection.dialect), fill_node_keys=True)
+
+
+def fold_stored(
+    connection: sa.Connection,
+    folder: Folder,
+    *,
+    fill_node_keys: bool = False,
+    progress: Callable[[int], None] | None = None,
+) -> dict[str, int]:
+    """Fold every stored event into the folded-state tables, in batches of :data:`UPGRADE_BATCH` (in the
+    transaction of ``connection``); with ``fill_node_keys``, set each event's ``node_key`` too. What
+    could not be folded is counted and returned; ``progress`` is told how many events each batch read."""
+    table, last = schema.event, 0
+    problems: dict[str, int] = {}
+    while rows := rows_after(connection, last, UPGRADE_BATCH):
+        facts = Facts()
+        keys = []
+        for row_id, payload in rows:
+            try:
+                event = raw_event(payload)
+            except BadEventError as exc:
+                problems[exc.kind] = problems.get(exc.kind, 0) + 1
+                continue
+            keys.append({"row_id": row_id, "key": event.node_key})
+            add_facts(facts, event, row_id)
+        if fill_node_keys and keys:
+            statement = sa.update(table).where(table.c.id == sa.bindparam("row_id"))
+            connection.execute(statement.values(node_key=sa.bindparam("key")), keys)
+        folder.write(connection, facts)
+        for kind, number in facts.problems.items():
+            problems[kind] = problems.get(kind, 0) + number
+        if progress is not None:
+            progress(len(rows))
+        last = rows[-1][0]
+    return problems
+
+
+def add_facts(facts: Facts, event: RawEvent, ref: int) -> None:
+    """Add what a stored event says to ``facts`` (an event with neither job nor dataset says nothing)."""
+    if event.decoded is None:
+        facts.problems["invalid"] = facts.problems.get("invalid", 0) + 1
+        return
+    if event.salvaged:
+        facts.problems["salvaged"] = facts.problems.get("salvaged", 0) + 1
+    facts.add(event.decoded, event.event_time, ref)
+
+
+def rows_after(connection: sa.Connection, after: int, limit: int) -> list[tuple[int, bytes]]:
+    """(row id, payload) of up to ``limit`` events with a row id above ``after``, by row id."""
+    table = schema.event
+    statement = sa.select(table.c.id, table.c.payload).where(table.c.id > after).order_by(table.c.id)
+    rows: Sequence[Any] = connection.execute(statement.limit(limit)).all()
+    return [(int(i), payloads.expand(bytes(p))) for i, p in rows]
+
+
+#: upgrade steps: UPGRADES[n] takes a store from version n to n + 1 (in the transaction that opens it)
+UPGRADES: dict[int, Callable[[sa.Connection], None]] = {1: _add_node_key, 2: _add_folded_state}
