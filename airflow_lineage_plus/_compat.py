@@ -50,7 +50,8 @@ _MASKER_MODULES = ("airflow.sdk._shared.secrets_masker", "airflow._shared.secret
 
 def _masker_modules() -> list[Any]:
     """Airflow's secrets-masker modules this process has imported. One not imported holds no secret
-    (``mask_secret`` lives there), and importing Airflow to find that out would cost seconds."""
+    (``mask_secret`` lives there), and importing Airflow to find that out would cost far more than the
+    lookup."""
     return [module for name in _MASKER_MODULES if (module := sys.modules.get(name)) is not None]
 
 

@@ -2,9 +2,9 @@
 
 Fallbacks come from :data:`airflow_lineage_plus.provider_info.OPTIONS`, so a machine without a config
 file still gets working single-machine defaults. Each value is read once per process, and again whenever
-one of its environment variables changes (how tests and operators change them): Airflow's lookup costs
-tens of microseconds, paid several times per event otherwise, and the config file does not change under
-a running process.
+one of its environment variables changes (how tests and operators change them): Airflow's lookup would
+be paid several times per event otherwise (docs/reliability.md, "What a user pays per event"), and the
+config file does not change under a running process.
 
 A process that has not imported Airflow (the ``lineage-plus`` command) reads an option without it where
 Airflow's answer is plain: the ``AIRFLOW__LINEAGE_PLUS__<OPTION>`` variable, else the option in

@@ -1,5 +1,5 @@
-"""Progress of long work (index builds, ``publish-static``, ``replay``, ``diff``, imports): a ``rich``
-progress bar on a terminal, nothing at all otherwise.
+"""Progress of long work (``import`` into the lineage store, ``replay``, ``publish-static``, ``diff``): a
+``rich`` progress bar on a terminal, nothing at all otherwise.
 
 The bar goes to stderr (stdout keeps the answer, so ``lineage-plus ... > out.json`` stays clean) and
 only when stderr is an interactive terminal: not in a pipe, a file, a dumb terminal (``TERM=dumb``) or

@@ -1,6 +1,7 @@
 """Hostile strings through the recommended transport: time per event, and whether the event was kept.
 
     .venv/bin/python benchmarks/redaction_bench.py [--repeat 3] [--baseline DIR] [--baseline-timeout 300]
+    .venv/bin/python benchmarks/redaction_bench.py --long-match [--repeat 3]
 
 Each shape is one event carrying the string in a facet, emitted through ``EventLogTransport`` (fixed
 limits, redaction, values policy, size budget, the locked write to a log in a temporary directory), so
@@ -15,6 +16,10 @@ holds its ``airflow_lineage_plus``, e.g. ``git archive main airflow_lineage_plus
 child process, once each (this copy is measured before and after it), and prints both with the
 ratio (to the slower of this copy's two figures); what the child has not finished within
 ``--baseline-timeout`` seconds is shown as such.
+
+``--long-match`` prints instead what one match a megabyte long costs the scanner: taken apart by the
+capturing pattern, against masked whole (what ``redaction.LONG_MATCH`` chooses for a match over 4 096
+bytes), median of ``--repeat``.
 """
 
 from __future__ import annotations
@@ -93,6 +98,26 @@ def measure(repeat: int) -> None:
                 print(json.dumps(cell), flush=True)
 
 
+def long_match(repeat: int) -> None:
+    """Print the ms one 1 MB match costs taken apart (captures) and masked whole."""
+    from airflow_lineage_plus.deliver import redaction
+
+    scanner = redaction.scanner()
+    text = b'"password=' + b"a" * MB + b'"'
+    match = next(scanner.bounds.finditer(text))
+    start, stop = match.start(), match.end()
+    for label, work in (
+        ("taken apart by the capturing pattern", lambda: scanner._take_apart(text[start:stop])),
+        ("masked whole", lambda: scanner._long(text, start, stop)),
+    ):
+        times = []
+        for _ in range(repeat):
+            began = time.perf_counter()
+            work()
+            times.append((time.perf_counter() - began) * 1000)
+        print(f"a {stop - start:,}-byte match {label}: {statistics.median(times):.3f} ms")
+
+
 def _baseline(directory: str, timeout: float) -> dict[tuple[str, int], dict[str, object]]:
     """The same shapes against the package in ``directory``, once each, in a child process; what it
     has not finished within ``timeout`` seconds is left out."""
@@ -114,8 +139,12 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--baseline", help="a directory holding another airflow_lineage_plus to compare")
     parser.add_argument("--baseline-timeout", type=float, default=300.0)
+    parser.add_argument("--long-match", action="store_true", help="what one 1 MB match costs the scanner")
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.long_match:
+        long_match(args.repeat)
+        return
     if args.child:
         measure(args.repeat)
         return

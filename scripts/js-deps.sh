@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# The JavaScript the tests need (ESLint and node --test for the view, Mermaid's parser and jsdom for
-# tests/test_pictures.py), from tests/js/package.json and its lockfile into tests/js/node_modules (npm ci:
+# The JavaScript the tests need (ESLint and node --test for the view, whose page runs in jsdom; Mermaid's
+# parser and jsdom for tests/test_pictures.py), from tests/js/package.json and its lockfile into tests/js/node_modules (npm ci:
 # the locked versions, nothing else). system-deps.sh installs nodejs and npm from Debian when missing.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"

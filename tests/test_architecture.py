@@ -45,7 +45,7 @@ BASE = {
     "timestamps",
     # pictures of lineage (Mermaid, DOT) from plain nodes and edges: the CLI's answers and diff's Markdown
     "pictures",
-    # progress bars of long work on a terminal (index builds, replay, publish-static, diff)
+    # progress bars of long work on a terminal (import into the store, replay, publish-static, diff)
     "progress",
     # the directories the package creates, one mode whoever comes first
     "private_dirs",

@@ -1,6 +1,7 @@
 """tests/support is a package (``from tests.support import harness``) whose modules are the same objects as
 under their bare names (``import harness``, which Airflow's subprocesses and benchmarks/ use): one
-AIRFLOW_HOME, one counter. Test files and helpers import it as the package, every one of them."""
+AIRFLOW_HOME, one counter. Test files and helpers import it as the package, every one of them, and so they
+import the helpers of a test folder (``from tests.emit.skip_support import ...``) and each other."""
 
 from __future__ import annotations
 
@@ -25,10 +26,21 @@ def test_a_helper_imported_by_package_and_by_bare_name_is_one_module() -> None:
 
 TESTS = Path(__file__).resolve().parent
 SUPPORT = {p.stem for p in (TESTS / "support").glob("*.py") if p.stem != "__init__"}
+#: what is not the suite's own: DAGs (they run in Airflow) and the JavaScript tools' packages
+OUTSIDE = {"dags", "node_modules"}
+#: the helpers of a test folder and the test files (pytest puts their folder on ``sys.path``)
+LOCAL = {
+    p.stem
+    for p in TESTS.rglob("*.py")
+    if p.parent != TESTS / "support"
+    and p.stem not in {"__init__", "conftest"}
+    and not OUTSIDE & set(p.relative_to(TESTS).parts)
+}
 
 
 def _bare_imports(path: Path) -> list[str]:
-    """The support modules ``path`` imports by bare name (``import harness``, ``from servers import ...``)."""
+    """The modules of tests/ ``path`` imports by bare name (``import harness``, ``from skip_support import
+    ...``, ``from test_lineage_browser import ...``)."""
     found = []
     for node in ast.walk(ast.parse(path.read_text())):
         if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
@@ -37,16 +49,17 @@ def _bare_imports(path: Path) -> list[str]:
             names = [alias.name for alias in node.names]
         else:
             continue
-        found += [f"line {node.lineno}: {name}" for name in names if name.split(".")[0] in SUPPORT]
+        found += [f"line {node.lineno}: {name}" for name in names if name.split(".")[0] in SUPPORT | LOCAL]
     return found
 
 
-def test_test_files_and_helpers_import_tests_support_as_a_package() -> None:
+def test_test_files_and_helpers_import_tests_support_and_each_other_as_packages() -> None:
     files = [
         p
         for p in TESTS.rglob("*.py")
-        if "dags" not in p.relative_to(TESTS).parts and p != Path(__file__).resolve()  # DAGs run in Airflow
+        if not OUTSIDE & set(p.relative_to(TESTS).parts) and p != Path(__file__).resolve()
     ]
     bare = {str(p.relative_to(TESTS)): found for p in sorted(files) if (found := _bare_imports(p))}
     assert bare == {}
     assert len(files) > 100 and len(SUPPORT) > 20  # the scan saw the suite
+    assert {"skip_support", "ui_pipeline", "browser_support", "test_lineage_browser"} <= LOCAL

@@ -239,7 +239,8 @@ def _partitioned(ref: datasets.DatasetRef, facts: DatasetFacts | None) -> datase
 
 #: JSON-ready parts built from immutable declarations, by the identity of what they were built from
 #: (each entry keeps it alive, so the id is not reused): a task builds the same schema and column lineage
-#: for each of its events, and a wide declaration costs milliseconds to build, a lookup microseconds.
+#: for each of its events, and building a wide declaration costs far more than a lookup (docs/reliability.md,
+#: "What a user pays per event").
 #: Shared between events, never changed: the transport serialises them, and trims a decoded copy.
 _built: dict[tuple[str, int], tuple[object, object, Any]] = {}
 _MAX_BUILT = 512

@@ -86,7 +86,7 @@ class Field:
         """The schema facet's field entry, as the JSON-ready dict the client serialises.
 
         Plain dicts rather than ``SchemaDatasetFacetFields`` objects: wide schemas are built for every
-        event, and dicts cost a fraction of attrs objects (see benchmarks/declare_bench.py).
+        event, and dicts are the cheaper to build (docs/reliability.md, "What a user pays per event").
         """
         entry: dict[str, Any] = {"name": self.name}
         if self.type is not None:

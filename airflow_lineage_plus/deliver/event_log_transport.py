@@ -13,13 +13,13 @@ collector) writes the event log only, as versions before the store did.
 Appending to the log is done safely from many processes at once. The client's ``file`` transport
 (``append: true``) writes each line through a buffered text file
 without a lock. On a local Linux filesystem one large ``write`` is usually applied whole, so
-concurrent appends rarely interleave (``benchmarks/transport_bench.py`` measured no torn line in
-4 x 1000 events up to 1 MB), but nothing guarantees it: a short write (disk full, a signal, a
+concurrent appends rarely interleave (docs/reliability.md, "Measurements"), but nothing guarantees it:
+a short write (disk full, a signal, a
 network filesystem) leaves half a line that the next writer's line is glued to, and the whole
 line is lost. :class:`EventLogTransport` instead
 
 * serialises the event once with orjson (:mod:`airflow_lineage_plus.deliver.serialize`: the same JSON
-  as the client's ``Serde``, several times faster for large events),
+  as the client's ``Serde``, in less of the task's time; docs/reliability.md has the figures),
 * takes an exclusive ``flock`` on the log, waiting at most ``lock_timeout`` seconds (non-blocking
   tries: a writer stuck while holding the lock costs that event, never a hung task or scheduler),
   cuts off a torn last line a writer killed mid-line left behind, and hands the whole line to the

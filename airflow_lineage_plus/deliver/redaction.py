@@ -3,8 +3,8 @@
 The scan runs on the event's JSON text, once, left to right, with RE2 (``google-re2``): one automaton
 for every rule of :data:`~airflow_lineage_plus.deliver.catalogue.RULES`, written so that no search
 re-reads more than a few bytes an earlier search read (each rule starts at a fixed trigger; see the
-catalogue), so the time is O(n) whatever the input (a hostile 1 MB string costs milliseconds;
-``benchmarks/redaction_bench.py``), on every supported Python. Only the secret part of a match is
+catalogue), so the time is O(n) whatever the input, on every supported Python (docs/reliability.md,
+"Hostile strings", has the figures). Only the secret part of a match is
 replaced by ``***``, in place in the JSON text; strings that hold no secret are never decoded.
 
 Then the secrets registered with Airflow's masker in this process (connection passwords and extras,
@@ -41,18 +41,18 @@ from airflow_lineage_plus.exceptions import UncheckedEventError
 
 MASK = catalogue.MASK.encode()
 #: Matches (repeats included) one string of the event may hold; past that the string is withheld whole
-#: (:data:`WITHHELD` replaces it) and the scan goes on after it: the Python work per match (a few
-#: hundred nanoseconds) stays bounded whatever the string.
+#: (:data:`WITHHELD` replaces it) and the scan goes on after it: the Python work per match stays bounded
+#: whatever the string.
 FIELD_MATCHES = 1_000
 #: Matches the whole event may hold; past that every further string holding one is withheld whole.
 EVENT_MATCHES = 10_000
-#: Different secrets one event may hold (each is taken apart once by the capturing pattern, a few
-#: microseconds); a string holding a new one past that is withheld whole. The same secret repeated
+#: Different secrets one event may hold (each is taken apart once by the capturing pattern); a string
+#: holding a new one past that is withheld whole. The same secret repeated
 #: counts once.
 MAX_SECRETS = 2_000
 #: A match longer than this is masked whole instead of being taken apart: no real secret (nor its
-#: context) is this long, and taking a megabyte-long match apart with captures costs ~0.3 s where
-#: masking it costs nothing. Over-redaction of a hostile string, never a leak.
+#: context) is this long, and the capturing pattern's time grows with the match where masking it whole
+#: does not (docs/reliability.md, "Hostile strings"). Over-redaction of a hostile string, never a leak.
 LONG_MATCH = 4096
 #: What replaces a string that could not be checked within the budget (never the event: it is kept).
 WITHHELD = "[withheld by airflow-lineage-plus: {size} bytes not checked for secrets within the budget]"
@@ -115,8 +115,8 @@ class Scanner:
         parts += [f"(?P<p_{name}>{pattern})" for name, pattern in (*own, *probes)]
         self.regex = re2.compile("|".join(parts).encode(), _OPTIONS)
         # without names: RE2 keeps named groups as captures even with never_capture (``groups`` stays
-        # above 0), so every match was taken by a capturing engine, ~60 ns a byte inside a long match
-        # where the automaton alone costs ~1.5
+        # above 0), so every match would be taken by a capturing engine, far slower per byte than the
+        # automaton alone (docs/reliability.md, "Hostile strings")
         self.bounds = re2.compile(_NAMED_GROUP.sub("(?:", "|".join(parts)).encode(), _BOUNDS)
         suffix = r"(?:[_\-. ]pass|(?-i:[a-z0-9])Pass)$|^pass$"
         self.key_regex = re.compile(names_re.replace("(?i:", "(?:") + "|" + suffix, re.IGNORECASE)

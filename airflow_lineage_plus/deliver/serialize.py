@@ -1,8 +1,8 @@
 """Events as JSON: the client's shape (``Serde``), produced with orjson.
 
 :func:`plain` shapes an event (``openlineage.client`` attrs objects, or dicts) as the client's
-``Serde.to_dict`` would; :func:`dumps` writes it as compact JSON bytes, several times faster than the
-client for large events (``benchmarks/transport_bench.py``); :func:`describe` names an event in messages.
+``Serde.to_dict`` would; :func:`dumps` writes it as compact JSON bytes, faster than the client
+(docs/reliability.md, "Measurements"); :func:`describe` names an event in messages.
 """
 
 from __future__ import annotations

@@ -25,7 +25,6 @@ from airflow_lineage_plus.ui.view_source import LineageReader
 #: The only files the app serves besides the page, with their media types.
 STATIC_FILES = {
     "main.js": "text/javascript; charset=utf-8",
-    "actions.js": "text/javascript; charset=utf-8",
     "api.js": "text/javascript; charset=utf-8",
     "dom.js": "text/javascript; charset=utf-8",
     "export.js": "text/javascript; charset=utf-8",
@@ -39,6 +38,7 @@ STATIC_FILES = {
     "render.js": "text/javascript; charset=utf-8",
     "search.js": "text/javascript; charset=utf-8",
     "state.js": "text/javascript; charset=utf-8",
+    "store.js": "text/javascript; charset=utf-8",
     "task-instance.js": "text/javascript; charset=utf-8",
     "widgets.js": "text/javascript; charset=utf-8",
     "timeline.js": "text/javascript; charset=utf-8",

@@ -1,3 +1,3 @@
 """Fixtures for tests/act; they live in ``alert_pipeline.py`` (its names are imported by the tests)."""
 
-from alert_pipeline import alerted_pipeline, smtp  # noqa: F401
+from tests.act.alert_pipeline import alerted_pipeline, smtp  # noqa: F401

@@ -35,14 +35,15 @@ class RecordingNotifier(BaseNotifier):
 
 
 def recording(alert: Alert) -> RecordingNotifier | None:
-    """The factory ``alert_notifier = notifier_support.recording`` names."""
+    """The factory ``alert_notifier = tests.act.notifier_support.recording`` names."""
     if alert.owner in DROP:
         return None
     return RecordingNotifier(alert.owner, alert.subject)
 
 
 def smtp(alert: Alert) -> Any:
-    """The factory ``alert_notifier = notifier_support.smtp`` names: the SMTP provider's notifier."""
+    """The factory ``alert_notifier = tests.act.notifier_support.smtp`` names: the SMTP provider's
+    notifier."""
     from airflow.providers.smtp.notifications.smtp import SmtpNotifier
 
     if not alert.recipients:

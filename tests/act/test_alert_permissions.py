@@ -20,9 +20,9 @@ from email.message import EmailMessage
 from pathlib import Path
 
 import pytest
-from alert_pipeline import BASE_URL
 
 from airflow_lineage_plus.act.failure import Failure
+from tests.act.alert_pipeline import BASE_URL
 from tests.support.fab_airflow import fab_env
 from tests.support.graph_builders import ds, facet, run_pair, write_log
 from tests.support.harness import AirflowRunner, Recording, event_log_transport, read_events

@@ -10,12 +10,12 @@ import socket
 from collections.abc import Iterator
 from pathlib import Path
 
-import notifier_support
 import pytest
 
 from airflow_lineage_plus.act.message import Alert
 from airflow_lineage_plus.act.notifiers import configured_factory, send_once
 from airflow_lineage_plus.claims import FileClaims
+from tests.act import notifier_support
 from tests.support.smtp_server import LocalSmtp
 
 
@@ -36,7 +36,7 @@ def _alert(owner: str, recipients: tuple[str, ...] = ("someone@example.com",)) -
 
 @pytest.fixture
 def recorded(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[tuple[str, str, dict[str, object]]]]:
-    monkeypatch.setenv("AIRFLOW__LINEAGE_PLUS__ALERT_NOTIFIER", "notifier_support.recording")
+    monkeypatch.setenv("AIRFLOW__LINEAGE_PLUS__ALERT_NOTIFIER", "tests.act.notifier_support.recording")
     notifier_support.SENT.clear()
     yield notifier_support.SENT
     notifier_support.SENT.clear()
@@ -89,7 +89,7 @@ def test_a_notifier_that_raises_fails_its_alert_once_logged_and_gives_its_claim_
 def test_the_smtp_providers_notifier_named_by_dotted_path_delivers_drops_and_fails(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    monkeypatch.setenv("AIRFLOW__LINEAGE_PLUS__ALERT_NOTIFIER", "notifier_support.smtp")
+    monkeypatch.setenv("AIRFLOW__LINEAGE_PLUS__ALERT_NOTIFIER", "tests.act.notifier_support.smtp")
     factory = configured_factory()
     assert factory is notifier_support.smtp
     alerts = [_alert("team:analytics", ("analytics@example.com",)), _alert("team:no-address", ())]

@@ -8,9 +8,9 @@ import json
 from datetime import datetime, timedelta, timezone
 
 import pytest
-from alert_pipeline import RECIPIENTS, AlertedPipeline
 
 from airflow_lineage_plus import cli
+from tests.act.alert_pipeline import RECIPIENTS, AlertedPipeline
 
 pytestmark = [pytest.mark.airflow, pytest.mark.minutes(2)]
 

@@ -13,10 +13,10 @@ from email.message import EmailMessage
 from pathlib import Path
 
 import pytest
-from alert_pipeline import BASE_URL, AlertedPipeline
 
 from airflow_lineage_plus.act.message import VIEW_PATH
 from airflow_lineage_plus.ui.mount import URL_PREFIX
+from tests.act.alert_pipeline import BASE_URL, AlertedPipeline
 from tests.support.harness import read_events
 from tests.support.openlineage_spec import validate_events
 

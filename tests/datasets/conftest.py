@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from dataset_support import CONNECTIONS
+
+from tests.datasets.dataset_support import CONNECTIONS
 
 
 @pytest.fixture

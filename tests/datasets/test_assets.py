@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import pytest
-from dataset_support import WAREHOUSE_DB
 
 from airflow_lineage_plus import datasets as ds
 from airflow_lineage_plus.datasets import DatasetRef
+from tests.datasets.dataset_support import WAREHOUSE_DB
 
 ASSET_REFS = [
     ds.s3("s3://raw-data-lake/orders/date=2024-01-15/"),

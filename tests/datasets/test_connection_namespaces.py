@@ -5,10 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from dataset_support import CONNECTIONS, WAREHOUSE_DB, identity
 
 from airflow_lineage_plus import datasets as ds
 from airflow_lineage_plus.datasets import ConnectionTableRef, DatasetNameError
+from tests.datasets.dataset_support import CONNECTIONS, WAREHOUSE_DB, identity
 
 
 def test_sql_table_is_lazy_and_only_reads_the_connection_when_resolved(

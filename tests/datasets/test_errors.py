@@ -6,10 +6,10 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from dataset_support import identity
 
 from airflow_lineage_plus import datasets as ds
 from airflow_lineage_plus.datasets import DatasetNameError, DatasetRef
+from tests.datasets.dataset_support import identity
 
 
 @pytest.mark.parametrize(

@@ -7,10 +7,10 @@ from typing import Any
 
 import attrs
 import pytest
-from dataset_support import WAREHOUSE_DB, identity
 
 from airflow_lineage_plus import datasets as ds
 from airflow_lineage_plus.datasets import DatasetRef
+from tests.datasets.dataset_support import WAREHOUSE_DB, identity
 
 # --------------------------------------------------------------------------------------------------------
 # The table of spellings: (expected namespace, expected name, spelling). Rows with the same expected pair

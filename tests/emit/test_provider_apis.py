@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from skip_support import DAGS, SKIP_ENV, skip_records
 
+from tests.emit.skip_support import DAGS, SKIP_ENV, skip_records
 from tests.support.harness import AirflowRunner, DagRunResult, read_events
 from tests.support.openlineage_spec import validate_events
 

@@ -24,9 +24,9 @@ from typing import Any
 
 import attr
 import pytest
-from skip_support import DAGS, skip_facet, skip_records, task_name
 
 from airflow_lineage_plus.claims import skip_claims_table
+from tests.emit.skip_support import DAGS, skip_facet, skip_records, task_name
 from tests.support.claim_race import TABLE, claim_all
 from tests.support.openlineage_spec import validate_events
 from tests.support.postgres_env import (

@@ -6,8 +6,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from skip_support import DAGS, SKIP_ENV, LiveAirflow, skip_facet, skip_records, task_name
 
+from tests.emit.skip_support import DAGS, SKIP_ENV, LiveAirflow, skip_facet, skip_records, task_name
 from tests.support.openlineage_spec import validate_events
 
 pytestmark = [pytest.mark.airflow, pytest.mark.minutes(3)]

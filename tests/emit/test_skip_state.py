@@ -8,8 +8,8 @@ from collections import Counter
 from typing import Any
 
 import pytest
-from skip_support import DAGS, MODE_KEY, SKIP_ENV, LiveAirflow, skip_facet, skip_records, task_name
 
+from tests.emit.skip_support import DAGS, MODE_KEY, SKIP_ENV, LiveAirflow, skip_facet, skip_records, task_name
 from tests.support.harness import event_log_transport, read_events
 from tests.support.openlineage_spec import validate_events
 

@@ -1,3 +1,3 @@
 """Fixtures for tests/reliability; shared helpers live in ``reliability_support.py``."""
 
-from reliability_support import baseline, timed  # noqa: F401
+from tests.reliability.reliability_support import baseline, timed  # noqa: F401

@@ -9,7 +9,10 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 import pytest
-from reliability_support import (
+
+from airflow_lineage_plus.author.build import CONNECTION_LOOKUP_SECONDS
+from airflow_lineage_plus.deliver.replay import Marquez, replay
+from tests.reliability.reliability_support import (
     EXECUTION_TIMEOUT,
     FORWARD_TIMEOUT,
     WAREHOUSE_PASSWORD,
@@ -20,9 +23,6 @@ from reliability_support import (
     forward_to,
     lineage_seconds,
 )
-
-from airflow_lineage_plus.author.build import CONNECTION_LOOKUP_SECONDS
-from airflow_lineage_plus.deliver.replay import Marquez, replay
 from tests.support.disk_faults import not_writable_dir
 from tests.support.fake_marquez import FakeMarquez
 from tests.support.harness import store_of, written_text

@@ -1,7 +1,8 @@
-"""Fixtures the Lineage view's tests share: one real FAB API server per session, headless Chromium per module.
+"""Fixtures the Lineage view's tests share: one real FAB API server per session, headless Chromium per module,
+and a page of it logged in to the module's own API server (``airflow_ui``).
 
-Starting it costs a minute (roles and users, then the API server), so ``test_permissions_fab.py`` and
-``test_permissions_browser.py`` share it; it starts only when a test asks for it.
+Starting the FAB server costs a minute (roles and users, then the API server), so ``test_permissions_fab.py``
+and ``test_permissions_browser.py`` share it; it starts only when a test asks for it.
 """
 
 from __future__ import annotations
@@ -12,10 +13,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from ui_pipeline import ALPHA_DAG, PermissionPipeline, record_permission_pipeline
 
 from tests.support.fab_airflow import FabAirflow, fab_airflow
 from tests.support.servers import free_port
+from tests.ui.browser_support import PASSWORD, USER
+from tests.ui.ui_pipeline import ALPHA_DAG, PermissionPipeline, record_permission_pipeline
 
 
 @pytest.fixture(scope="session")
@@ -66,3 +68,21 @@ def browser() -> Iterator[Any]:
         )
         yield chromium
         chromium.close()
+
+
+@pytest.fixture
+def logged_in_page(browser: Any, airflow_ui: str) -> Iterator[Any]:
+    """A page logged in through the simple auth manager's real login form (``airflow_ui``: the test file's
+    API server); collects JS dialogs."""
+    context = browser.new_context(viewport={"width": 1920, "height": 960})
+    page = context.new_page()
+    page.dialogs = []  # type: ignore[attr-defined]
+    page.on("dialog", lambda dialog: (page.dialogs.append(dialog.message), dialog.dismiss()))
+    page.goto(f"{airflow_ui}/")
+    page.wait_for_selector("input[name=username]", timeout=60_000)
+    page.fill("input[name=username]", USER)
+    page.fill("input[name=password]", PASSWORD)
+    page.click("button[type=submit]")
+    page.wait_for_url(f"{airflow_ui}/", timeout=60_000)
+    yield page
+    context.close()

@@ -2,7 +2,7 @@
 
 A real ``airflow api-server`` with the plugin serves an event log holding the orders pipeline (schema
 versions and column lineage over three hops) and a job that switched its input (a retired edge). A viewer
-logs in through Airflow's login page (the fixtures of ``test_lineage_browser``), then:
+logs in through Airflow's login page (``logged_in_page``, ``tests/ui/conftest.py``), then:
 
 * traces a column: the path of ``fct_daily_orders.total_usd`` up to the raw orders and down to the report
   is drawn, hop by hop, and the way back returns to datasets and jobs;
@@ -23,7 +23,6 @@ from typing import Any
 from xml.etree import ElementTree
 
 import pytest
-from test_lineage_browser import logged_in_page  # noqa: F401 - the fixture shared with that file
 
 from tests.support.graph_builders import dataset_node, job_node, orders_pipeline, retirement_events, write_log
 from tests.support.run_report import SHARED_RECORDINGS
@@ -41,7 +40,7 @@ LOADED = dataset_node("loaded")
 
 @pytest.fixture(scope="module")
 def airflow_ui(airflow_db: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """Overrides ``test_lineage_browser``'s: a real api-server over this file's event log."""
+    """A real api-server over this file's event log (``logged_in_page`` logs in to it)."""
     workdir = tmp_path_factory.mktemp("graph-views")
     log = write_log(workdir / "events.jsonl", orders_pipeline() + retirement_events())
     with api_server(log, workdir) as (base, _):
@@ -74,7 +73,7 @@ def _column(dataset: str, column: str) -> str:
 
 
 def test_column_mode_draws_the_path_of_a_column_up_and_down(
-    logged_in_page: Any,  # noqa: F811 - the fixture imported above
+    logged_in_page: Any,
     airflow_ui: str,
     tmp_path: Path,
 ) -> None:
@@ -116,7 +115,7 @@ def test_column_mode_draws_the_path_of_a_column_up_and_down(
 
 
 def test_the_time_slider_shows_the_old_input_and_retired_edges_are_dashed(
-    logged_in_page: Any,  # noqa: F811 - the fixture imported above
+    logged_in_page: Any,
     airflow_ui: str,
     tmp_path: Path,
 ) -> None:
@@ -154,7 +153,7 @@ def test_the_time_slider_shows_the_old_input_and_retired_edges_are_dashed(
 
 
 def test_the_svg_and_png_buttons_download_the_drawn_graph(
-    logged_in_page: Any,  # noqa: F811 - the fixture imported above
+    logged_in_page: Any,
     airflow_ui: str,
     tmp_path: Path,
 ) -> None:

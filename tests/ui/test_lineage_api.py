@@ -18,7 +18,10 @@ from typing import Any
 import jwt
 import pytest
 from fastapi.testclient import TestClient
-from ui_pipeline import (
+
+from tests.support import timing
+from tests.support.run_report import SHARED_RECORDINGS
+from tests.ui.ui_pipeline import (
     DAG_ID,
     HOSTILE_ID,
     HOSTILE_NAME,
@@ -28,9 +31,6 @@ from ui_pipeline import (
     STG_ID,
     record_pipeline,
 )
-
-from tests.support import timing
-from tests.support.run_report import SHARED_RECORDINGS
 
 pytestmark = [pytest.mark.airflow, pytest.mark.xdist_group(SHARED_RECORDINGS)]
 

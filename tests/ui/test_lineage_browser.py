@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import subprocess
 import sys
 import urllib.parse
@@ -22,16 +21,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from ui_pipeline import HOSTILE_ID, HOSTILE_NAME, MART_MODEL, SamplePipeline, record_sample_pipeline
 
 from tests.support.run_report import SHARED_RECORDINGS
 from tests.support.servers import free_port, stop, wait_until_serving
+from tests.ui.browser_support import PASSWORD, USER, open_lineage_from_navigation, search_and_open
+from tests.ui.ui_pipeline import HOSTILE_ID, HOSTILE_NAME, MART_MODEL, SamplePipeline, record_sample_pipeline
 
 pytestmark = [pytest.mark.airflow, pytest.mark.browser, pytest.mark.xdist_group(SHARED_RECORDINGS)]
 
 SCREENSHOT_NAME = "lineage-view.png"
-USER, PASSWORD = "viewer", "viewer-password"
-LINEAGE_PAGE = re.compile(r"/plugin/lineage(?:/lineage-plus/)?(?:[?#].*)?$")
 
 
 @pytest.fixture(scope="module")
@@ -73,39 +71,6 @@ def airflow_ui(sample: SamplePipeline, tmp_path_factory: pytest.TempPathFactory)
     finally:
         stop(proc)
         log.close()
-
-
-@pytest.fixture
-def logged_in_page(browser: Any, airflow_ui: str) -> Iterator[Any]:
-    """A page logged in through the simple auth manager's real login form; collects JS dialogs."""
-    context = browser.new_context(viewport={"width": 1920, "height": 960})
-    page = context.new_page()
-    page.dialogs = []  # type: ignore[attr-defined]
-    page.on("dialog", lambda dialog: (page.dialogs.append(dialog.message), dialog.dismiss()))
-    page.goto(f"{airflow_ui}/")
-    page.wait_for_selector("input[name=username]", timeout=60_000)
-    page.fill("input[name=username]", USER)
-    page.fill("input[name=password]", PASSWORD)
-    page.click("button[type=submit]")
-    page.wait_for_url(f"{airflow_ui}/", timeout=60_000)
-    yield page
-    context.close()
-
-
-def open_lineage_from_navigation(page: Any) -> Any:
-    page.get_by_role("link", name="Lineage").first.click()
-    # Airflow 3.3 copies the same-origin iframe's path into the page's (``/plugin/lineage/lineage-plus/``),
-    # sometimes before the navigation to ``/plugin/lineage`` has settled: either URL is the Lineage page.
-    page.wait_for_url(LINEAGE_PAGE, timeout=30_000)
-    frame = page.frame_locator("iframe[title=Lineage]")
-    frame.locator("body[data-ready=true]").wait_for(timeout=30_000)
-    return frame
-
-
-def search_and_open(frame: Any, text: str, node_id: str) -> None:
-    frame.locator("#search").fill(text)
-    frame.locator(f'#search-results li[data-node-id="{node_id}"]').click()
-    frame.locator(f'#viewport g.node.target[data-node-id="{node_id}"]').wait_for(timeout=30_000)
 
 
 def test_user_finds_the_mart_table_sees_three_hops_and_the_failed_job(

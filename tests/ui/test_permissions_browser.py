@@ -10,11 +10,11 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from test_lineage_browser import open_lineage_from_navigation, search_and_open
-from ui_pipeline import ALPHA_DAG, ALPHA_TASK, BETA_DAG, BETA_STRINGS
 
 from tests.support.fab_airflow import FabAirflow
 from tests.support.run_report import SHARED_RECORDINGS
+from tests.ui.browser_support import open_lineage_from_navigation, search_and_open
+from tests.ui.ui_pipeline import ALPHA_DAG, ALPHA_TASK, BETA_DAG, BETA_STRINGS
 
 pytestmark = [pytest.mark.airflow, pytest.mark.browser, pytest.mark.xdist_group(SHARED_RECORDINGS)]
 

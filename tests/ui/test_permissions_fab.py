@@ -18,13 +18,13 @@ from pathlib import Path
 import httpx
 import pytest
 from fastapi.routing import APIRoute
-from ui_pipeline import ALPHA_DAG, ALPHA_TASK, BETA_DAG, BETA_STRINGS, PermissionPipeline
 
 from airflow_lineage_plus.store.database import LineageStore, sqlite_url
 from tests.support.fab_airflow import FabAirflow
 from tests.support.openlineage_spec import validate_events
 from tests.support.route_values import RouteValues
 from tests.support.run_report import SHARED_RECORDINGS
+from tests.ui.ui_pipeline import ALPHA_DAG, ALPHA_TASK, BETA_DAG, BETA_STRINGS, PermissionPipeline
 
 pytestmark = [pytest.mark.airflow, pytest.mark.xdist_group(SHARED_RECORDINGS)]
 

@@ -9,7 +9,8 @@
  * too big for a canvas). File names come from the target node.
  */
 import { $, setStatus } from "./dom.js";
-import { state } from "./state.js";
+import { drawnBounds } from "./panzoom.js";
+import { store } from "./store.js";
 
 const SVG_NS = "http://www.w3.org/2000/svg";
 // the elements the drawing uses; everything else is left out of the file
@@ -84,9 +85,11 @@ function pageCss() {
   return rules.join("\n");
 }
 
+// The drawn graph as a standalone <svg>, its extent and its target; null when nothing is drawn.
 function currentSvg() {
-  if (!state.graph || !state.graph.target || !state.bounds || !$("viewport").firstChild) return null;
-  return standaloneSvg(document, $("viewport"), document.querySelector("#graph defs"), state.bounds, pageCss());
+  var graph = store.getState().graph, bounds = drawnBounds();
+  if (!graph || !graph.target || !bounds || !$("viewport").firstChild) return null;
+  return { root: standaloneSvg(document, $("viewport"), document.querySelector("#graph defs"), bounds, pageCss()), bounds: bounds, target: graph.target };
 }
 
 function download(blob, name) {
@@ -102,15 +105,15 @@ function download(blob, name) {
 }
 
 function exportSvg() {
-  var root = currentSvg();
-  if (!root) { setStatus("Nothing drawn to export yet.", false); return; }
-  download(new window.Blob([serializeSvg(root)], { type: "image/svg+xml" }), fileName(state.graph.target, "svg"));
+  var drawn = currentSvg();
+  if (!drawn) { setStatus("Nothing drawn to export yet.", false); return; }
+  download(new window.Blob([serializeSvg(drawn.root)], { type: "image/svg+xml" }), fileName(drawn.target, "svg"));
 }
 
 function exportPng() {
-  var root = currentSvg();
-  if (!root) { setStatus("Nothing drawn to export yet.", false); return; }
-  var size = pngSize(state.bounds, window.devicePixelRatio || 1), name = fileName(state.graph.target, "png");
+  var drawn = currentSvg();
+  if (!drawn) { setStatus("Nothing drawn to export yet.", false); return; }
+  var size = pngSize(drawn.bounds, window.devicePixelRatio || 1), name = fileName(drawn.target, "png");
   var image = new window.Image();
   image.onload = function () {
     var canvas = document.createElement("canvas");
@@ -120,14 +123,14 @@ function exportPng() {
     context.fillStyle = "#ffffff";
     context.fillRect(0, 0, size.width, size.height);
     context.scale(size.scale, size.scale);
-    context.drawImage(image, 0, 0, state.bounds.w, state.bounds.h);
+    context.drawImage(image, 0, 0, drawn.bounds.w, drawn.bounds.h);
     canvas.toBlob(function (blob) {
       if (blob) download(blob, name);
       else setStatus("The browser could not draw the PNG.", true);
     }, "image/png");
   };
   image.onerror = function () { setStatus("The browser could not draw the PNG.", true); };
-  image.src = "data:image/svg+xml;charset=utf-8," + encodeURIComponent(serializeSvg(root));
+  image.src = "data:image/svg+xml;charset=utf-8," + encodeURIComponent(serializeSvg(drawn.root));
 }
 
 export function setupExport() {

@@ -3,7 +3,6 @@
 import { api } from "./api.js";
 import { append, clear, el } from "./dom.js";
 import { latest } from "./sequence.js";
-import { when } from "./state.js";
 import { badge, nodeLink, section } from "./widgets.js";
 
 const impactRequests = latest();
@@ -13,19 +12,20 @@ const LEVELS = {
   LOW: "at most one downstream job",
 };
 
-export function renderImpact(panel, datasetId) {
+// asOf: the time looked at (null for now).
+export function renderImpact(panel, datasetId, asOf) {
   var body = section(panel, "Impact");
   body.classList.add("impact");
   var button = el("button", { type: "button", "class": "button", "data-action": "impact", text: "Show what depends on it" });
   append(body, button);
-  button.addEventListener("click", function () { loadImpact(body, datasetId); });
+  button.addEventListener("click", function () { loadImpact(body, datasetId, asOf); });
 }
 
-function loadImpact(body, datasetId) {
+function loadImpact(body, datasetId, asOf) {
   clear(body);
   append(body, el("p", { "class": "note", text: "Walking downstream\u2026" }));
   var isCurrent = impactRequests();
-  api("impact", { node: datasetId, depth: 10, asOf: when().asOf }).then(function (answer) {
+  api("impact", { node: datasetId, depth: 10, asOf: asOf }).then(function (answer) {
     if (!isCurrent()) return;  // another dataset's impact was asked for since
     clear(body);
     showImpact(body, answer);
@@ -37,9 +37,9 @@ function loadImpact(body, datasetId) {
 }
 
 function showImpact(body, answer) {
-  var jobs = (answer.nodes || []).filter(function (n) { return n.type === "JOB"; });
-  var datasets = (answer.nodes || []).filter(function (n) { return n.type === "DATASET"; });
-  var level = String(answer.level || "LOW");
+  var jobs = answer.nodes.filter(function (n) { return n.type === "JOB"; });
+  var datasets = answer.nodes.filter(function (n) { return n.type === "DATASET"; });
+  var level = answer.level;
   append(body, el("p", { "class": "impact-level" },
     el("span", { "class": "level level-" + level, "data-level": level, text: level }),
     " " + (LEVELS[level] || ""), ": " + jobs.length + " jobs and " + datasets.length + " datasets downstream."));
@@ -53,7 +53,7 @@ function showImpact(body, answer) {
     })));
   }
   append(body, el("h4", { text: "Owners to tell" }));
-  var owners = answer.owners || [];
+  var owners = answer.owners;
   append(body, owners.length ? el("ul", { "class": "impact-owners" }, owners.map(function (o) { return el("li", { text: o }); }))
     : el("p", { "class": "note", text: "No owner recorded downstream." }));
 }

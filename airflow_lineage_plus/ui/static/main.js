@@ -1,120 +1,82 @@
 /* Lineage view: search, a left-to-right lineage graph in SVG, and a details panel.
  *
- * This module starts the page and wires it: the controls, what to load for the URL's parameters, and the
- * two actions (open a node, select a node). Data is only ever put in the page as text: see dom.js.
+ * This module starts the page and is where the state's changes take effect. The flow is one way: a
+ * control or a click dispatches an action to the store (store.js, state.js); the new state is drawn here
+ * (react), and what it asks for is loaded; a loader's answer is dispatched as an action in its turn, and
+ * only while no newer request of its kind was made (sequence.js). Data is only ever put in the page as
+ * text: see dom.js.
  */
-import { provideActions } from "./actions.js";
-import { renderAttention } from "./attention.js";
 import { api } from "./api.js";
-import { leaveColumnMode, loadColumns, onColumnNode, traceColumn } from "./columns.js";
-import { $, append, clear, el, setStatus } from "./dom.js";
+import { columnGraph, renderModeBar } from "./columns.js";
+import { $, append, el, setStatus } from "./dom.js";
 import { setupExport } from "./export.js";
-import { showDetails } from "./panel.js";
+import { showPanel } from "./panel.js";
 import { setupPanZoom } from "./panzoom.js";
 import { markSelected, markStale, renderBanner, renderGraph } from "./render.js";
 import { runSearch, setupSearch } from "./search.js";
 import { viewportRequests } from "./sequence.js";
-import { clampDepth, state, updateUrl, when } from "./state.js";
-import { renderTaskInstance } from "./task-instance.js";
-import { setupTimeline } from "./timeline.js";
+import { MAX_DEPTH, graphFailed, graphLoaded, panelKey, setDepth, setDirection, staleLoaded, viewportQuery } from "./state.js";
+import { store } from "./store.js";
+import { setupTimeline, showTimeline } from "./timeline.js";
 
-// ---------------------------------------------------------------- navigation
-function openNode(nodeId) {
-  state.node = nodeId;
-  state.column = null;
-  state.selected = nodeId;
-  updateUrl();
-  loadGraph();
-  showDetails(nodeId);
-}
-
-function selectNode(nodeId) {
-  state.selected = nodeId;
-  markSelected(nodeId);
-  showDetails(nodeId);
-}
-
-// The node's neighbourhood (or a column's path), or the DAG's graph; anything else has no graph.
-function loadGraph() {
-  var request, at = when(), isCurrent;
-  if (state.node && state.column) { loadColumns(); return; }
-  setStatus("Loading lineage\u2026");
-  if (state.node) {
-    request = api("lineage", { node: state.node, depth: state.depth, direction: state.direction, asOf: at.asOf, includeRetired: at.includeRetired });
-  } else if (state.dagId && !state.taskId) {
-    request = api("dag", { dag_id: state.dagId, depth: state.depth, asOf: at.asOf, includeRetired: at.includeRetired });
-  } else {
-    return;
-  }
-  isCurrent = viewportRequests();
-  request.then(function (graph) {
-    if (!isCurrent()) return;  // a newer request was made: its answer is the one to draw
-    state.graph = graph;
-    setStatus("");
-    renderBanner(graph);
-    renderGraph(graph);
+// The graph's request for the state (a node's neighbourhood, a column's path or a DAG's graph); its answer
+// is drawn only while it is the newest.
+function loadGraph(state) {
+  var request = viewportQuery(state), isCurrent = viewportRequests();
+  if (!request) return;
+  var columns = request.path === "columns";
+  setStatus(columns ? "Tracing the column\u2026" : "Loading lineage\u2026");
+  api(request.path, request.query).then(function (answer) {
+    if (!isCurrent()) return;  // a newer graph or column request was made: its answer is the one to draw
+    var graph = columns ? columnGraph(answer) : answer;
+    setStatus(columns && !graph.nodes.length ? "No column lineage recorded for this column." : "");
+    store.dispatch(graphLoaded(graph));
     // freshness is an extra: a source that cannot answer it (Marquez) leaves the graph as it is
-    api("freshness", {}).then(function (report) { if (isCurrent()) markStale(report); }).catch(function () {});
+    if (!columns) api("freshness", {}).then(function (report) { if (isCurrent()) store.dispatch(staleLoaded(report)); }).catch(function () {});
   }).catch(function (error) {
     if (!isCurrent()) return;
-    state.graph = null;
-    clear($("viewport"));
-    $("banner").hidden = true;
+    store.dispatch(graphFailed());
     setStatus(error.message, true);
   });
 }
 
-// ---------------------------------------------------------------- task-instance tab
-function loadTaskInstance() {
-  setStatus("Loading the task's lineage\u2026");
-  var isCurrent = viewportRequests();
-  api("task-instance", { dag_id: state.dagId, task_id: state.taskId, run_id: state.runId }).then(function (body) {
-    if (!isCurrent()) return;
-    var panel = $("details");
-    clear(panel);
-    renderTaskInstance(panel, body);
-    state.node = body.job.id;
-    state.selected = body.job.id;
-    loadGraph();
-  }).catch(function (error) {
-    if (isCurrent()) setStatus(error.message, true);
-  });
+// Draw what changed from `previous` to `state`, and load what the new state asks for.
+function react(state, previous) {
+  if (JSON.stringify(viewportQuery(state)) !== JSON.stringify(viewportQuery(previous))) loadGraph(state);
+  if (state.graph !== previous.graph || state.collapsed !== previous.collapsed) {
+    if (state.graph !== previous.graph) renderBanner(state.graph);
+    renderGraph(state.graph, state.collapsed, state.selected);
+    markStale(state.stale);
+  } else {
+    if (state.stale !== previous.stale) markStale(state.stale);
+    if (state.selected !== previous.selected) markSelected(state.selected);
+  }
+  if (state.column !== previous.column) renderModeBar(state.column);
+  if (state.asOf !== previous.asOf || state.includeRetired !== previous.includeRetired) showTimeline(state.asOf, state.includeRetired);
+  if (panelKey(state) !== panelKey(previous)) showPanel(state);
+  $("depth").value = String(state.depth);
+  $("direction").value = state.direction;
 }
 
 // ---------------------------------------------------------------- start
 function setupControls() {
-  var depth = $("depth");
-  for (var i = 1; i <= state.maxDepth; i++) append(depth, el("option", { value: i, text: String(i) }));
-  depth.value = String(state.depth);
-  depth.addEventListener("change", function () { state.depth = clampDepth(depth.value, 3); updateUrl(); loadGraph(); });
-  var direction = $("direction");
-  direction.value = ["both", "upstream", "downstream"].indexOf(state.direction) >= 0 ? state.direction : "both";
-  state.direction = direction.value;
-  direction.addEventListener("change", function () { state.direction = direction.value; updateUrl(); loadGraph(); });
+  var depth = $("depth"), direction = $("direction");
+  for (var i = 1; i <= MAX_DEPTH; i++) append(depth, el("option", { value: i, text: String(i) }));
+  depth.addEventListener("change", function () { store.dispatch(setDepth(depth.value)); });
+  direction.addEventListener("change", function () { store.dispatch(setDirection(direction.value)); });
 }
 
-// What the time slider, the retired switch and column mode ask for.
-function setupModes() {
-  setupTimeline(function () { loadGraph(); if (state.selected) showDetails(state.selected); });
-  document.addEventListener("lineage:trace-column", function (event) {
-    state.selected = event.detail.dataset;
-    traceColumn(event.detail.dataset, event.detail.column);
-  });
-  document.addEventListener("lineage:column", function (event) { onColumnNode(event.detail.node, event.detail.double); });
-  document.addEventListener("lineage:leave-columns", function () { leaveColumnMode(loadGraph); });
-}
+// Nothing drawn and nothing shown: the page before its first state.
+const BLANK = Object.freeze({ graph: undefined, collapsed: undefined, column: undefined, asOf: undefined, panel: undefined });
 
 function start() {
-  provideActions(openNode, selectNode);
   setupControls();
-  setupModes();
+  setupTimeline();
   setupSearch();
   setupPanZoom();
   setupExport();
-  if (state.node) { state.selected = state.node; loadGraph(); showDetails(state.node); }
-  else if (state.dagId && state.taskId) loadTaskInstance();
-  else if (state.dagId) loadGraph();
-  else renderAttention($("details"));  // what needs attention, instead of an empty page
+  store.subscribe(react);
+  react(store.getState(), BLANK);
   if ($("search").value) runSearch($("search").value);  // typed before the script was ready
   document.body.setAttribute("data-ready", "true");
 }

@@ -1,27 +1,36 @@
-/* The details panel of a node (api/node): a header, the job's or the dataset's sections, then owners,
- * tags, documentation and, under "More", every field not shown above. Text only (see dom.js). */
+/* The side panel: what the state's `panel` names (state.js). A node's details (api/node): a header, the
+ * job's or the dataset's sections, then owners, tags, documentation and, under "More", every field not
+ * shown above; a task instance (task-instance.js); or what needs attention (attention.js). Text only (see
+ * dom.js).
+ */
 import { api } from "./api.js";
+import { renderAttention } from "./attention.js";
 import { $, append, clear, el } from "./dom.js";
 import { renderImpact } from "./impact.js";
 import { renderDataset } from "./panel-dataset.js";
 import { renderWhatChanged } from "./what-changed.js";
 import { renderJob } from "./panel-job.js";
 import { renderSchemaChanges } from "./schema.js";
-import { latest } from "./sequence.js";
-import { when } from "./state.js";
-import { first, nodeLink, pre, section } from "./widgets.js";
+import { panelRequests } from "./sequence.js";
+import { loadTaskInstance } from "./task-instance.js";
+import { nodeLink, pre, section } from "./widgets.js";
 
-var detailsRequests = latest();
+// Load and show what the state's panel names; the placeholder of the page stays for none.
+export function showPanel(state) {
+  if (state.panel === "details") showDetails(state.selected, state.asOf);
+  else if (state.panel === "task-instance") loadTaskInstance($("details"), state.dagId, state.taskId, state.runId);
+  else if (state.panel === "attention") renderAttention($("details"));
+}
 
-// Load and show the node's details; an answer for a node no longer asked for is dropped.
-export function showDetails(nodeId) {
-  var panel = $("details"), isCurrent = detailsRequests();
+// Load and show the node's details as of `asOf` (null for now); an answer no longer asked for is dropped.
+function showDetails(nodeId, asOf) {
+  var panel = $("details"), isCurrent = panelRequests();
   clear(panel);
   append(panel, el("p", { "class": "note", text: "Loading details\u2026" }));
-  api("node", { node: nodeId, asOf: when().asOf }).then(function (details) {
+  api("node", { node: nodeId, asOf: asOf }).then(function (details) {
     if (!isCurrent()) return;
     clear(panel);
-    renderDetails(panel, details, nodeId);
+    renderDetails(panel, details, nodeId, asOf);
   }).catch(function (error) {
     if (!isCurrent()) return;
     clear(panel);
@@ -29,47 +38,41 @@ export function showDetails(nodeId) {
   });
 }
 
-// take(key, ...) returns the first present value of the keys and marks them all as shown.
-function renderDetails(panel, d, nodeId) {
+// take(key) returns the field's value and marks it as shown (renderRest shows the others).
+function renderDetails(panel, d, nodeId, asOf) {
   var shown = {};
-  function take() {
-    var keys = Array.prototype.slice.call(arguments);
-    keys.forEach(function (k) { shown[k] = true; });
-    return first(d, keys);
+  function take(key) {
+    shown[key] = true;
+    return d[key];
   }
-  take("id", "type", "name", "namespace", "depth");
-  var type = d.type || (String(nodeId).indexOf("job:") === 0 ? "JOB" : "DATASET");
-  append(panel, el("span", { "class": "kind kind-" + (type === "JOB" ? "JOB" : "DATASET"), text: type === "JOB" ? "Job" : "Dataset" }));
-  append(panel, el("h2", { text: d.name || nodeId }));
-  append(panel, el("div", { "class": "namespace", text: d.namespace || "" }));
+  var type = take("type");
+  take("id");
+  append(panel, el("span", { "class": "kind kind-" + type, text: type === "JOB" ? "Job" : "Dataset" }));
+  append(panel, el("h2", { text: take("name") }));
+  append(panel, el("div", { "class": "namespace", text: take("namespace") }));
   var actions = el("p", null, nodeLink(nodeId, "Centre the graph here"));
   append(panel, actions);
-  if (d.exact === false) append(panel, el("p", { "class": "note", text: "As of that time the source can only approximate these details." }));
-  take("exact");
+  if (take("exact") === false) append(panel, el("p", { "class": "note", text: "As of that time the source can only approximate these details." }));
 
-  if (type === "JOB") renderJob(panel, d, take);
+  if (type === "JOB") renderJob(panel, take);
   else {
-    renderWhatChanged(panel, nodeId);
-    renderImpact(panel, nodeId);
-    renderDataset(panel, d, take);
-    renderSchemaChanges(panel, nodeId);
+    renderWhatChanged(panel, nodeId, asOf);
+    renderImpact(panel, nodeId, asOf);
+    renderDataset(panel, nodeId, take);
+    renderSchemaChanges(panel, nodeId, asOf);
   }
 
   renderAbout(panel, take);
   renderRest(panel, d, shown);
 }
 
-// Owners, tags and documentation.
+// Owners, tags (lists of names) and documentation (text).
 function renderAbout(panel, take) {
-  var owners = take("owners");
-  if (owners && owners.length) append(section(panel, "Owners"), el("ul", null, names(owners).map(function (n) { return el("li", { text: n }); })));
-  var tags = take("tags");
-  if (tags && (tags.length || Object.keys(tags).length)) {
-    append(section(panel, "Tags"), el("ul", null, (Array.isArray(tags) ? tags : Object.keys(tags).map(function (k) { return { key: k, value: tags[k] }; }))
-      .map(function (t) { return el("li", { text: typeof t === "string" ? t : (t.key || t.name) + (t.value !== undefined ? " = " + t.value : "") }); })));
-  }
-  var docs = take("documentation", "description", "docs");
-  if (docs) append(section(panel, "Documentation"), pre(typeof docs === "string" ? docs : docs.description || docs));
+  [["Owners", take("owners")], ["Tags", take("tags")]].forEach(function (list) {
+    if (list[1] && list[1].length) append(section(panel, list[0]), el("ul", null, list[1].map(function (n) { return el("li", { text: n }); })));
+  });
+  var docs = take("documentation");
+  if (docs) append(section(panel, "Documentation"), pre(docs));
 }
 
 // Every non-empty field not shown by a section above, as JSON under "More".
@@ -84,8 +87,4 @@ function renderRest(panel, d, shown) {
     rest.forEach(function (k) { extra[k] = d[k]; });
     append(section(panel, "More"), pre(extra));
   }
-}
-
-function names(list) {
-  return (list || []).map(function (o) { return typeof o === "string" ? o : (o && (o.name || o.id)) || JSON.stringify(o); });
 }

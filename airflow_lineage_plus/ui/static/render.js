@@ -1,17 +1,17 @@
 /* The lineage graph drawn in SVG (edges, then nodes) and the banner naming failed upstream jobs. */
-import { openNode, selectNode } from "./actions.js";
 import { $, append, clear, el, elideMiddle, fmtTime, nameLines, setStatus, shorten, stateClass, stateLabel, svg } from "./dom.js";
 import { groupChildren } from "./groups.js";
 import { layout, nodeHeight, nodeWidth } from "./layout.js";
-import { fit } from "./panzoom.js";
-import { state } from "./state.js";
+import { frame } from "./panzoom.js";
+import { openNode, selectNode, toggleGroup, traceColumn } from "./state.js";
+import { store } from "./store.js";
 
 // ---------------------------------------------------------------- banner (failed upstream jobs)
 export function renderBanner(graph) {
   var banner = $("banner");
   clear(banner);
-  var failed = graph.failedUpstream || [];
-  if (!graph.target || graph.target.type !== "DATASET" || !failed.length) { banner.hidden = true; return; }
+  var failed = (graph && graph.failedUpstream) || [];
+  if (!graph || !graph.target || graph.target.type !== "DATASET" || !failed.length) { banner.hidden = true; return; }
   append(banner, document.createTextNode(
     failed.length === 1 ? "An upstream job of this dataset failed in its latest run:" :
       failed.length + " upstream jobs of this dataset failed in their latest run:"));
@@ -20,7 +20,7 @@ export function renderBanner(graph) {
     var run = job.latestRun || {};
     var ranBy = (job.ranBy || []).map(function (r) { return r.name + " (" + stateLabel(r.state) + ")"; });
     append(list, el("li", null,
-      el("button", { type: "button", "class": "linkish", text: job.name, onclick: function () { selectNode(job.id); } }),
+      el("button", { type: "button", "class": "linkish", text: job.name, onclick: function () { store.dispatch(selectNode(job.id)); } }),
       ranBy.length ? " \u2014 run by " + ranBy.join(", run by ") : "",
       run.startedAt ? " \u2014 started " + fmtTime(run.startedAt) : "",
       run.errorMessage ? " \u2014 " + shorten(run.errorMessage, 160) : ""));
@@ -30,11 +30,12 @@ export function renderBanner(graph) {
 }
 
 // ---------------------------------------------------------------- graph
-export function renderGraph(graph) {
+// The graph (an API answer, or null for none) with the collapsed tasks' runs drawn as one node each.
+export function renderGraph(graph, collapsed, selected) {
   var viewport = $("viewport");
   clear(viewport);
-  if (!graph.target) return;
-  graph = groupChildren(graph, state.collapsed);
+  if (!graph || !graph.target) return;
+  graph = groupChildren(graph, collapsed);
   var L = layout(graph);
   var failedIds = {};
   (graph.failedUpstream || []).forEach(function (n) { failedIds[n.id] = true; });
@@ -46,13 +47,13 @@ export function renderGraph(graph) {
     append(nodeLayer, drawNode(L.nodes[id], L.coords[id], {
       target: id === graph.target.id || (graph.dagJobs || []).indexOf(id) >= 0,
       failedUpstream: !!failedIds[id],
-      selected: id === state.selected,
+      selected: id === selected,
     }));
   });
-  state.bounds = { x: -40, y: -40, w: Math.max(L.width, 1) + 80, h: Math.max(L.height, 1) + 80 };
-  fit();
+  frame({ x: -40, y: -40, w: Math.max(L.width, 1) + 80, h: Math.max(L.height, 1) + 80 });
   var drawn = L.order.filter(function (id) { return L.nodes[id].type !== "MORE"; }).length;
   $("graph").setAttribute("data-node-count", String(drawn));
+  if (selected) markSelected(selected);
 }
 
 // Freshness badges: datasets older than their SloTier target get a "STALE" pill and say why on hover.
@@ -204,9 +205,7 @@ function groupToggle(ownerId, w, label, title) {
   append(toggle, svg("title", { text: title }));
   toggle.addEventListener("click", function (event) {
     event.stopPropagation();
-    state.collapsed[ownerId] = !state.collapsed[ownerId];
-    if (state.graph) renderGraph(state.graph);
-    if (state.selected) markSelected(state.selected);
+    store.dispatch(toggleGroup(ownerId));
   });
   return toggle;
 }
@@ -214,15 +213,12 @@ function groupToggle(ownerId, w, label, title) {
 // Click or Enter selects a job or dataset, double-click opens it; a placeholder explains itself.
 function listen(group, node, kind) {
   if (kind === "job" || kind === "dataset") {
-    group.addEventListener("click", function () { selectNode(node.id); });
-    group.addEventListener("dblclick", function () { openNode(node.id); });
-    group.addEventListener("keydown", function (event) { if (event.key === "Enter") selectNode(node.id); });
-  } else if (kind === "column") {
-    ["click", "dblclick"].forEach(function (type) {
-      group.addEventListener(type, function () {
-        document.dispatchEvent(new CustomEvent("lineage:column", { detail: { node: node, double: type === "dblclick" } }));
-      });
-    });
+    group.addEventListener("click", function () { store.dispatch(selectNode(node.id)); });
+    group.addEventListener("dblclick", function () { store.dispatch(openNode(node.id)); });
+    group.addEventListener("keydown", function (event) { if (event.key === "Enter") store.dispatch(selectNode(node.id)); });
+  } else if (kind === "column") {  // a click shows its dataset's details, a double-click traces that column
+    group.addEventListener("click", function () { store.dispatch(selectNode(node.dataset)); });
+    group.addEventListener("dblclick", function () { store.dispatch(traceColumn(node.dataset, node.name)); });
   } else if (kind === "more") {
     group.addEventListener("click", function () {
       setStatus(node.name + " nodes are not drawn: lower the depth or pick one direction.", false);
@@ -232,7 +228,7 @@ function listen(group, node, kind) {
   }
 }
 
-// Mark the node as selected in the drawn graph and highlight its edges.
+// Mark the node as selected in the drawn graph and highlight its edges (none for null).
 export function markSelected(nodeId) {
   var groups = document.querySelectorAll("#viewport .node");
   groups.forEach(function (g) { g.classList.toggle("selected", g.getAttribute("data-node-id") === nodeId); });

@@ -3,19 +3,19 @@
 import { api } from "./api.js";
 import { append, clear, el } from "./dom.js";
 import { latest } from "./sequence.js";
-import { when } from "./state.js";
 import { section, table } from "./widgets.js";
 
 const MAX_PROPOSED = 8000;  // characters: the proposal travels in the URL
 const versionRequests = latest(), proposalRequests = latest();
 
-export function renderSchemaChanges(panel, datasetId) {
+// asOf: the time looked at (null for now).
+export function renderSchemaChanges(panel, datasetId, asOf) {
   var body = section(panel, "Schema changes");
   body.classList.add("schema-changes");
   var versions = el("div", { "class": "schema-versions" }, el("p", { "class": "note", text: "Loading\u2026" }));
   append(body, versions);
   var isCurrent = versionRequests();
-  api("schema-diff", { node: datasetId, asOf: when().asOf }).then(function (answer) {
+  api("schema-diff", { node: datasetId, asOf: asOf }).then(function (answer) {
     if (!isCurrent()) return;  // another dataset's schema was asked for since
     clear(versions);
     showVersions(versions, answer);
@@ -24,11 +24,11 @@ export function renderSchemaChanges(panel, datasetId) {
     clear(versions);
     append(versions, el("p", { "class": "error-text", text: error.message }));
   });
-  renderProposal(body, datasetId);
+  renderProposal(body, datasetId, asOf);
 }
 
 function showVersions(box, answer) {
-  var versions = answer.versions || [];
+  var versions = answer.versions;
   if (versions.length < 2) {
     append(box, el("p", { "class": "note", text: versions.length ? "One schema version seen: no change yet." : "No schema recorded." }));
     return;
@@ -45,7 +45,7 @@ function showVersions(box, answer) {
   append(box, changeList(answer.changes, "No change between them."));
 }
 
-function renderProposal(body, datasetId) {
+function renderProposal(body, datasetId, asOf) {
   var input = el("textarea", { id: "proposed-schema", rows: 4, maxlength: MAX_PROPOSED, spellcheck: "false",
     placeholder: '{"order_id": "BIGINT", "amount": "DECIMAL(12,2)"}', "aria-label": "Proposed schema (JSON)" });
   var result = el("div", { "class": "proposal-result" });
@@ -53,7 +53,7 @@ function renderProposal(body, datasetId) {
   button.addEventListener("click", function () {
     clear(result);
     var isCurrent = proposalRequests();
-    api("schema-diff", { node: datasetId, proposed: input.value, asOf: when().asOf }).then(function (answer) {
+    api("schema-diff", { node: datasetId, proposed: input.value, asOf: asOf }).then(function (answer) {
       if (isCurrent()) append(result, changeList(answer.changes, "The proposed schema changes nothing."));
     }).catch(function (error) {
       if (isCurrent()) append(result, el("p", { "class": "error-text", text: error.message }));
@@ -66,12 +66,13 @@ function renderProposal(body, datasetId) {
   ]);
 }
 
-// [{kind, column, from, to}] as a list, or ``none`` when empty.
-function changeList(changes, none) {
-  if (!changes || !changes.length) return el("p", { "class": "note", text: none });
+// Schema changes [{kind, column, from, to}] (COLUMN_ADDED, COLUMN_REMOVED, TYPE_CHANGED) as a list, or the
+// note `none` when there is none.
+export function changeList(changes, none) {
+  if (!changes.length) return el("p", { "class": "note", text: none });
   return el("ul", { "class": "changes" }, changes.map(function (c) {
-    var text = c.kind === "COLUMN_ADDED" ? "added " + c.column + " " + (c.to || "")
-      : c.kind === "COLUMN_REMOVED" ? "removed " + c.column + " " + (c.from || "")
+    var text = c.kind === "COLUMN_ADDED" ? "added " + c.column + (c.to ? " " + c.to : "")
+      : c.kind === "COLUMN_REMOVED" ? "removed " + c.column + (c.from ? " " + c.from : "")
       : c.column + ": " + (c.from || "?") + " \u2192 " + (c.to || "?");
     return el("li", { "class": "change change-" + c.kind, text: text });
   }));

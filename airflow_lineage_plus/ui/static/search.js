@@ -1,9 +1,10 @@
 /* The search box: results as the user types (debounced; only the newest answer is shown), arrow keys,
  * Enter and Escape; picking a result opens that node. */
-import { openNode } from "./actions.js";
 import { api } from "./api.js";
 import { $, append, clear, el } from "./dom.js";
 import { latest } from "./sequence.js";
+import { openNode } from "./state.js";
+import { store } from "./store.js";
 
 var searchTimer = null, searchRequests = latest(), activeResult = -1;
 
@@ -42,7 +43,7 @@ export function runSearch(text) {
     if (!isCurrent()) return;
     clear(list);
     activeResult = -1;
-    var results = body.results || [];
+    var results = body.results;
     if (!results.length) append(list, el("li", { "class": "empty", text: "No dataset or job matches." }));
     results.forEach(function (node, i) { append(list, resultItem(list, node, i)); });
     list.hidden = false;
@@ -57,7 +58,7 @@ export function runSearch(text) {
 function resultItem(list, node, i) {
   return el("li", {
     role: "option", "data-index": i, "data-node-id": node.id, title: node.id,
-    onclick: function () { list.hidden = true; $("search").value = node.name; openNode(node.id); },
+    onclick: function () { list.hidden = true; $("search").value = node.name; store.dispatch(openNode(node.id)); },
   },
     el("span", { "class": "kind kind-" + (node.type === "JOB" ? "JOB" : "DATASET"), text: node.type === "JOB" ? "Job" : "Dataset" }),
     el("span", { "class": "result-name", text: node.name }),

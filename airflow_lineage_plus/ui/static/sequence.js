@@ -12,5 +12,8 @@ export function latest() {
   };
 }
 
-// Everything drawn in the graph's viewport (api/lineage, api/dag, api/columns, api/task-instance).
+// Everything drawn in the graph's viewport (api/lineage, api/dag, api/columns).
 export const viewportRequests = latest();
+
+// Everything drawn in the side panel as a whole (api/node, api/task-instance, api/attention).
+export const panelRequests = latest();

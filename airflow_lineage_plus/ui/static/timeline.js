@@ -1,31 +1,22 @@
 /* The time slider (see the graph as of an earlier time) and the retired-edges switch.
  *
- * The slider spans the first to the last event time the source knows (api/time-range); its right end is
- * "now" (no asOf). Moving it only updates the label; letting go reloads the view as of that time.
+ * The slider spans the first to the last event time the source knows (api/time-range, asked once at
+ * start); its right end is "now" (no asOf). Moving it only updates the label; letting go dispatches the
+ * time, and the view reloads as of it (main.js).
  */
 import { api } from "./api.js";
 import { $, fmtTime } from "./dom.js";
-import { state, updateUrl } from "./state.js";
+import { setAsOf, setRetired } from "./state.js";
+import { store } from "./store.js";
 
 const STEPS = 1000;
 var range = null;
 
-// onChange() reloads what the view shows.
-export function setupTimeline(onChange) {
+export function setupTimeline() {
   var slider = $("as-of"), retired = $("retired");
-  retired.checked = state.includeRetired;
-  retired.addEventListener("change", function () {
-    state.includeRetired = retired.checked;
-    updateUrl();
-    onChange();
-  });
+  retired.addEventListener("change", function () { store.dispatch(setRetired(retired.checked)); });
   slider.addEventListener("input", function () { showLabel(pickedTime(slider)); });
-  slider.addEventListener("change", function () {
-    state.asOf = pickedTime(slider);
-    updateUrl();
-    showLabel(state.asOf);
-    onChange();
-  });
+  slider.addEventListener("change", function () { store.dispatch(setAsOf(pickedTime(slider))); });
   $("as-of-now").addEventListener("click", function () {
     slider.value = String(STEPS);
     slider.dispatchEvent(new Event("change"));
@@ -33,14 +24,20 @@ export function setupTimeline(onChange) {
   api("time-range", {}).then(function (body) { configure(slider, body); }).catch(function () { disable(slider); });
 }
 
+// Show the state's time (null for now) and retired switch.
+export function showTimeline(asOf, includeRetired) {
+  $("retired").checked = includeRetired;
+  showLabel(asOf);
+}
+
 function configure(slider, body) {
   var from = Date.parse(body.from), to = Date.parse(body.to);
   if (isNaN(from) || isNaN(to) || to <= from) { disable(slider); return; }
   range = { from: from, to: to };
   slider.disabled = false;
-  var at = state.asOf ? Date.parse(state.asOf) : to;
+  var asOf = store.getState().asOf, at = asOf ? Date.parse(asOf) : to;
   slider.value = String(Math.round(STEPS * Math.max(0, Math.min(1, (at - from) / (to - from)))));
-  showLabel(state.asOf);
+  showLabel(asOf);
 }
 
 function disable(slider) {

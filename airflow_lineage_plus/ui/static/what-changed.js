@@ -3,17 +3,24 @@
  * Text only (see dom.js). */
 import { api } from "./api.js";
 import { append, clear, el } from "./dom.js";
-import { when } from "./state.js";
+import { latest } from "./sequence.js";
 import { labelFor, nodeLink, section } from "./widgets.js";
 
-export function renderWhatChanged(panel, datasetId) {
+const whatChangedRequests = latest();
+
+// The section of the dataset's panel; asOf: the time looked at (null for now). An answer for a dataset
+// no longer shown (another was asked for since) is dropped.
+export function renderWhatChanged(panel, datasetId, asOf) {
   var body = section(panel, "What changed");
   body.classList.add("what-changed");
   append(body, el("p", { "class": "note", text: "Comparing each node upstream with its recent runs\u2026" }));
-  api("what-changed", { node: datasetId, asOf: when().asOf }).then(function (answer) {
+  var isCurrent = whatChangedRequests();
+  api("what-changed", { node: datasetId, asOf: asOf }).then(function (answer) {
+    if (!isCurrent()) return;
     clear(body);
     showChanges(body, answer);
   }).catch(function (error) {
+    if (!isCurrent()) return;
     clear(body);
     append(body, el("p", { "class": "error-text", text: error.message }));
   });

@@ -1,8 +1,8 @@
 /* Building blocks of the details panel: sections, key/value lists, tables, preformatted text, state
  * badges and links to other nodes. Text only (see dom.js). */
-import { openNode } from "./actions.js";
 import { append, el, stateClass, stateLabel } from "./dom.js";
-import { state } from "./state.js";
+import { openNode } from "./state.js";
+import { store } from "./store.js";
 
 // A titled section appended to the panel; returns its body.
 export function section(panel, title) {
@@ -14,7 +14,7 @@ export function section(panel, title) {
 
 // A button that opens the node.
 export function nodeLink(id, label) {
-  return el("button", { type: "button", "class": "linkish", title: id, text: label || id, onclick: function () { openNode(id); } });
+  return el("button", { type: "button", "class": "linkish", title: id, text: label || id, onclick: function () { store.dispatch(openNode(id)); } });
 }
 
 export function badge(runState) {
@@ -50,16 +50,15 @@ export function table(headers, rows) {
 // Preformatted text; anything else as indented JSON.
 export function pre(text) { return el("pre", { text: typeof text === "string" ? text : JSON.stringify(text, null, 2) }); }
 
-// A list item linking to a dataset given as an id or as {id | namespace and name, name}.
+// A list item linking to a dataset given as its id (a job's details) or as {namespace, name} (a run's).
 export function datasetItem(item) {
-  var id = typeof item === "string" ? item : item.id || ("dataset:" + item.namespace + ":" + item.name);
-  var label = typeof item === "string" ? labelFor(item) : item.name || id;
-  return el("li", null, nodeLink(id, label));
+  if (typeof item === "string") return el("li", null, nodeLink(item, labelFor(item)));
+  return el("li", null, nodeLink("dataset:" + item.namespace + ":" + item.name, item.name));
 }
 
 // The name to show for a node id: from the drawn graph when the node is there (exact), else parsed.
 export function labelFor(id) {
-  var graph = state.graph, found = null;
+  var graph = store.getState().graph, found = null;
   if (graph) {
     [graph.target].concat(graph.nodes || []).forEach(function (n) { if (n && n.id === id) found = n; });
   }
@@ -77,12 +76,4 @@ function splitId(id) {
   }
   var at = rest.indexOf(":");
   return at < 0 ? { namespace: "", name: rest } : { namespace: rest.slice(0, at), name: rest.slice(at + 1) };
-}
-
-// The first of the keys whose value is neither null nor undefined.
-export function first(details, keys) {
-  for (var i = 0; i < keys.length; i++) {
-    if (details[keys[i]] !== undefined && details[keys[i]] !== null) return details[keys[i]];
-  }
-  return undefined;
 }
