@@ -145,7 +145,7 @@ def _other_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 
 def _store_and_change_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """``what-changed``, and the lineage store's ``import`` and ``retention``."""
+    """``what-changed``, and the lineage store's ``import``, ``refold`` and ``retention``."""
     # -- what changed upstream (owned by cli/what_changed_command.py; docs/what-changed.md) --
     changed = c.add_command(
         sub,
@@ -168,6 +168,17 @@ def _store_and_change_commands(sub: argparse._SubParsersAction[argparse.Argument
             ],
             description="Load newline-delimited OpenLineage events into the lineage store. Events already "
             "stored (the same bytes) are skipped, so a log can be imported again after it grew.",
+        )
+    )
+    store_commands.add_store_option(
+        c.add_command(
+            sub,
+            "refold",
+            help="fold every raw event of the lineage store again (after an upgrade changed a rule)",
+            example=["refold", "refold --store postgresql+psycopg://u@db/lineage"],
+            description="Empty the lineage store's folded state (the tables the graph reads) and fold every "
+            "raw event it keeps again, in one transaction: writers wait meanwhile (the transport spools). "
+            "Facts of raw events retention deleted are not folded again.",
         )
     )
     store_commands.add_retention_arguments(

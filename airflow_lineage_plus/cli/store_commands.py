@@ -1,11 +1,13 @@
-"""The lineage store's subcommands of ``lineage-plus``: ``import`` and ``retention`` (docs/graph.md).
+"""The lineage store's subcommands of ``lineage-plus``: ``import``, ``refold`` and ``retention``
+(docs/graph.md).
 
     lineage-plus import LOG [--store URL]        load a JSONL event log into the store (idempotent)
+    lineage-plus refold [--store URL]            fold every raw event again (after a folding rule changed)
     lineage-plus retention [--days N] [--store URL]   delete raw events older than the window
 
-:func:`add_import_arguments` and :func:`add_retention_arguments` give the CLI's parser their options
-and :func:`run` runs one; the CLI module only wires them. Exit status: 0 done, 1 the store or the log
-cannot be used, 2 bad arguments.
+:func:`add_import_arguments`, :func:`add_store_option` and :func:`add_retention_arguments` give the
+CLI's parser their options and :func:`run` runs one; the CLI module only wires them. Exit status: 0 done,
+1 the store or the log cannot be used, 2 bad arguments.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from airflow_lineage_plus.sources import open_store
 from airflow_lineage_plus.store import apply_retention, cutoff
 from airflow_lineage_plus.store.spool import flush, pending_bytes
 
-COMMANDS = ("import", "retention")
+COMMANDS = ("import", "refold", "retention")
 Result = tuple[int, str, str]
 
 
@@ -53,9 +55,11 @@ def _store_option(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> Result:
-    """(exit status, stdout, stderr) of ``import`` or ``retention``."""
+    """(exit status, stdout, stderr) of ``import``, ``refold`` or ``retention``."""
     if args.command == "import":
         return import_log(Path(args.log), args.store)
+    if args.command == "refold":
+        return refold(args.store)
     return retention(args.days, args.store)
 
 
@@ -102,6 +106,26 @@ def _lines(path: Path, problems: dict[str, int], bar: Tracker) -> Iterator[bytes
                     problems["too_large"] = problems.get("too_large", 0) + 1
                 elif line.strip():
                     yield line
+
+
+def refold(url: str | None = None) -> Result:
+    """``lineage-plus refold``: empty the folded state and fold every raw event again, in one
+    transaction (writers wait, and the transport spools meanwhile)."""
+    try:
+        store = open_store(url, create=False)
+        try:
+            total = store.count()
+            with progress("refolding", total=total, unit="events") as bar:
+                problems = store.refold(bar.advance)
+            where = store.where
+        finally:
+            store.close()
+    except (SourceUnavailable, OSError) as exc:
+        return 1, "", f"lineage-plus: cannot refold: {exc}\n"
+    err = ""
+    if problems:
+        err = "lineage-plus: not folded: " + ", ".join(f"{k}={v}" for k, v in sorted(problems.items())) + "\n"
+    return 0, f"refolded {total} raw events in {where}\n", err
 
 
 def flush_spool(log: str | Path | None, url: str | None = None, dry_run: bool = False) -> Result:

@@ -13,6 +13,7 @@ Python orders the strings and tuples they encode.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 from collections.abc import Iterable, Sequence
 from typing import Any, NamedTuple
@@ -52,6 +53,7 @@ def declaration_tie(edges: Iterable[tuple[str, str]]) -> str:
 
 
 # -- keys and tie-breakers ------------------------------------------------------------------------------
+@functools.lru_cache(maxsize=1 << 16)
 def key_of(text: str) -> int:
     """The store's key of an id: a 63-bit BLAKE2b hash (a non-negative BIGINT on every engine)."""
     return int.from_bytes(hashlib.blake2b(text.encode(), digest_size=8).digest(), "big") >> 1
@@ -269,9 +271,9 @@ class Facts:
         if facets is None:
             return
         if len(facets.ownership):
-            owners = w.decode_owner_names(bytes(facets.ownership))
+            owners = _owners(bytes(facets.ownership))
             if owners is not None:
-                self.facts.append(FactRow(job_key, OWNERS, micros, tuple_tie(owners), json_text(owners)))
+                self.facts.append(FactRow(job_key, OWNERS, micros, *owners))
         if len(facets.sloTier):
             minutes = w.decode_freshness_minutes(bytes(facets.sloTier))
             if minutes is not None:
@@ -365,35 +367,75 @@ class Facts:
         return dataset_id, key
 
     def _dataset_facets(self, raw: bytes, dataset_id: str, key: int, micros: int) -> None:
-        facets = w.decode_dataset_facets(raw)
+        facets = _dataset_facets(raw)
         if facets is None:
             self._problem("salvaged")
             return
-        if len(facets.schema):
-            schema = w.decode_schema(bytes(facets.schema))
-            if schema is not None and schema.fields is not None:
-                full = [(f.name, f.type, f.description) for f in schema.fields]
-                names = tuple((name, kind) for name, kind, _ in full)
-                tie = tuple_tie(names)
-                digest = hashlib.blake2b(tie, digest_size=16).digest()
-                self.facts.append(FactRow(key, FIELDS, micros, tie, json_text(full)))
-                self.schemas.append(SchemaRow(key, digest, json_text(names), micros))
-        if len(facets.ownership):
-            owners = w.decode_owner_names(bytes(facets.ownership))
-            if owners is not None:
-                self.facts.append(FactRow(key, OWNERS, micros, tuple_tie(owners), json_text(owners)))
-        if len(facets.columnLineage):
-            raw_lineage = bytes(facets.columnLineage)
-            lineage = w.decode_column_lineage(raw_lineage)
-            if lineage is not None and lineage.fields is not None:
-                columns = w.column_inputs(lineage)
-                tie = hashlib.blake2b(raw_lineage, digest_size=16).hexdigest().encode()
-                self.facts.append(FactRow(key, COLUMNS, micros, tie, json_text(columns)))
-                for column, inputs in columns.items():
-                    reading = key_of(column)
-                    for namespace, name, field, _ in inputs:
-                        source = column_key(ids.dataset_id(namespace, name), field)
-                        self.column_readers.append(ColumnReaderRow(source, key, reading, column))
+        if facets.fields is not None:
+            tie, full, digest, names = facets.fields
+            self.facts.append(FactRow(key, FIELDS, micros, tie, full))
+            self.schemas.append(SchemaRow(key, digest, names, micros))
+        if facets.owners is not None:
+            self.facts.append(FactRow(key, OWNERS, micros, *facets.owners))
+        if facets.columns is not None:
+            tie, columns, readers = facets.columns
+            self.facts.append(FactRow(key, COLUMNS, micros, tie, columns))
+            for source, reading, column in readers:
+                self.column_readers.append(ColumnReaderRow(source, key, reading, column))
+
+
+class DatasetFacets(NamedTuple):
+    """What the folded state keeps of a dataset's facets, whichever dataset they are of: the schema's
+    (tie, fields with descriptions, digest, (name, type) fields), the owners' (tie, names) and the column
+    lineage's (tie, columns, the columns it reads as (source key, column key, column))."""
+
+    fields: tuple[bytes, str, bytes, str] | None
+    owners: tuple[bytes, str] | None
+    columns: tuple[bytes, str, tuple[tuple[int, int, str], ...]] | None
+
+
+def _dataset_facets(raw: bytes) -> DatasetFacets | None:
+    """A dataset's facets; None when they are not an object. Each facet is read once per distinct bytes
+    (a dataset carries the same schema and column lineage run after run, beside figures that change)."""
+    facets = w.decode_dataset_facets(raw)
+    if facets is None:
+        return None
+    return DatasetFacets(
+        _schema(bytes(facets.schema)) if len(facets.schema) else None,
+        _owners(bytes(facets.ownership)) if len(facets.ownership) else None,
+        _columns(bytes(facets.columnLineage)) if len(facets.columnLineage) else None,
+    )
+
+
+@functools.lru_cache(maxsize=1 << 15)
+def _schema(raw: bytes) -> tuple[bytes, str, bytes, str] | None:
+    schema = w.decode_schema(raw)
+    if schema is None or schema.fields is None:
+        return None
+    full = [(f.name, f.type, f.description) for f in schema.fields]
+    names = tuple((name, kind) for name, kind, _ in full)
+    tie = tuple_tie(names)
+    return tie, json_text(full), hashlib.blake2b(tie, digest_size=16).digest(), json_text(names)
+
+
+@functools.lru_cache(maxsize=1 << 12)
+def _owners(raw: bytes) -> tuple[bytes, str] | None:
+    names = w.decode_owner_names(raw)
+    return None if names is None else (tuple_tie(names), json_text(names))
+
+
+@functools.lru_cache(maxsize=1 << 15)
+def _columns(raw: bytes) -> tuple[bytes, str, tuple[tuple[int, int, str], ...]] | None:
+    lineage = w.decode_column_lineage(raw)
+    if lineage is None or lineage.fields is None:
+        return None
+    found = w.column_inputs(lineage)
+    readers = tuple(
+        (column_key(ids.dataset_id(namespace, name), field), key_of(column), column)
+        for column, inputs in found.items()
+        for namespace, name, field, _ in inputs
+    )
+    return hashlib.blake2b(raw, digest_size=16).hexdigest().encode(), json_text(found), readers
 
 
 def not_run(

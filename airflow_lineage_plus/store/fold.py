@@ -250,8 +250,8 @@ class Folder:
         the rows of one statement one at a time, so no rounds are needed)."""
         for statement in self.statements:
             rows = getattr(facts, statement.rule.rows)
-            if rows:
-                raw.executemany(statement.sql, _parameters(statement, rows))
+            if rows:  # a row twice changes nothing the second time
+                raw.executemany(statement.sql, _parameters(statement, list(dict.fromkeys(rows))))
 
 
 def _parameters(statement: Statement, rows: Sequence[NamedTuple]) -> Sequence[Any]:

@@ -39,6 +39,7 @@ ALL_COMMANDS = [
     "diff",
     "what-changed",
     "import",
+    "refold",
     "retention",
 ]
 FIXED = {"COLUMNS": "100", "NO_COLOR": "1", "TERM": "dumb"}
