@@ -14,7 +14,8 @@ Declared by authors:
 Written by the package:
 
 - :class:`SkipStateRunFacet` (``lineagePlus_skipState``): the task instance was skipped, why, by what.
-- :class:`ExecutionModeRunFacet` (``lineagePlus_executionMode``): a run that did no real work.
+- :class:`ExecutionModeRunFacet` (``lineagePlus_executionMode``): a run that did no real work, or only part
+  of it.
 - :class:`TrimmedRunFacet` (``lineagePlus_trimmed``): what was cut from an event to fit the limits.
 - :class:`FoldedFromRunFacet` (``lineagePlus_foldedFrom``): the run a self-emitted event was folded from.
 """
@@ -33,9 +34,12 @@ SCHEMA_DIR = Path(__file__).parent / "schemas"
 SCHEMA_BASE_URL = "https://raw.githubusercontent.com/airflow-lineage-plus/airflow-lineage-plus/main/airflow_lineage_plus/schemas"
 
 
-def schema_url(name: str) -> str:
-    """The ``_schemaURL`` of the facet defined as ``$defs/<name>`` in ``schemas/<name>.json``."""
-    return f"{SCHEMA_BASE_URL}/{name}.json#/$defs/{name}"
+def schema_url(name: str, version: str | None = None) -> str:
+    """The ``_schemaURL`` of the facet defined as ``$defs/<name>`` in ``schemas/<name>.json`` or, for a later
+    version of its schema, ``schemas/<version>/<name>.json`` (``version`` as OpenLineage writes it:
+    ``"1-1-0"``). An earlier version's file is never changed, so the events that name it stay valid."""
+    folder = f"{version}/" if version else ""
+    return f"{SCHEMA_BASE_URL}/{folder}{name}.json#/$defs/{name}"
 
 
 @attr.define
@@ -104,8 +108,12 @@ MANUAL = "MANUAL"
 UNKNOWN = "UNKNOWN"
 #: Values of :attr:`SkipStateRunFacet.reason` (the schema's enum).
 SKIP_REASONS = (SELF_SKIP, SHORT_CIRCUIT, BRANCH_NOT_TAKEN, TRIGGER_RULE, MANUAL, UNKNOWN)
-#: Values of :attr:`ExecutionModeRunFacet.mode` (the schema's enum).
-EXECUTION_MODES = ("RAN", "CACHED", "NO_OP")
+#: Values of :attr:`ExecutionModeRunFacet.mode` (the enum of its schema, version
+#: :data:`EXECUTION_MODE_VERSION`; PARTIAL came with 1-1-0).
+EXECUTION_MODES = ("RAN", "CACHED", "NO_OP", "PARTIAL")
+#: The version of the execution mode facet's schema the package writes (``schemas/1-1-0/``); 1-0-0, without
+#: PARTIAL, is ``schemas/ExecutionModeRunFacet.json``, which older events name.
+EXECUTION_MODE_VERSION = "1-1-0"
 
 
 @attr.define
@@ -142,7 +150,8 @@ class SkipStateRunFacet(RunFacet):
 
 @attr.define
 class ExecutionModeRunFacet(RunFacet):
-    """How a run that ran went: ``RAN``, ``CACHED`` (reused an earlier result) or ``NO_OP``."""
+    """How a run that ran went: ``RAN``, ``CACHED`` (reused an earlier result), ``NO_OP`` or ``PARTIAL`` (did
+    only part of its work)."""
 
     key: ClassVar[str] = keys.EXECUTION_MODE
     mode: str
@@ -150,7 +159,7 @@ class ExecutionModeRunFacet(RunFacet):
 
     @staticmethod
     def _get_schema() -> str:
-        return schema_url("ExecutionModeRunFacet")
+        return schema_url("ExecutionModeRunFacet", EXECUTION_MODE_VERSION)
 
 
 @attr.define

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# Refresh docs/images/lineage-view.png (the README's picture of the Lineage view): runs the browser test that
-# takes it, with its screenshot written to docs/images instead of a temporary folder.
+# Refresh the pictures of the Lineage view in the docs: docs/images/lineage-view.png (the README's: the mart
+# table, its upstream hops, the failed job) and docs/images/what-changed.png (docs/what-changed.md's: the
+# "What changed" panel of the sample's contact dimension). Runs the browser tests that take them, with
+# their screenshots written to docs/images instead of a temporary folder.
 # Usage: bash scripts/update-screenshot.sh
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -9,5 +11,6 @@ cd "$ROOT"
 source "$ROOT/scripts/bootstrap.sh" test
 bash "$ROOT/scripts/system-deps.sh"
 LINEAGE_PLUS_SCREENSHOT_DIR="$ROOT/docs/images" python -m pytest -p no:xdist -q \
-  "tests/ui/test_lineage_browser.py::test_user_finds_the_mart_table_sees_three_hops_and_the_failed_job"
-echo "==> updated docs/images/lineage-view.png"
+  "tests/ui/test_lineage_browser.py::test_user_finds_the_mart_table_sees_three_hops_and_the_failed_job" \
+  "tests/ui/test_lineage_browser.py::test_the_first_page_needs_attention_and_a_dataset_says_what_changed_upstream_of_it"
+echo "==> updated docs/images/lineage-view.png and docs/images/what-changed.png"

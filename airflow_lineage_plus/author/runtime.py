@@ -272,7 +272,7 @@ def add_input(dataset: DatasetLike, schema: Iterable[FieldLike] | None = None) -
 
 @contain("the execution mode facet", default=lambda: None)
 def set_execution_mode(mode: str, reason: str | None = None) -> None:
-    """Say, from inside a running task, how this run went: ``RAN``, ``CACHED`` or ``NO_OP``.
+    """Say, from inside a running task, how this run went: ``RAN``, ``CACHED``, ``NO_OP`` or ``PARTIAL``.
 
     The mode lands on the task's own COMPLETE (or FAIL) event as ``lineagePlus_executionMode``. A mode
     outside :data:`~airflow_lineage_plus.custom_facets.EXECUTION_MODES` is refused (logged once, the task

@@ -68,7 +68,7 @@ def attention(
     nodes = [*candidates, *writers]
     histories = queries.source.run_history(nodes, 2 * baseline_runs + 1) if nodes else {}
     if visibility is not None:
-        histories = visible_histories(histories, visibility.node)
+        histories = visible_histories(histories, visibility)
     found, _ = node_changes(histories, dict.fromkeys(nodes, 0), baseline_runs, thresholds, now)
     found.sort(key=lambda c: (-min(c.weight, 1e12), KIND_ORDER.get(c.kind, 99), c.node, c.column or ""))
     return {

@@ -372,7 +372,7 @@ class LineageQueries:
         seen, not_compared = changes.nearest(walked.seen, max_nodes)
         histories = self.source.run_history(sorted(seen), 2 * baseline_runs + 1, as_of=as_of)
         if visibility is not None:
-            histories = changes.visible_histories(histories, visibility.node)
+            histories = changes.visible_histories(histories, visibility)
         moment = now if now is not None else as_of if as_of is not None else time.time_ns() // 1000
         datasets = sorted(n for n in seen if n.startswith("dataset:"))
         datasets.sort(key=lambda n: seen[n])  # nearest first

@@ -16,8 +16,8 @@ claims that nothing changed there.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from typing import Any
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 from airflow_lineage_plus.graph.changes import (
     EXPLAINING,
@@ -30,6 +30,9 @@ from airflow_lineage_plus.graph.changes import (
 )
 from airflow_lineage_plus.graph.history import DatasetRun, History
 from airflow_lineage_plus.store import wire as w
+
+if TYPE_CHECKING:
+    from airflow_lineage_plus.graph.visibility import Visibility
 
 __all__ = ["MAX_NODES", "Thresholds", "answer", "nearest", "render", "visible_histories"]
 
@@ -53,16 +56,32 @@ def nearest(seen: Mapping[str, int], max_nodes: int | None) -> tuple[dict[str, i
     return kept, {"nodes": len(left), "maxNodes": max_nodes, "fromDepth": seen[left[0]]}
 
 
-def visible_histories(histories: Mapping[str, History], visible: Callable[[str], bool]) -> dict[str, History]:
+def visible_histories(histories: Mapping[str, History], visibility: Visibility) -> dict[str, History]:
     """The histories without the dataset runs of jobs the reader may not see (a visible table also
-    written by a hidden job: that job's figures are not shown, as in the details)."""
+    written by a hidden job: that job's figures are not shown, as in the details), and with a dataset's
+    freshness target taken from the writers they may see only (a hidden job's SLO is not theirs, as in
+    :mod:`airflow_lineage_plus.act.freshness`)."""
     shown: dict[str, History] = {}
     for node, history in histories.items():
-        runs = history.runs
+        runs, slo = history.runs, history.slo_minutes
         if node.startswith("dataset:"):
-            runs = tuple(r for r in runs if isinstance(r, DatasetRun) and visible(r.job_id))
-        shown[node] = History(node, runs, history.slo_minutes)  # type: ignore[arg-type]
+            runs = tuple(r for r in runs if isinstance(r, DatasetRun) and visibility.node(r.job_id))
+            slo = _visible_slo(node, visibility) if slo is not None else None
+        shown[node] = History(node, runs, slo)  # type: ignore[arg-type]
     return shown
+
+
+def _visible_slo(dataset_id: str, visibility: Visibility) -> int | None:
+    """The least ``freshnessMinutes`` of the dataset's writers the reader may see (the writers a history's
+    ``slo_minutes`` is taken from: :mod:`.history`), None when none of them has one."""
+    graph = visibility.graph
+    writers = graph.neighbours(dataset_id, upstream=True, retired=True, declared_too=False)
+    targets = [
+        job.slo_minutes
+        for job in (graph.job_record(job_id) for job_id, _ in writers)
+        if job is not None and job.slo_minutes is not None and visibility.node(job.id)
+    ]
+    return min(targets) if targets else None
 
 
 def paths_to(target: str, seen: Mapping[str, int], edges: Edges) -> dict[str, list[str]]:

@@ -1,5 +1,14 @@
 """what-changed on real Airflow runs through the real provider: a week of ±2 % noise, then days built to
-change one thing each (tests/dags/what_changed_world.py); the CLI, the JSON, the text."""
+change one thing of each chain (tests/dags/what_changed_world.py), every kind of change the rules know
+asked for on the day made for it, with its exact list; the CLI, the JSON, the text.
+
+The days, all in one Airflow process (``run_many``): 1-7 ordinary; 8 the CRM returns fewer contacts, the
+mart's SQL changes; 9 staging fails, the orders load is served from cache with a new column, nulls and a
+failed assertion; 10 the CRM call fails once and is retried, the orders table loses ``customer_email`` and
+its ``amount`` turns VARCHAR, the mart gets more null-revenue days; 11 the CRM exports nothing (the extract
+skips itself, staging is skipped), the mart takes seconds longer; 12 the CRM's partition of day 12 comes
+after day 10's (day 11's is missing), the orders load fails (the mart is upstream-failed); 13 a deploy (a
+new commit: every declared job's code version), whose orders load is partial."""
 
 from __future__ import annotations
 
@@ -14,6 +23,7 @@ import pytest
 
 from airflow_lineage_plus import cli
 from airflow_lineage_plus.graph import LineageQueries
+from airflow_lineage_plus.graph.changes import Thresholds
 from airflow_lineage_plus.graph.eventlog import EventLogSource
 from airflow_lineage_plus.node_ids import dataset_id, job_id
 from airflow_lineage_plus.store import wire as w
@@ -24,6 +34,8 @@ pytestmark = [pytest.mark.airflow, pytest.mark.timeout(1500), pytest.mark.minute
 DAG_FILE = TESTS / "dags" / "what_changed_world.py"
 DAG = "what_changed_world"
 NOISE = (1.0, 1.02, 0.98, 1.01, 0.99, 1.02, 0.98)  # a week of ordinary run-to-run noise
+ORDINARY = {"contacts": 1000, "orders": 500, "null_emails": 5}
+REPOSITORY, COMMIT, DEPLOYED = "https://example.com/wc/pipelines", "4f2a9c1", "9b7e3d0"
 JOB_NS = "test-airflow"
 STG = dataset_id("postgres://warehouse:5432", "analytics.staging.stg_contacts")
 RAW = dataset_id("s3://wc-lake", "crm/contacts")
@@ -51,7 +63,12 @@ def world(airflow_db: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterato
     root = tmp_path_factory.mktemp("what-changed")
     runner = AirflowRunner(root)
     paths = [str(REPO), os.environ.get("PYTHONPATH", "")]
-    env = {"PYTHONPATH": os.pathsep.join(p for p in paths if p)}
+    env = {
+        "PYTHONPATH": os.pathsep.join(p for p in paths if p),
+        # the sourceCodeLocation facet of declared tasks: the repository and the commit deployed
+        "LINEAGE_PLUS_REPOSITORY_URL": REPOSITORY,
+        "LINEAGE_PLUS_COMMIT": COMMIT,
+    }
     days: list[tuple[dict[str, Any], dict[str, str]]] = [
         ({"contacts": round(1000 * n), "orders": round(500 * n), "null_emails": 5}, {}) for n in NOISE
     ]
@@ -59,7 +76,14 @@ def world(airflow_db: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterato
     days.append(({"contacts": 700, "orders": 500, "null_emails": 5}, {"WC_MART_SQL": "v2"}))
     # day 9: staging fails; orders served from cache, with a new column, nulls and a failed assertion
     day9 = {"contacts": 1000, "orders": 500, "null_emails": 100, "stage_fails": True, "cached": True}
-    days.append(({**day9, "coupon_column": True, "negative_amounts": True}, {}))
+    days.append(({**day9, "schema": "coupon", "negative_amounts": True}, {}))
+    narrowed = {**ORDINARY, "schema": "narrowed"}  # from day 10 on: customer_email gone, amount VARCHAR
+    days += [
+        ({**narrowed, "crm_flaky": True, "null_revenue_days": 12}, {}),
+        ({**narrowed, "crm_skip": True, "slow_mart": 12}, {}),
+        ({**narrowed, "orders_fail": True}, {}),
+        ({**narrowed, "partial": True, "orders": 350}, {"LINEAGE_PLUS_COMMIT": DEPLOYED}),
+    ]
     recordings = [
         Recording(DAG, logical_date=f"2024-03-{number:02d}", conf=conf, env=extra)
         for number, (conf, extra) in enumerate(days, start=1)
@@ -82,8 +106,8 @@ def _kinds(answer: dict[str, Any]) -> list[tuple[str, str, str | None]]:
 
 def test_the_runs_emit_events_valid_against_the_spec(world: World) -> None:
     events = [e for r in world.runs for e in r.events]
-    assert len(world.runs) == 9
-    assert [r.returncode == 0 for r in world.runs] == [True] * 8 + [False]
+    assert len(world.runs) == 13
+    assert [r.returncode == 0 for r in world.runs] == [True] * 8 + [False, True, True, False, True]
     assert validate_events(events) == len(events)
 
 
@@ -140,7 +164,7 @@ def test_a_failed_job_a_cached_run_a_new_column_nulls_and_a_failed_assertion(wor
 
 
 def test_asked_two_days_later_every_dataset_is_later_than_usual(world: World) -> None:
-    answer = _ask(world, STG, 9, now=world.ends[-1] + 2 * 86_400_000_000)
+    answer = _ask(world, STG, 9, now=world.ends[8] + 2 * 86_400_000_000)
     assert sorted(_kinds(answer)) == sorted(
         [
             (STG, "freshness", None),
@@ -149,6 +173,84 @@ def test_asked_two_days_later_every_dataset_is_later_than_usual(world: World) ->
             (job("stage_contacts"), "state", None),
         ]
     )
+
+
+def _changes(answer: dict[str, Any]) -> list[tuple[Any, ...]]:
+    return [(c["node"], c["kind"], c["column"], c["from"], c["to"], c["change"]) for c in answer["changes"]]
+
+
+def test_a_mart_written_longer_ago_than_its_slo_is_past_it(world: World) -> None:
+    written = max(_run_ends(world, 7, "mart_revenue"))  # the mart's SLO is two minutes
+    answer = _ask(world, REVENUE, 7, now=written + 5 * 60_000_000)
+    age = 5 * 60
+    assert _changes(answer) == [(REVENUE, "freshnessSlo", None, 120, age, round(age / 120 - 1, 4))]
+    assert _ask(world, REVENUE, 7, now=written + 90_000_000)["changes"] == []  # within it
+
+
+def test_a_retried_extract_is_a_retry_above_usual(world: World) -> None:
+    tries = [e["run"]["runId"] for e in world.runs[9].task_events("extract_contacts")]
+    assert len(set(tries)) == 2  # the failed try and the one that succeeded: two runs of the job
+    assert _changes(_ask(world, STG, 10)) == [(job("extract_contacts"), "retries", None, 0, 1, 1)]
+
+
+def test_a_removed_and_a_retyped_column_come_before_the_null_revenue_they_explain(world: World) -> None:
+    assert _changes(_ask(world, REVENUE, 10)) == [
+        (ORDERS, "schema", "amount", "NUMERIC", "VARCHAR", "typeChanged"),
+        (ORDERS, "schema", "customer_email", "VARCHAR", None, "removed"),
+        (REVENUE, "nullCount", "revenue", 3, 12, 3.0),  # no row count: a count, not a rate
+    ]
+
+
+def test_an_extract_that_skipped_itself_and_the_staging_it_skipped(world: World) -> None:
+    assert _changes(_ask(world, STG, 11)) == [
+        (job("extract_contacts"), "state", None, "COMPLETED", "SKIPPED", "SKIPPED"),
+        (job("stage_contacts"), "state", None, "COMPLETED", "SKIPPED", "SKIPPED"),
+    ]
+
+
+def test_a_slower_mart_is_a_duration_change_only_past_the_duration_thresholds(world: World) -> None:
+    assert _ask(world, REVENUE, 11)["changes"] == []  # twelve seconds slower: under the 60 s floor
+    # A floor of 5 s instead (the option what_changed_duration_seconds). The tasks' own runs take 0.4 to
+    # 5.1 s on this 2-CPU machine under a load of 7 (their median about 1 s): none is 5 s from its median,
+    # and such noise makes the usual spread (3 robust deviations) up to about 6 s, which the mart's 12 s
+    # sleep is past.
+    answer = _ask(world, REVENUE, 11, thresholds=Thresholds(duration_seconds=5))
+    assert _kinds(answer) == [(job("mart_revenue"), "duration", None)]
+    slow = answer["changes"][0]
+    assert slow["to"] >= 12 > slow["from"] and slow["change"] > 1  # more than twice as long
+    assert slow["depth"] == 1
+
+
+def test_the_partition_of_the_skipped_day_is_missing_from_the_sequence(world: World) -> None:
+    assert _changes(_ask(world, STG, 12)) == [
+        (RAW, "partition", "date", "date=2024-03-10", "date=2024-03-12", "missing 2024-03-11")
+    ]
+
+
+def test_a_failed_load_and_the_mart_it_left_upstream_failed(world: World) -> None:
+    assert _changes(_ask(world, REVENUE, 12)) == [
+        (job("load_orders"), "state", None, "COMPLETED", "FAILED", "FAILED"),
+        (job("mart_revenue"), "state", None, "COMPLETED", "UPSTREAM_FAILED", "UPSTREAM_FAILED"),
+    ]
+
+
+def test_a_deploy_changes_the_code_version_of_every_declared_job(world: World) -> None:
+    code = (COMMIT, DEPLOYED, "changed")
+    assert _changes(_ask(world, STG, 13)) == [
+        (job("extract_contacts"), "sourceCode", None, *code),
+        (job("stage_contacts"), "sourceCode", None, *code),
+    ]
+
+
+def test_a_partial_load_is_a_job_change_like_a_cached_one_and_explains_the_fewer_rows(world: World) -> None:
+    code = (COMMIT, DEPLOYED, "changed")
+    assert _changes(_ask(world, REVENUE, 13)) == [
+        (job("load_orders"), "sourceCode", None, *code),
+        (job("mart_revenue"), "sourceCode", None, *code),
+        (job("load_orders"), "executionMode", None, "RAN", "PARTIAL", "PARTIAL"),
+        (ORDERS, "rowCount", None, 500, 350, -0.3),
+        (ORDERS, "bytes", None, 32000, 22400, -0.3),
+    ]
 
 
 def test_the_cli_answers_in_json_and_leads_its_text_with_the_top_cause(world: World) -> None:

@@ -16,11 +16,14 @@ from airflow_lineage_plus.author.runtime import set_execution_mode
 from airflow_lineage_plus.claims import claim, claimed, ensure_table, skip_claims_table
 from airflow_lineage_plus.custom_facets import (
     BRANCH_NOT_TAKEN,
+    EXECUTION_MODE_VERSION,
+    EXECUTION_MODES,
     MANUAL,
     TRIGGER_RULE,
     UNKNOWN,
     ExecutionModeRunFacet,
     SkipStateRunFacet,
+    schema_url,
 )
 from airflow_lineage_plus.emit.skip_causes import DagRunSnapshot, explain
 from airflow_lineage_plus.exceptions import ConfigurationError
@@ -45,17 +48,44 @@ def _event(**facets: Any) -> dict[str, Any]:
     ("facet_class", "file_name"),
     [
         (SkipStateRunFacet, "SkipStateRunFacet.json"),
-        (ExecutionModeRunFacet, "ExecutionModeRunFacet.json"),
+        (ExecutionModeRunFacet, "1-1-0/ExecutionModeRunFacet.json"),
     ],
 )
 def test_schema_url_names_the_shipped_schema_whose_id_it_is(facet_class: Any, file_name: str) -> None:
     url = facet_class._get_schema()
     base, _, fragment = url.partition("#")
-    assert base.rsplit("/", 1)[-1] == file_name
+    assert base.endswith(f"/schemas/{file_name}")
     schema = json.loads((SCHEMAS / file_name).read_text())
     assert schema["$id"] == base
-    assert fragment == f"/$defs/{file_name.removesuffix('.json')}"
+    assert fragment == f"/$defs/{Path(file_name).stem}"
     assert schema["properties"][facet_class.key]["$ref"] == f"#{fragment}"
+
+
+def _mode_event(mode: str, version: str | None) -> dict[str, Any]:
+    """An event whose execution mode facet names the schema ``version`` (None: 1-0-0, the first)."""
+    event = _event(**{keys.EXECUTION_MODE: ExecutionModeRunFacet(mode=mode, reason="two of three files")})
+    event["run"]["facets"][keys.EXECUTION_MODE]["_schemaURL"] = schema_url("ExecutionModeRunFacet", version)
+    return event
+
+
+def test_partial_is_a_mode_of_the_new_schema_version_and_old_events_stay_valid() -> None:
+    assert EXECUTION_MODES == ("RAN", "CACHED", "NO_OP", "PARTIAL")
+    validate_event(_event(**{keys.EXECUTION_MODE: ExecutionModeRunFacet(mode="PARTIAL")}))
+    for mode in ("RAN", "CACHED", "NO_OP"):  # what events written before PARTIAL carry, under both versions
+        validate_event(_mode_event(mode, None))
+        validate_event(_mode_event(mode, EXECUTION_MODE_VERSION))
+    with pytest.raises(AssertionError, match="lineagePlus_executionMode"):
+        validate_event(_mode_event("PARTIAL", None))  # 1-0-0 is shipped unchanged: no PARTIAL in it
+    first = json.loads((SCHEMAS / "ExecutionModeRunFacet.json").read_text())
+    later = json.loads((SCHEMAS / EXECUTION_MODE_VERSION / "ExecutionModeRunFacet.json").read_text())
+    assert first["$defs"]["ExecutionModeRunFacet"]["allOf"][1]["properties"]["mode"]["enum"] == [
+        "RAN",
+        "CACHED",
+        "NO_OP",
+    ]
+    assert later["$defs"]["ExecutionModeRunFacet"]["allOf"][1]["properties"]["mode"]["enum"] == list(
+        EXECUTION_MODES
+    )
 
 
 def test_skip_and_execution_mode_facets_validate_against_their_schemas() -> None:

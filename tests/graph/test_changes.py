@@ -44,6 +44,21 @@ def test_a_retried_run_and_a_new_code_version_are_job_changes() -> None:
     ]
 
 
+@pytest.mark.parametrize(
+    ("state", "mode", "expected"),
+    [
+        ("ABORTED", None, [("state", None, "COMPLETED", "ABORTED", "ABORTED")]),
+        ("COMPLETED", "NO_OP", [("executionMode", None, "RAN", "NO_OP", "NO_OP")]),
+        ("COMPLETED", "RAN", []),
+    ],
+)
+def test_an_aborted_run_and_a_run_with_nothing_to_do_are_job_changes(
+    state: str, mode: str | None, expected: list[tuple[object, ...]]
+) -> None:
+    latest = JobRun("new", state, started=7 * DAY, ended=7 * DAY + 600_000_000, tries=1, execution_mode=mode)
+    assert _kinds(job_changes(_job_runs(latest), 7, Thresholds())) == expected
+
+
 def test_a_run_an_hour_long_instead_of_ten_minutes_is_a_duration_change_and_a_minute_more_is_not() -> None:
     slow = JobRun("new", "COMPLETED", started=7 * DAY, ended=7 * DAY + HOUR, tries=1, source_code="abc")
     assert _kinds(job_changes(_job_runs(slow), 7, Thresholds())) == [("duration", None, 600, 3600, 5.0)]

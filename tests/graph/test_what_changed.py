@@ -13,7 +13,7 @@ from airflow_lineage_plus.graph.what_changed import render
 from airflow_lineage_plus.store import wire as w
 from tests.support.graph_builders import DS_NS, JOB_NS, at, dataset_node, facet, job_node, write_log
 from tests.support.store_engines import store_source_of
-from tests.support.what_changed_events import DAY, week
+from tests.support.what_changed_events import DAY, output, run, week
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -87,10 +87,10 @@ def test_a_failed_job_a_schema_change_nulls_and_a_slow_run_are_each_reported(tmp
 def test_a_dataset_without_figures_cannot_tell(tmp_path: Path) -> None:
     events = week()
     for item in events:
-        for output in item["outputs"]:
-            if output["name"] == "raw.contacts":
-                output["facets"] = {}
-                output["outputFacets"] = {}
+        for written in item["outputs"]:
+            if written["name"] == "raw.contacts":
+                written["facets"] = {}
+                written["outputFacets"] = {}
     answer = _ask(tmp_path, events)
     assert answer["changes"] == []
     assert answer["cannotTell"] == [
@@ -155,6 +155,27 @@ def test_a_reader_who_may_not_read_the_source_job_is_not_told_of_its_changes(tmp
     assert all("crm_extract" not in str(c["path"]) for c in scoped["changes"])
     assert scoped["cannotTell"][0]["node"] == dataset_node("raw.contacts")
     assert [c["node"] for c in scoped["changes"]] == [dataset_node("stg.contacts")] * 2
+
+
+def test_a_reader_is_not_held_to_the_freshness_target_of_a_writer_they_may_not_see(tmp_path: Path) -> None:
+    # stg.contacts is written daily by stg_contacts (DAG staging) and once by audit_copy (DAG audit), whose
+    # freshness target is one minute; asked an hour after its last write
+    slo = {"lineagePlus_sloTier": facet(tier="gold", freshnessMinutes=1)}
+    copy = output("stg.contacts", 1000, 10, [("id", "INT"), ("email", "VARCHAR")])
+    events = [*week(), *run("audit_copy", 0, [copy], job_facets=slo)]
+    for item in events:
+        dag = {"crm_extract": "crm", "audit_copy": "audit"}.get(item["job"]["name"], "staging")
+        item["run"]["facets"]["airflow"] = facet(dag={"dag_id": dag}, task={"task_id": item["job"]["name"]})
+    log = write_log(tmp_path / "events.jsonl", events)
+    stg, now = dataset_node("stg.contacts"), w.to_micros(at(7 * DAY + 75))
+    source = EventLogSource(log)
+    try:
+        every = LineageQueries(source).what_changed(stg, now=now)
+        staging = LineageQueries(source, may_read_dag=lambda dag: dag == "staging").what_changed(stg, now=now)
+    finally:
+        source.close()
+    assert [(c["node"], c["kind"], c["from"]) for c in every["changes"]] == [(stg, "freshnessSlo", 60)]
+    assert staging["changes"] == []  # audit_copy's target is not the staging reader's: nothing is said of it
 
 
 def test_max_nodes_compares_only_the_nearest_nodes_and_says_how_many_were_left_out(tmp_path: Path) -> None:

@@ -22,6 +22,7 @@ if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
 from demo.environment import DAGS, skip_facets_available, warehouse_connection
+from demo.run import SAMPLE_RUNS
 from demo.s3_endpoint import LocalS3
 
 BUCKET = "raw-data-lake"
@@ -71,11 +72,16 @@ def make_world(root: Path, s3: LocalS3) -> SampleWorld:
 
 @dataclass
 class DemoRuns:
+    """The four runs most tests read (:meth:`all`) and the CRM's later days (:attr:`crm_later`)."""
+
     crm: DagRunResult
     orders_ok: DagRunResult
     orders_empty: DagRunResult
     orders_failed: DagRunResult
     world: SampleWorld
+    #: the demo's later CRM days (``demo.run.SAMPLE_RUNS``): two ordinary ones, the day the CRM returns
+    #: fewer contacts, the day the staging SQL changes; what the view's what-changed tests read
+    crm_later: list[DagRunResult]
 
     def all(self) -> list[DagRunResult]:
         return [self.crm, self.orders_ok, self.orders_empty, self.orders_failed]
@@ -84,10 +90,19 @@ class DemoRuns:
         return [event for result in self.all() for event in result.events]
 
 
+#: the CRM days the demo runs after the first, as it runs them (conf and environment)
+CRM_LATER = [
+    Recording(run.dag_id, run.logical_date, run.conf or None, dict(run.env))
+    for run in SAMPLE_RUNS
+    if run.dag_id == "crm_contacts_ingestion" and run.logical_date != "2024-06-01"
+]
+
+
 def record_demo_runs(local_s3: LocalS3, root: Path) -> DemoRuns:
-    """The demo's four runs: CRM contacts, a good day, a day without orders, a day whose dbt model fails."""
+    """The demo's runs: CRM contacts, a good day, a day without orders, a day whose dbt model fails, then
+    the CRM's later days (:data:`CRM_LATER`), all in one Airflow process."""
     world = make_world(root, local_s3)
-    crm, orders_ok, orders_empty, orders_failed = world.run_many(
+    crm, orders_ok, orders_empty, orders_failed, *crm_later = world.run_many(
         "demo",
         [CRM_DAG, ORDERS_DAG],
         [
@@ -97,6 +112,7 @@ def record_demo_runs(local_s3: LocalS3, root: Path) -> DemoRuns:
             Recording(
                 "ecommerce_orders", "2024-06-03", {"order_count": 25, "fail_stage": "fct_daily_orders"}
             ),
+            *CRM_LATER,
         ],
     )
-    return DemoRuns(crm, orders_ok, orders_empty, orders_failed, world=world)
+    return DemoRuns(crm, orders_ok, orders_empty, orders_failed, world=world, crm_later=crm_later)

@@ -26,3 +26,12 @@ def search_and_open(frame: Any, text: str, node_id: str) -> None:
     frame.locator("#search").fill(text)
     frame.locator(f'#search-results li[data-node-id="{node_id}"]').click()
     frame.locator(f'#viewport g.node.target[data-node-id="{node_id}"]').wait_for(timeout=30_000)
+
+
+def listed(frame: Any, items: str) -> list[tuple[str | None, str | None]]:
+    """(``data-kind``, the node id its link opens) of each item of a list of the panel."""
+    found = frame.locator(items)
+    return [
+        (found.nth(i).get_attribute("data-kind"), found.nth(i).locator("button").first.get_attribute("title"))
+        for i in range(found.count())
+    ]

@@ -1,12 +1,13 @@
 """A person logs into Airflow, clicks "Lineage", finds the mart table and sees which upstream job failed.
 
 A real ``airflow api-server`` runs with the plugin (installed entry point) over the events of the sample
-pipeline run for real (``dags/ecommerce_orders.py``: a good day, an empty day, a day whose dbt model
-fails: the mart is built by a dbt model that a task runs; see ``ui_pipeline.record_sample_pipeline``). The
-Chromium found on ``PATH`` (Debian's, installed by ``scripts/system-deps.sh``), headless, is driven by
-Playwright through Airflow's own login page and navigation. The screenshot goes to a temporary folder, or
-to ``$LINEAGE_PLUS_SCREENSHOT_DIR``: ``bash scripts/update-screenshot.sh`` refreshes
-``docs/images/lineage-view.png`` that way.
+pipelines run for real (``dags/ecommerce_orders.py``: a good day, an empty day, a day whose dbt model
+fails: the mart is built by a dbt model that a task runs; ``dags/crm_contacts_ingestion.py``: the demo's
+five days, the last two changed on purpose; see ``ui_pipeline.record_sample_pipeline``). The Chromium
+found on ``PATH`` (Debian's, installed by ``scripts/system-deps.sh``), headless, is driven by Playwright
+through Airflow's own login page and navigation. The screenshots go to a temporary folder, or to
+``$LINEAGE_PLUS_SCREENSHOT_DIR``: ``bash scripts/update-screenshot.sh`` refreshes
+``docs/images/lineage-view.png`` and ``docs/images/what-changed.png`` that way.
 """
 
 from __future__ import annotations
@@ -24,12 +25,23 @@ import pytest
 
 from tests.support.run_report import SHARED_RECORDINGS
 from tests.support.servers import free_port, stop, wait_until_serving
-from tests.ui.browser_support import PASSWORD, USER, open_lineage_from_navigation, search_and_open
-from tests.ui.ui_pipeline import HOSTILE_ID, HOSTILE_NAME, MART_MODEL, SamplePipeline, record_sample_pipeline
+from tests.ui.browser_support import PASSWORD, USER, listed, open_lineage_from_navigation, search_and_open
+from tests.ui.ui_pipeline import (
+    DAG_ID,
+    HOSTILE_ID,
+    HOSTILE_NAME,
+    MART_MODEL,
+    SamplePipeline,
+    record_sample_pipeline,
+)
 
 pytestmark = [pytest.mark.airflow, pytest.mark.browser, pytest.mark.xdist_group(SHARED_RECORDINGS)]
 
 SCREENSHOT_NAME = "lineage-view.png"
+WHAT_CHANGED_SCREENSHOT = "what-changed.png"
+NAMESPACE = "test-airflow"
+DBT_MODEL = f"job:{NAMESPACE}:{MART_MODEL}"
+LOAD_STG_CONTACTS = f"job:{NAMESPACE}:crm_contacts_ingestion.load_stg_contacts"
 
 
 @pytest.fixture(scope="module")
@@ -54,6 +66,10 @@ def airflow_ui(sample: SamplePipeline, tmp_path_factory: pytest.TempPathFactory)
         "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_ALL_ADMINS": "False",
         "AIRFLOW__API_AUTH__JWT_SECRET": "lineage-plus-browser-test-" + "k" * 64,
         "AIRFLOW__API__BASE_URL": f"http://127.0.0.1:{port}/",
+        # The recorded runs are seconds apart: asked ten minutes later (other tests of the group first),
+        # every dataset would be "later than usual" on the first page and in What changed. Lateness past a
+        # day instead keeps what they show the same all the test run long.
+        "AIRFLOW__LINEAGE_PLUS__WHAT_CHANGED_LATE_MINUTES": "1440",
     }
     airflow = str(Path(sys.executable).parent / "airflow")
     log = (workdir / "api-server.log").open("wb")
@@ -119,6 +135,73 @@ def test_user_finds_the_mart_table_sees_three_hops_and_the_failed_job(
     assert href.endswith("/tasks/fct_daily_orders")  # the task that ran dbt
 
     screenshot = Path(os.environ.get("LINEAGE_PLUS_SCREENSHOT_DIR") or tmp_path) / SCREENSHOT_NAME
+    page.screenshot(path=str(screenshot))
+    assert screenshot.stat().st_size > 10_000
+    assert page.dialogs == []
+
+
+def test_the_first_page_needs_attention_and_a_dataset_says_what_changed_upstream_of_it(
+    logged_in_page: Any, sample: SamplePipeline, tmp_path: Path
+) -> None:
+    page = logged_in_page
+    stg, dim = (
+        f"dataset:{sample.warehouse}:analytics.{name}"
+        for name in ("staging.stg_contacts", "marts.dim_contacts")
+    )
+    frame = open_lineage_from_navigation(page)
+    details = frame.locator("#details")
+    details.locator("h2", has_text="Needs attention").wait_for(timeout=90_000)  # the first request loads
+    # every run was today: the jobs whose latest run failed (the sample's failing dbt day, ui_orders' failed
+    # staging load), each with its DAG run; no freshness target missed (the marts' SLO is 26 hours)
+    assert listed(frame, "ul.attention-failed li") == [
+        (None, job)
+        for job in (
+            DBT_MODEL,
+            f"job:{NAMESPACE}:dbt-run-shop",
+            f"job:{NAMESPACE}:ecommerce_orders",
+            sample.dbt_task_id,
+            f"job:{NAMESPACE}:{DAG_ID}",
+            f"job:{NAMESPACE}:{DAG_ID}.load_stg_orders",
+        )
+    ]
+    assert details.get_by_text("Every dataset with a freshness target is within it.").is_visible()
+    # the ten largest changes of the last day: the failed and skipped runs, the two new SQL versions (the
+    # CRM staging's deploy, the dbt model's failing day), then the fewer contacts the new SQL keeps and the
+    # higher null rates among them
+    assert listed(frame, "ul.attention-changes li") == [
+        ("state", DBT_MODEL),
+        ("state", f"job:{NAMESPACE}:{DAG_ID}.fct_daily_orders"),
+        ("state", f"job:{NAMESPACE}:{DAG_ID}.load_stg_orders"),
+        ("sql", DBT_MODEL),
+        ("sql", LOAD_STG_CONTACTS),
+        ("rowCount", dim),
+        ("rowCount", stg),
+        ("nullRate", dim),
+        ("nullRate", stg),
+        ("nullRate", dim),
+    ]
+
+    # a change is a click away from its dataset: its graph, and what changed upstream of it
+    frame.locator(f'ul.attention-changes li[data-kind="rowCount"] button[title="{dim}"]').click()
+    frame.locator(f'#viewport g.node.target[data-node-id="{dim}"]').wait_for(timeout=30_000)
+    frame.locator(".what-changed ol.changes li").first.wait_for(timeout=30_000)
+    assert listed(frame, ".what-changed ol.changes li") == [
+        ("sql", LOAD_STG_CONTACTS),
+        ("rowCount", stg),
+        ("rowCount", dim),
+        ("nullRate", stg),
+        ("nullRate", stg),
+        ("nullRate", dim),
+        ("nullRate", dim),
+    ]
+    top = frame.locator(".what-changed p.top-cause").text_content() or ""
+    assert top.startswith("Most likely cause: crm_contacts_ingestion.load_stg_contacts sql: "), top
+    assert top.endswith(" (changed), 3 hop(s) upstream."), top
+    rows = frame.locator(".what-changed ol.changes li").nth(2).text_content() or ""
+    assert "rowCount: 60 \u2192 52 (-13 %)" in rows, rows
+
+    screenshot = Path(os.environ.get("LINEAGE_PLUS_SCREENSHOT_DIR") or tmp_path) / WHAT_CHANGED_SCREENSHOT
+    frame.locator(".what-changed").scroll_into_view_if_needed()
     page.screenshot(path=str(screenshot))
     assert screenshot.stat().st_size > 10_000
     assert page.dialogs == []

@@ -7,19 +7,22 @@ screenshot of what ``alpha`` sees is written to a temporary folder (its path is 
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 import pytest
 
+from airflow_lineage_plus.store import wire as w
 from tests.support.fab_airflow import FabAirflow
 from tests.support.run_report import SHARED_RECORDINGS
-from tests.ui.browser_support import open_lineage_from_navigation, search_and_open
-from tests.ui.ui_pipeline import ALPHA_DAG, ALPHA_TASK, BETA_DAG, BETA_STRINGS
+from tests.ui.browser_support import listed, open_lineage_from_navigation, search_and_open
+from tests.ui.ui_pipeline import ALPHA_DAG, ALPHA_TASK, BETA_DAG, BETA_STRINGS, PermissionPipeline
 
 pytestmark = [pytest.mark.airflow, pytest.mark.browser, pytest.mark.xdist_group(SHARED_RECORDINGS)]
 
 SCORES = "dataset:postgres://warehouse:5432:analytics.shared.customer_scores"
 ALPHA_JOB = f"job:test-airflow:{ALPHA_DAG}.{ALPHA_TASK}"
+BETA_JOB = f"job:test-airflow:{BETA_DAG}.score_customers"
 
 
 def signed_in(browser: Any, server: FabAirflow, user: str) -> Any:
@@ -95,3 +98,61 @@ def test_a_user_of_every_dag_sees_the_task_that_never_ran_as_upstream_failed(
         page.locator("#details .badge.state-UPSTREAM_FAILED").first.wait_for(timeout=30_000)
     finally:
         page.context.close()
+
+
+def past_the_shared_tables_target(pipeline: PermissionPipeline) -> None:
+    """Wait until beta's one-minute freshness target (``perm_dags.py``) has passed since alpha's run read
+    the shared table: what-changed judges a table's age from its latest run (here alpha's read), and the
+    first page asks now. Five seconds of margin for the clocks of the events and of the server."""
+    read = max(w.to_micros(e["eventTime"]) for e in pipeline.alpha.events) / 1_000_000
+    time.sleep(max(0.0, read + 60 + 5 - time.time()))
+
+
+def test_the_first_page_and_what_changed_show_a_one_dag_user_nothing_of_the_other_dag(
+    browser: Any, fab_server: FabAirflow, permission_pipeline: PermissionPipeline
+) -> None:
+    audit = "dataset:postgres://warehouse:5432:analytics.beta_vault.score_audit"
+    past_the_shared_tables_target(permission_pipeline)
+    pages = {user: signed_in(browser, fab_server, user) for user in ("viewer", "alpha")}
+    try:
+        frames = {
+            # FAB's Viewer role may not read Plugins (no Lineage button): the view's own address
+            "viewer": pages["viewer"],
+            "alpha": open_lineage_from_navigation(pages["alpha"]),
+        }
+        pages["viewer"].goto(f"{fab_server.base}/lineage-plus/")
+        shown = {}
+        for user, frame in frames.items():
+            frame.locator("#details h2", has_text="Needs attention").wait_for(timeout=90_000)
+            shown[user] = [
+                listed(frame, f"ul.{items} li")
+                for items in ("attention-failed", "attention-stale", "attention-changes")
+            ]
+        # a reader of every DAG: beta's failed task and its DAG run, its two tables never written (past
+        # their one-minute target), the failed run and the shared table's lateness among the changes
+        assert shown["viewer"] == [
+            [(None, f"job:test-airflow:{BETA_DAG}"), (None, BETA_JOB)],
+            [(None, audit), (None, SCORES)],
+            [("state", BETA_JOB), ("freshnessSlo", SCORES)],
+        ]
+        # alpha may read perm_alpha only: nothing of beta, not even the shared table's target (beta's SLO)
+        assert shown["alpha"] == [[], [], []]
+        alpha = frames["alpha"]
+        search_and_open(alpha, "customer_scores", SCORES)
+        panel = alpha.locator(".what-changed")
+        panel.locator("p.cannot-tell").wait_for(timeout=30_000)
+        assert panel.locator("ol.changes li").count() == 0
+        assert [
+            panel.locator("p.note").nth(i).text_content() for i in range(panel.locator("p.note").count())
+        ] == [
+            "No change found in what was recorded; some datasets cannot tell (below).",
+            "Cannot tell analytics.shared.customer_scores: its latest run recorded no figures.",
+        ]
+        everything = (alpha.locator("body").text_content() or "") + (
+            pages["alpha"].locator("body").text_content() or ""
+        )
+        assert [secret for secret in BETA_STRINGS if secret in everything] == []
+        assert pages["alpha"].dialogs == pages["viewer"].dialogs == []
+    finally:
+        for page in pages.values():
+            page.context.close()

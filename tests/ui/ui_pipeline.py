@@ -4,8 +4,8 @@
   second (a later logical date) fails at ``load_stg_orders``, so the mart table's newest upstream state
   is "a stage two hops up failed". It also writes a dataset named ``<img src=x onerror=alert(1)>``.
 * ``record_sample_pipeline``: the project's sample pipeline (``dags/ecommerce_orders.py`` and
-  ``dags/crm_contacts_ingestion.py``), the failing day included: the samples' own recording (the
-  ``demo_runs`` fixture), plus the hostile name.
+  ``dags/crm_contacts_ingestion.py``), the failing day and the CRM's days that change on purpose included:
+  the samples' own recording (the ``demo_runs`` fixture), plus the hostile name.
 * ``record_permission_pipeline``: ``tests/ui/dags/perm_dags.py``, two DAGs of two teams sharing a table.
 """
 
@@ -65,17 +65,19 @@ class SamplePipeline:
     job_ids: dict[str, str]  # stage task id -> job id (fct_daily_orders: the dbt model the task runs)
     failed_run: DagRunResult
     dbt_task_id: str  # the job of the task that runs dbt
+    warehouse: str  # the namespace of the warehouse's tables (the DuckDB file of the recording)
 
 
 def record_sample_pipeline(basetemp: Path, demo_runs: Any) -> SamplePipeline:
-    """The samples' demo runs (CRM, a good day, a day without orders, a day whose dbt model fails)."""
+    """The samples' demo runs (CRM, a good day, a day without orders, a day whose dbt model fails, the
+    CRM's later days: fewer contacts, then a new staging SQL)."""
     runs = demo_runs.all()
     workdir = basetemp / "ui-sample-pipeline"
     workdir.mkdir(parents=True, exist_ok=True)
     hostile_log, _, _ = record_pipeline(basetemp)
     log = workdir / "sample-events.jsonl"
     with log.open("w") as out:
-        for run in runs:
+        for run in [*runs, *demo_runs.crm_later]:
             out.writelines(json.dumps(event) + "\n" for event in run.events)
         out.write(hostile_log.read_text())
     # the mart is built by the dbt model that the task fct_daily_orders runs
@@ -94,6 +96,7 @@ def record_sample_pipeline(basetemp: Path, demo_runs: Any) -> SamplePipeline:
         job_ids={**job_ids, "fct_daily_orders": f"job:{namespace}:{MART_MODEL}"},
         failed_run=runs[3],
         dbt_task_id=job_ids["fct_daily_orders"],
+        warehouse=mart["namespace"],
     )
 
 
