@@ -276,6 +276,11 @@ def collector_max_writes() -> int:
     return max(1, _get_int("collector_max_writes"))
 
 
+def collector_queue_size() -> int:
+    """[lineage_plus] collector_queue_size (at least 1)."""
+    return max(1, _get_int("collector_queue_size"))
+
+
 def collector_url() -> str:
     """[lineage_plus] collector_url (the API server the transport sends to; empty: none)."""
     return _get("collector_url").strip()

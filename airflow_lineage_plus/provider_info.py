@@ -239,11 +239,21 @@ OPTIONS: dict[str, dict[str, Any]] = {
         "example": "1048576",
     },
     "collector_max_writes": {
-        "description": "Requests the OpenLineage endpoint handles at the same time (each store write in a "
-        "thread of the API server's pool); one more gets 429 with Retry-After.",
+        "description": "Threads of the OpenLineage endpoint's own (not the API server's pool) that do its "
+        "blocking work at the same time: reading the ingest key, checking events, writing them to the "
+        "lineage store. Requests beyond wait in the endpoint's queue (collector_queue_size).",
         "type": "integer",
         "default": "4",
         "example": "8",
+    },
+    "collector_queue_size": {
+        "description": "Events the OpenLineage endpoint holds at once, from a request's arrival until it "
+        "is answered (authenticated, read, checked, waiting for or going into the lineage store; a request "
+        "counts as one event until its body is read). A request that finds the queue full, or whose events "
+        "would take it past this, gets 429 with Retry-After; a request alone is taken whatever its size.",
+        "type": "integer",
+        "default": "1000",
+        "example": "5000",
     },
     "collector_url": {
         "description": "Base URL of the Airflow API server whose OpenLineage endpoint the event-log "

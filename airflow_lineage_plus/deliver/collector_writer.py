@@ -16,7 +16,10 @@ Within ``timeout`` seconds, key lookup included, the event is either accepted (2
   next event that gets through, the spool goes to the batch endpoint in the background
   (:class:`CollectorSink`, :mod:`.background_flush`); ``lineage-plus replay`` does the same by hand.
 
-The endpoint keeps each event's bytes once, so an event sent twice (a flush cut short) is stored once.
+The batch endpoint answers with the spec's processing details (OpenLineage#4109): an event it refuses
+for good is counted (``refused``) and not sent again, one it could take later keeps the spool for the
+next try. The endpoint keeps each event's bytes once, so an event sent twice (a flush cut short) is
+stored once.
 """
 
 from __future__ import annotations
@@ -92,7 +95,7 @@ class CollectorWriter:
         response = _client().post(
             self.base + path, content=body, headers=headers, timeout=timeout or self.timeout
         )
-        if response.status_code in (200, 201, 202):
+        if response.status_code in (200, 201, 202, 204):
             try:
                 answer = orjson.loads(response.content)
             except orjson.JSONDecodeError:
@@ -106,8 +109,10 @@ class CollectorWriter:
 
 class CollectorSink:
     """The endpoint as a :class:`~airflow_lineage_plus.store.spool.Sink`: what a flush sends the spool to,
-    in batches; a batch refused as a whole is sent event by event, and an event refused for good is
-    counted (``refused``), not sent again."""
+    in batches. The batch endpoint's answer (the spec's ``summary`` and ``failed_events``) says which
+    events were refused for good (counted as ``refused``, not sent again) and whether some can be
+    retried (then this raises and the spool stays for the next try; what was stored is kept once). A
+    batch refused as a whole (a server before that answer) is sent event by event."""
 
     def __init__(self, writer: CollectorWriter) -> None:
         self.writer = writer
@@ -116,21 +121,38 @@ class CollectorSink:
         added = duplicates = refused = 0
         for batch in _batches(lines):
             try:
-                answers = [self._send(b"[" + b",".join(batch) + b"]", BATCH_ENDPOINT)]
-            except EventRefusedError:  # one bad event refuses the batch: find it
-                answers = []
+                answer = self._send(b"[" + b",".join(batch) + b"]", BATCH_ENDPOINT)
+            except EventRefusedError:  # a server that refuses a batch whole: find the bad event
                 for line in batch:
                     try:
-                        answers.append(self._send(line, ENDPOINT))
+                        one = self._send(line, ENDPOINT)
                     except EventRefusedError:
                         refused += 1
-            for answer in answers:
-                added += _count(answer, "stored")
-                duplicates += _count(answer, "duplicates")
+                        continue
+                    added, duplicates = added + _count(one, "stored"), duplicates + _count(one, "duplicates")
+                continue
+            stored, again, failed = _batch_outcome(answer, len(batch))
+            added, duplicates, refused = added + stored, duplicates + again, refused + failed
         return AppendResult(added, duplicates, {"refused": refused} if refused else {})
 
     def _send(self, body: bytes, path: str) -> dict[str, Any]:
         return self.writer.post(path, body, timeout=max(self.writer.timeout, FLUSH_TIMEOUT))
+
+
+def _batch_outcome(answer: dict[str, Any], sent: int) -> tuple[int, int, int]:
+    """(stored, already stored, refused for good) of a batch's answer; raises when the endpoint could
+    take some of its events later (the spec's ``retriable``)."""
+    summary = answer.get("summary")
+    if not isinstance(summary, dict):  # no details (the spec's 204): every event taken
+        return sent, 0, 0
+    failed = answer.get("failed_events")
+    failed = failed if isinstance(failed, list) else []
+    retriable = sum(1 for f in failed if isinstance(f, dict) and f.get("retriable") is not False)
+    if retriable:
+        raise EventLostError(f"{retriable} events of a batch could not be stored now; they stay in the spool")
+    if "stored" not in summary:  # another server: what it took, without telling new from known
+        return _count(summary, "successful"), 0, len(failed)
+    return _count(summary, "stored"), _count(summary, "duplicates"), len(failed)
 
 
 def _batches(lines: Iterable[bytes]) -> Iterator[list[bytes]]:

@@ -23,9 +23,10 @@ from openlineage.client.transport import get_default_factory
 
 from airflow_lineage_plus.cli.store_commands import flush_spool
 from airflow_lineage_plus.deliver import event_log_transport
-from airflow_lineage_plus.deliver.collector_writer import CollectorSink, CollectorWriter
+from airflow_lineage_plus.deliver.collector_writer import CollectorSink, CollectorWriter, _batch_outcome
 from airflow_lineage_plus.deliver.event_log_transport import EventLogTransport
 from airflow_lineage_plus.deliver.serialize import dumps
+from airflow_lineage_plus.exceptions import EventLostError
 from airflow_lineage_plus.store.database import LineageStore
 from airflow_lineage_plus.store.spool import FLUSHING, flush
 from tests.support.collector_server import collector_server
@@ -220,3 +221,20 @@ def test_replay_sends_the_spool_to_the_api_server_of_collector_url(
     )
     names = Counter(server.names())
     assert [names[f"worker.replayed_{i}"] for i in range(3)] == [1, 1, 1] and not spool.exists()
+
+
+def test_a_batch_answer_with_events_to_retry_keeps_the_spool_and_one_without_details_counts_all() -> None:
+    retriable = {
+        "status": "partial_success",
+        "summary": {"received": 2, "successful": 1, "failed": 1, "retriable": 1, "non_retriable": 0},
+        "failed_events": [{"index": 1, "reason": "Timeout", "retriable": True}],
+    }
+    with pytest.raises(EventLostError, match="1 events of a batch"):
+        _batch_outcome(retriable, 2)
+    refused = {
+        "status": "partial_success",
+        "summary": {"received": 3, "successful": 2, "failed": 1},
+        "failed_events": [{"index": 0, "reason": "Unsupported event type", "retriable": False}],
+    }
+    assert _batch_outcome(refused, 3) == (2, 0, 1)
+    assert _batch_outcome({}, 4) == (4, 0, 0)  # the spec's 204: all taken
