@@ -281,6 +281,11 @@ def collector_queue_size() -> int:
     return max(1, _get_int("collector_queue_size"))
 
 
+def spool_retry_seconds() -> float:
+    """[lineage_plus] spool_retry_seconds (0 or more; 0: no retry process)."""
+    return max(0.0, _get_float("spool_retry_seconds"))
+
+
 def collector_url() -> str:
     """[lineage_plus] collector_url (the API server the transport sends to; empty: none)."""
     return _get("collector_url").strip()

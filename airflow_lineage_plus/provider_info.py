@@ -265,6 +265,16 @@ OPTIONS: dict[str, dict[str, Any]] = {
         "default": "",
         "example": "http://airflow-api-server:8080",
     },
+    "spool_retry_seconds": {
+        "description": "After the lineage_plus transport spooled an event (the store or the API server of "
+        "collector_url did not take it in time), a background process of its own tries to send the spool "
+        "on, every few seconds (at most 15 s apart), until nothing waits in it or this many seconds passed. "
+        "So events reach the destination soon after it is back, even when no event follows. 0: no such "
+        "process (the spool goes on at the next write that succeeds, or with ``lineage-plus replay``).",
+        "type": "float",
+        "default": "3600",
+        "example": "0",
+    },
     "collector_connection_id": {
         "description": "Airflow connection whose password is the OpenLineage endpoint's ingest key "
         "(sent as 'Authorization: Bearer <key>' or 'X-Lineage-Plus-Key'); no such connection: no key.",

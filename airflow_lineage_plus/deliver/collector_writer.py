@@ -12,9 +12,11 @@ Within ``timeout`` seconds, key lookup included, the event is either accepted (2
 * refused for good (400: not an event's shape; 413: larger than the endpoint takes):
   :class:`~airflow_lineage_plus.exceptions.EventRefusedError`; sending it again cannot succeed, so the
   transport does not spool it (one warning, one lost event);
-* anything else (connection refused, timeout, 401/403, 429, 5xx): the transport spools it, and after the
-  next event that gets through, the spool goes to the batch endpoint in the background
-  (:class:`CollectorSink`, :mod:`.background_flush`); ``lineage-plus replay`` does the same by hand.
+* anything else (connection refused, timeout, 401/403, 429, 5xx): the transport spools it. The spool
+  goes to the batch endpoint in the background (:class:`CollectorSink`): after the next event that gets
+  through (:mod:`.background_flush`), and from a retry process of its own that tries again and again
+  until the API server takes it (:mod:`.spool_retry`), so nothing
+  waits for a next event; ``lineage-plus replay`` does the same by hand.
 
 The batch endpoint answers with the spec's processing details (OpenLineage#4109): an event it refuses
 for good is counted (``refused``) and not sent again, one it could take later keeps the spool for the
@@ -26,7 +28,7 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -35,7 +37,7 @@ import orjson
 
 from airflow_lineage_plus.containment import call_within
 from airflow_lineage_plus.deliver.background_flush import BackgroundFlush
-from airflow_lineage_plus.deliver.ingest_key import ingest_key
+from airflow_lineage_plus.deliver.ingest_key import cached_ingest_key, ingest_key
 from airflow_lineage_plus.exceptions import EventLostError, EventRefusedError
 from airflow_lineage_plus.store.database import AppendResult
 
@@ -72,8 +74,12 @@ class CollectorWriter:
     #: what the transport's warnings call it
     what = "OpenLineage endpoint"
 
-    def __init__(self, url: str, spool: Path, *, timeout: float) -> None:
+    def __init__(
+        self, url: str, spool: Path, *, timeout: float, key: Callable[[], str | None] = ingest_key
+    ) -> None:
+        """``key``: the ingest key's reader (default: the connection, through Airflow)."""
         self.base = url.rstrip("/")
+        self.key = key
         parsed = httpx.URL(self.base)
         self.where = str(parsed.copy_with(username=None, password=None)) + ENDPOINT
         self.timeout = timeout
@@ -86,10 +92,20 @@ class CollectorWriter:
         call_within(self.timeout, f"the OpenLineage endpoint {self.where}", self.post, ENDPOINT, line)
         self.flusher.after_write(self.sink)
 
+    def retry_destination(self) -> dict[str, Any]:
+        """This endpoint for the spool's retry process (:mod:`.spool_retry`), which sends the spool on as
+        soon as the endpoint answers. The key goes along when this process read it lately (else the retry
+        process reads the connection itself): nothing here waits for a lookup."""
+        destination: dict[str, Any] = {"collector_url": self.base, "timeout": self.timeout}
+        fresh, key = cached_ingest_key() if self.key is ingest_key else (True, self.key())
+        if fresh:
+            destination["key"] = key
+        return destination
+
     def post(self, path: str, body: bytes, timeout: float | None = None) -> dict[str, Any]:
         """POST ``body`` (JSON) to ``path`` below the base URL; the 202's JSON, else raises."""
         headers = {"Content-Type": "application/json"}
-        key = ingest_key()
+        key = self.key()
         if key:
             headers["Authorization"] = f"Bearer {key}"
         response = _client().post(
