@@ -19,6 +19,7 @@ import json
 import os
 import pwd
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -214,11 +215,14 @@ class AirflowDeployment:
         assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
         return proc.stdout
 
-    def start(self, name: str, *args: str, env: dict[str, str] | None = None) -> None:
-        """Start a long-running component (``scheduler``, ...); its output goes to ``logs/<name>.log``."""
+    def start(
+        self, name: str, *args: str, env: dict[str, str] | None = None, prefix: list[str] | None = None
+    ) -> None:
+        """Start a long-running component (``scheduler``, ...); its output goes to ``logs/<name>.log``.
+        ``prefix``: a command that runs it (``ip netns exec <namespace>``: on another "machine")."""
         with (self.logs / f"{name}.log").open("ab") as out:
             self._procs[name] = subprocess.Popen(
-                [AIRFLOW, *args],
+                [*(prefix or []), AIRFLOW, *args],
                 env={**self.env, **(env or {})},
                 stdout=out,
                 stderr=subprocess.STDOUT,
@@ -257,6 +261,10 @@ class AirflowDeployment:
     def pid(self, name: str) -> int:
         return self._procs[name].pid
 
+    def exited(self, name: str) -> int | None:
+        """The exit code of a component that stopped, None while it runs."""
+        return self._procs[name].poll()
+
     def assert_running(self, name: str) -> None:
         proc = self._procs[name]
         assert proc.poll() is None, f"{name} exited with {proc.returncode}:\n{self.log(name)[-5000:]}"
@@ -292,6 +300,13 @@ class AirflowDeployment:
         stop_gracefully(
             [self._procs.pop(name) for name in (names or list(self._procs)) if name in self._procs]
         )
+
+    def kill(self, name: str) -> None:
+        """SIGKILL a component's whole process group, as a machine that dies: nothing is drained."""
+        proc = self._procs.pop(name)
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=30)
 
     def error_lines(self, name: str) -> list[str]:
         """Lines of a component's log at level error or critical, and each traceback with its lines."""
