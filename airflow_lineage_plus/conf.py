@@ -276,6 +276,16 @@ def collector_max_writes() -> int:
     return max(1, _get_int("collector_max_writes"))
 
 
+def collector_queue_size() -> int:
+    """[lineage_plus] collector_queue_size (at least 1)."""
+    return max(1, _get_int("collector_queue_size"))
+
+
+def spool_retry_seconds() -> float:
+    """[lineage_plus] spool_retry_seconds (0 or more; 0: no retry process)."""
+    return max(0.0, _get_float("spool_retry_seconds"))
+
+
 def collector_url() -> str:
     """[lineage_plus] collector_url (the API server the transport sends to; empty: none)."""
     return _get("collector_url").strip()

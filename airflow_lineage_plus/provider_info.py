@@ -239,11 +239,21 @@ OPTIONS: dict[str, dict[str, Any]] = {
         "example": "1048576",
     },
     "collector_max_writes": {
-        "description": "Requests the OpenLineage endpoint handles at the same time (each store write in a "
-        "thread of the API server's pool); one more gets 429 with Retry-After.",
+        "description": "Threads of the OpenLineage endpoint's own (not the API server's pool) that do its "
+        "blocking work at the same time: reading the ingest key, checking events, writing them to the "
+        "lineage store. Requests beyond wait in the endpoint's queue (collector_queue_size).",
         "type": "integer",
         "default": "4",
         "example": "8",
+    },
+    "collector_queue_size": {
+        "description": "Events the OpenLineage endpoint holds at once, from a request's arrival until it "
+        "is answered (authenticated, read, checked, waiting for or going into the lineage store; a request "
+        "counts as one event until its body is read). A request that finds the queue full, or whose events "
+        "would take it past this, gets 429 with Retry-After; a request alone is taken whatever its size.",
+        "type": "integer",
+        "default": "1000",
+        "example": "5000",
     },
     "collector_url": {
         "description": "Base URL of the Airflow API server whose OpenLineage endpoint the event-log "
@@ -254,6 +264,16 @@ OPTIONS: dict[str, dict[str, Any]] = {
         "type": "string",
         "default": "",
         "example": "http://airflow-api-server:8080",
+    },
+    "spool_retry_seconds": {
+        "description": "After the lineage_plus transport spooled an event (the store or the API server of "
+        "collector_url did not take it in time), a background process of its own tries to send the spool "
+        "on, every few seconds (at most 15 s apart), until nothing waits in it or this many seconds passed. "
+        "So events reach the destination soon after it is back, even when no event follows. 0: no such "
+        "process (the spool goes on at the next write that succeeds, or with ``lineage-plus replay``).",
+        "type": "float",
+        "default": "3600",
+        "example": "0",
     },
     "collector_connection_id": {
         "description": "Airflow connection whose password is the OpenLineage endpoint's ingest key "

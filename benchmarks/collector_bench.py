@@ -1,7 +1,7 @@
 """The OpenLineage endpoint of a real ``airflow api-server``: ingest rate, accept latency, and whether
 Airflow's own API keeps answering while producers flood it.
 
-    .venv/bin/python benchmarks/collector_bench.py [--events 3000] [--clients 4] [--batch 100]
+    .venv/bin/python benchmarks/collector_bench.py [--events 3000] [--clients 4] [--batch 100] [--dag-runs 3]
 
 One API server (one worker, the plugin, an ingest key, a SQLite store of its own) on this machine, and
 ``--clients`` producer threads in this process, each with its own HTTP connection:
@@ -11,8 +11,15 @@ One API server (one worker, the plugin, an ingest key, a SQLite store of its own
    median, p95 and p99;
 2. **batch**: the same number of events in ``POST .../lineage/batch`` arrays of ``--batch`` (what a
    spool flush sends): events/s;
-3. **flood**: the single phase again while one more thread asks ``/api/v2/monitor/health`` every 50 ms:
-   its p95 against the same probe on the idle server, and how many producer requests got 429.
+3. **flood**: the same number of events again, in batches of ``--batch`` from ``--flood-clients``
+   threads (more events in flight than the endpoint's queue holds), while one more thread asks
+   ``/api/v2/monitor/health`` and ``/api/v2/dags`` every 50 ms: their p95 against the same probes on the
+   idle server, and how many requests got 429 (each is sent again after its ``Retry-After``, as the
+   client does);
+4. **DAG wall time**: ``--dag-runs`` runs of ``tests/dags/trivial.py`` (``airflow dags test``) with the
+   package's transport writing a local SQLite store, and as many sending to this API server
+   (``collector_url``), one after the other; each run's time from the metadata database (the DAG run's
+   start to end), and the ratio of the medians.
 
 Every figure comes from one run; the producers and the server share the machine's cores, so the rates
 are a floor for a server on a machine of its own. Events are ~1.5 KB RunEvents (a job, an input, an
@@ -22,8 +29,10 @@ output with a 5-column schema), each distinct; the store keeps every one (checke
 from __future__ import annotations
 
 import argparse
+import datetime
 import json
 import os
+import sqlite3
 import statistics
 import subprocess
 import sys
@@ -83,7 +92,7 @@ def produce(base: str, bodies: list[bytes], path: str, latencies: list[float], r
                     refused.append(response.status_code)
                     time.sleep(float(response.headers.get("Retry-After", "1")))
                     continue
-                if response.status_code != 202:
+                if response.status_code not in (200, 202):  # a batch: 200 with the spec's summary
                     raise RuntimeError(f"{response.status_code}: {response.text[:300]}")
                 latencies.append(time.perf_counter() - started)
                 break
@@ -105,14 +114,63 @@ def run_phase(
     return time.perf_counter() - started, latencies, refused
 
 
-def probe(base: str, stop: threading.Event, found: list[float]) -> None:
-    with httpx.Client(timeout=30) as client:
+PROBED = ("/api/v2/monitor/health", "/api/v2/dags")
+
+
+def probe(base: str, token: str, stop: threading.Event, found: dict[str, list[float]]) -> None:
+    with httpx.Client(timeout=30, headers={"Authorization": f"Bearer {token}"}) as client:
         while not stop.is_set():
-            started = time.perf_counter()
-            response = client.get(base + "/api/v2/monitor/health")
-            if response.status_code == 200:
-                found.append(time.perf_counter() - started)
+            for path in PROBED:
+                started = time.perf_counter()
+                response = client.get(base + path)
+                if response.status_code == 200:
+                    found.setdefault(path, []).append(time.perf_counter() - started)
             time.sleep(0.05)
+
+
+def probed(base: str, token: str, found: dict[str, list[float]]) -> tuple[threading.Event, threading.Thread]:
+    stop = threading.Event()
+    prober = threading.Thread(target=probe, args=(base, token, stop, found))
+    prober.start()
+    return stop, prober
+
+
+def dag_seconds(env: dict[str, str], home: Path, logical_date: str) -> float:
+    """One ``airflow dags test`` run of ``trivial``: its first task's start to its last task's end, from the
+    metadata database (each task's lineage events are sent inside that span)."""
+    airflow = str(Path(sys.executable).parent / "airflow")
+    subprocess.run(
+        [airflow, "dags", "test", "trivial", logical_date],
+        env=env,
+        check=True,
+        capture_output=True,
+        timeout=600,
+    )
+    with sqlite3.connect(home / "airflow.db") as db:
+        start, end = db.execute(
+            "SELECT min(start_date), max(end_date) FROM task_instance WHERE dag_id = 'trivial' AND run_id = "
+            "(SELECT run_id FROM dag_run WHERE dag_id = 'trivial' ORDER BY id DESC LIMIT 1)"
+        ).fetchone()
+    return (_when(end) - _when(start)).total_seconds()
+
+
+def _when(text: str) -> datetime.datetime:
+    return datetime.datetime.fromisoformat(text.replace(" ", "T"))
+
+
+def dag_wall(env: dict[str, str], home: Path, base: str, workdir: Path, runs: int) -> tuple[float, float]:
+    """Median DAG-run seconds writing the local store, and sending to the API server at ``base``."""
+    transport = "airflow_lineage_plus.transport.EventLogTransport"
+    local = {"type": transport, "log_file_path": str(workdir / "local" / "spool.jsonl")}
+    remote = {**local, "log_file_path": str(workdir / "remote" / "spool.jsonl"), "collector_url": base}
+    common = {**env, "AIRFLOW__CORE__DAGS_FOLDER": str(HERE.parent / "tests" / "dags")}
+    times: dict[str, list[float]] = {"local": [], "remote": []}
+    for n in range(runs):
+        for name, config in (("local", local), ("remote", remote)):
+            run_env = {**common, "AIRFLOW__OPENLINEAGE__TRANSPORT": json.dumps(config)}
+            day = f"2024-01-{1 + 2 * n + (name == 'remote'):02d}"
+            times[name].append(dag_seconds(run_env, home, day))
+    return statistics.median(times["local"]), statistics.median(times["remote"])
 
 
 def percentile(values: list[float], share: float) -> float:
@@ -129,6 +187,8 @@ def main() -> None:
     parser.add_argument("--events", type=int, default=3000, help="events per phase")
     parser.add_argument("--clients", type=int, default=4, help="producer threads")
     parser.add_argument("--batch", type=int, default=100, help="events per batch request")
+    parser.add_argument("--flood-clients", type=int, default=32, help="producer threads of the flood")
+    parser.add_argument("--dag-runs", type=int, default=3, help="DAG runs per transport (0: none)")
     args = parser.parse_args()
     airflow = str(Path(sys.executable).parent / "airflow")
     with tempfile.TemporaryDirectory(prefix="alp-collector-bench-") as tmp:
@@ -145,14 +205,12 @@ def main() -> None:
         }
         subprocess.run([airflow, "db", "migrate"], env=env, check=True, capture_output=True, timeout=900)
         with api_server(workdir / "events.jsonl", workdir, env) as (base, _pid):
-            login(base)
+            token = login(base)
             warm = [event(i, "warm") for i in range(50)]
             run_phase(base, warm, 1, ENDPOINT)  # the store created, the code paths warm
 
-            idle: list[float] = []
-            stop = threading.Event()
-            prober = threading.Thread(target=probe, args=(base, stop, idle))
-            prober.start()
+            idle: dict[str, list[float]] = {}
+            stop, prober = probed(base, token, idle)
             time.sleep(5)
             stop.set()
             prober.join()
@@ -176,25 +234,36 @@ def main() -> None:
                 f" request median {ms(statistics.median(latencies))};"
                 f" 429/503: {len(refused)}"
             )
-            busy: list[float] = []
-            stop = threading.Event()
-            prober = threading.Thread(target=probe, args=(base, stop, busy))
-            prober.start()
+            busy: dict[str, list[float]] = {}
+            stop, prober = probed(base, token, busy)
             flood = [event(i, "flood") for i in range(args.events)]
-            seconds, latencies, refused = run_phase(base, flood, args.clients, ENDPOINT)
+            floods = [
+                b"[" + b",".join(flood[n : n + args.batch]) + b"]" for n in range(0, len(flood), args.batch)
+            ]
+            seconds, latencies, refused = run_phase(base, floods, args.flood_clients, ENDPOINT + "/batch")
             stop.set()
             prober.join()
             print(
-                f"  flood    {args.events} events in {seconds:5.1f} s: /api/v2/monitor/health p95"
-                f" {ms(percentile(busy, 0.95))} busy vs {ms(percentile(idle, 0.95))} idle"
-                f" ({percentile(busy, 0.95) / percentile(idle, 0.95):.1f}x, {len(busy)} probes);"
-                f" 429/503: {len(refused)}"
+                f"  flood    {args.events} events in batches of {args.batch}, {args.flood_clients} in flight,"
+                f" in {seconds:5.1f} s; 429/503: {len(refused)}"
             )
+            for path in PROBED:
+                ratio = percentile(busy[path], 0.95) / percentile(idle[path], 0.95)
+                print(
+                    f"    {path}: p95 {ms(percentile(busy[path], 0.95))} busy vs"
+                    f" {ms(percentile(idle[path], 0.95))} idle ({ratio:.2f}x, {len(busy[path])} probes)"
+                )
             stored = _count(store)
             expected = len(warm) + 3 * args.events
             print(
                 f"  stored {stored} events of {expected} sent ({'all' if stored == expected else 'MISSING'})"
             )
+            if args.dag_runs:
+                local, remote = dag_wall(env, home, base, workdir, args.dag_runs)
+                print(
+                    f"  DAG wall time (tests/dags/trivial.py, median of {args.dag_runs}): local store"
+                    f" {local:.2f} s, to the API server {remote:.2f} s: {remote / local:.3f}x"
+                )
 
 
 def _count(store: Path) -> int:

@@ -5,6 +5,8 @@
 #   postgresql                  the production-shaped tests (tests/emit/test_scheduler_postgres.py) and
 #                               benchmarks/scheduler_bench.py; they run the server themselves from a temp dir
 #   graphviz                    `dot -Tsvg` checks the CLI's `--format dot` pictures (tests/test_pictures.py)
+#   redis-server, iproute2      the production-shaped test (tests/deploy): Celery's broker, and the workers'
+#                               network namespaces (`ip netns`)
 #   nodejs, npm                 Mermaid's own parser checks the `--format mermaid` pictures (scripts/js-deps.sh)
 set -euo pipefail
 missing=()
@@ -15,6 +17,8 @@ command -v npm >/dev/null 2>&1 || missing+=(npm)
 # Debian keeps the server programs in /usr/lib/postgresql/<major>/bin, off PATH.
 compgen -G "/usr/lib/postgresql/*/bin/initdb" >/dev/null || missing+=(postgresql)
 command -v dot >/dev/null 2>&1 || missing+=(graphviz)
+command -v redis-server >/dev/null 2>&1 || missing+=(redis-server)
+command -v ip >/dev/null 2>&1 || missing+=(iproute2)
 command -v node >/dev/null 2>&1 || missing+=(nodejs)
 command -v npm >/dev/null 2>&1 || missing+=(npm)
 [ ${#missing[@]} -eq 0 ] && exit 0

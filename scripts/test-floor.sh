@@ -20,6 +20,7 @@ LEFT_OUT=(
   "tests/reliability/test_fault_injection.py|5 minutes of timed runs the CI budget cannot afford twice; the containment it times is this package's code, and the provider seams it crosses (listener, transport factory, execution_timeout) are crossed here by emit/, deliver/ and act/"
   "tests/cli/test_what_changed_command.py|what-changed is graph/ reading the event log (Airflow-free, left out above); the Airflow seams its 9 recorded runs cross (TaskFlow @lineage, runtime.record, set_schema, assertion, sql, a failed task) are crossed here by author/test_declared_lineage_runs.py, and set_execution_mode by author/test_declared_skip.py; 4.5 minutes"
   "tests/test_reference_specs.py|how the tests find the OpenLineage and Marquez specs (this repository's copy, ../shared, the cache) and that a fresh clone validates offline: files and lookups of this repository that the Airflow and provider versions cannot change; every floor test that validates an event uses the same lookup here"
+  "tests/deploy/test_production_topology.py|the deployment (PostgreSQL, Redis, Celery, two API servers, network namespaces), not the Airflow version: the endpoint, the transport's spool and its retry run here in ui/test_collector.py and deliver/test_collector_writer.py; 5 minutes"
   "tests/reliability/test_api_server_reader.py|the memory of this package's reader over 200 refreshes; Airflow's API server with the plugin is started here by ui/test_permissions_fab.py and ui/test_lineage_browser.py"
 )
 

@@ -12,18 +12,23 @@ Within ``timeout`` seconds, key lookup included, the event is either accepted (2
 * refused for good (400: not an event's shape; 413: larger than the endpoint takes):
   :class:`~airflow_lineage_plus.exceptions.EventRefusedError`; sending it again cannot succeed, so the
   transport does not spool it (one warning, one lost event);
-* anything else (connection refused, timeout, 401/403, 429, 5xx): the transport spools it, and after the
-  next event that gets through, the spool goes to the batch endpoint in the background
-  (:class:`CollectorSink`, :mod:`.background_flush`); ``lineage-plus replay`` does the same by hand.
+* anything else (connection refused, timeout, 401/403, 429, 5xx): the transport spools it. The spool
+  goes to the batch endpoint in the background (:class:`CollectorSink`): after the next event that gets
+  through (:mod:`.background_flush`), and from a retry process of its own that tries again and again
+  until the API server takes it (:mod:`.spool_retry`), so nothing
+  waits for a next event; ``lineage-plus replay`` does the same by hand.
 
-The endpoint keeps each event's bytes once, so an event sent twice (a flush cut short) is stored once.
+The batch endpoint answers with the spec's processing details (OpenLineage#4109): an event it refuses
+for good is counted (``refused``) and not sent again, one it could take later keeps the spool for the
+next try. The endpoint keeps each event's bytes once, so an event sent twice (a flush cut short) is
+stored once.
 """
 
 from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -32,7 +37,7 @@ import orjson
 
 from airflow_lineage_plus.containment import call_within
 from airflow_lineage_plus.deliver.background_flush import BackgroundFlush
-from airflow_lineage_plus.deliver.ingest_key import ingest_key
+from airflow_lineage_plus.deliver.ingest_key import cached_ingest_key, ingest_key
 from airflow_lineage_plus.exceptions import EventLostError, EventRefusedError
 from airflow_lineage_plus.store.database import AppendResult
 
@@ -69,8 +74,12 @@ class CollectorWriter:
     #: what the transport's warnings call it
     what = "OpenLineage endpoint"
 
-    def __init__(self, url: str, spool: Path, *, timeout: float) -> None:
+    def __init__(
+        self, url: str, spool: Path, *, timeout: float, key: Callable[[], str | None] = ingest_key
+    ) -> None:
+        """``key``: the ingest key's reader (default: the connection, through Airflow)."""
         self.base = url.rstrip("/")
+        self.key = key
         parsed = httpx.URL(self.base)
         self.where = str(parsed.copy_with(username=None, password=None)) + ENDPOINT
         self.timeout = timeout
@@ -83,16 +92,26 @@ class CollectorWriter:
         call_within(self.timeout, f"the OpenLineage endpoint {self.where}", self.post, ENDPOINT, line)
         self.flusher.after_write(self.sink)
 
+    def retry_destination(self) -> dict[str, Any]:
+        """This endpoint for the spool's retry process (:mod:`.spool_retry`), which sends the spool on as
+        soon as the endpoint answers. The key goes along when this process read it lately (else the retry
+        process reads the connection itself): nothing here waits for a lookup."""
+        destination: dict[str, Any] = {"collector_url": self.base, "timeout": self.timeout}
+        fresh, key = cached_ingest_key() if self.key is ingest_key else (True, self.key())
+        if fresh:
+            destination["key"] = key
+        return destination
+
     def post(self, path: str, body: bytes, timeout: float | None = None) -> dict[str, Any]:
         """POST ``body`` (JSON) to ``path`` below the base URL; the 202's JSON, else raises."""
         headers = {"Content-Type": "application/json"}
-        key = ingest_key()
+        key = self.key()
         if key:
             headers["Authorization"] = f"Bearer {key}"
         response = _client().post(
             self.base + path, content=body, headers=headers, timeout=timeout or self.timeout
         )
-        if response.status_code in (200, 201, 202):
+        if response.status_code in (200, 201, 202, 204):
             try:
                 answer = orjson.loads(response.content)
             except orjson.JSONDecodeError:
@@ -106,8 +125,10 @@ class CollectorWriter:
 
 class CollectorSink:
     """The endpoint as a :class:`~airflow_lineage_plus.store.spool.Sink`: what a flush sends the spool to,
-    in batches; a batch refused as a whole is sent event by event, and an event refused for good is
-    counted (``refused``), not sent again."""
+    in batches. The batch endpoint's answer (the spec's ``summary`` and ``failed_events``) says which
+    events were refused for good (counted as ``refused``, not sent again) and whether some can be
+    retried (then this raises and the spool stays for the next try; what was stored is kept once). A
+    batch refused as a whole (a server before that answer) is sent event by event."""
 
     def __init__(self, writer: CollectorWriter) -> None:
         self.writer = writer
@@ -116,21 +137,38 @@ class CollectorSink:
         added = duplicates = refused = 0
         for batch in _batches(lines):
             try:
-                answers = [self._send(b"[" + b",".join(batch) + b"]", BATCH_ENDPOINT)]
-            except EventRefusedError:  # one bad event refuses the batch: find it
-                answers = []
+                answer = self._send(b"[" + b",".join(batch) + b"]", BATCH_ENDPOINT)
+            except EventRefusedError:  # a server that refuses a batch whole: find the bad event
                 for line in batch:
                     try:
-                        answers.append(self._send(line, ENDPOINT))
+                        one = self._send(line, ENDPOINT)
                     except EventRefusedError:
                         refused += 1
-            for answer in answers:
-                added += _count(answer, "stored")
-                duplicates += _count(answer, "duplicates")
+                        continue
+                    added, duplicates = added + _count(one, "stored"), duplicates + _count(one, "duplicates")
+                continue
+            stored, again, failed = _batch_outcome(answer, len(batch))
+            added, duplicates, refused = added + stored, duplicates + again, refused + failed
         return AppendResult(added, duplicates, {"refused": refused} if refused else {})
 
     def _send(self, body: bytes, path: str) -> dict[str, Any]:
         return self.writer.post(path, body, timeout=max(self.writer.timeout, FLUSH_TIMEOUT))
+
+
+def _batch_outcome(answer: dict[str, Any], sent: int) -> tuple[int, int, int]:
+    """(stored, already stored, refused for good) of a batch's answer; raises when the endpoint could
+    take some of its events later (the spec's ``retriable``)."""
+    summary = answer.get("summary")
+    if not isinstance(summary, dict):  # no details (the spec's 204): every event taken
+        return sent, 0, 0
+    failed = answer.get("failed_events")
+    failed = failed if isinstance(failed, list) else []
+    retriable = sum(1 for f in failed if isinstance(f, dict) and f.get("retriable") is not False)
+    if retriable:
+        raise EventLostError(f"{retriable} events of a batch could not be stored now; they stay in the spool")
+    if "stored" not in summary:  # another server: what it took, without telling new from known
+        return _count(summary, "successful"), 0, len(failed)
+    return _count(summary, "stored"), _count(summary, "duplicates"), len(failed)
 
 
 def _batches(lines: Iterable[bytes]) -> Iterator[list[bytes]]:

@@ -5,8 +5,9 @@ Each event goes to the store (``store_url``, default ``[lineage_plus] store_url`
 log) within ``store_timeout`` seconds (:mod:`.store_writer`), or, with ``collector_url`` set (default
 ``[lineage_plus] collector_url``), to the OpenLineage endpoint of that Airflow API server, which writes
 the store (:mod:`.collector_writer`: workers and schedulers on other machines). An event not taken in
-time is appended to the event log at ``log_file_path``, which is then the *spool*: the next write that
-succeeds flushes it in the background, and ``lineage-plus replay`` does it by hand
+time is appended to the event log at ``log_file_path``, which is then the *spool*: a retry process of its
+own sends it on once the destination takes it again (:mod:`.spool_retry`), the next write that succeeds
+flushes it in the background, and ``lineage-plus replay`` does it by hand
 (:mod:`airflow_lineage_plus.store.spool`); one warning says so. ``"store_url": "none"`` (and no
 collector) writes the event log only, as versions before the store did.
 
@@ -65,6 +66,7 @@ from openlineage.client.transport.transport import Config, Transport
 
 from airflow_lineage_plus import conf
 from airflow_lineage_plus.containment import call_within, report
+from airflow_lineage_plus.deliver import spool_retry
 from airflow_lineage_plus.deliver.collector_writer import CollectorWriter
 from airflow_lineage_plus.deliver.event_budget import check
 from airflow_lineage_plus.deliver.redaction import redact_json
@@ -224,8 +226,10 @@ class EventLogTransport(Transport):
                 ),
             )
             return
-        if self.store is None or not self._stored(self.store, line):
+        if self.store is None:
             self._spool(line, event)
+        elif not self._stored(self.store, line) and self._spool(line, event):
+            self._retry_later(self.store)
         if self.forward is not None:
             self.deliver(orjson.loads(line))
 
@@ -241,13 +245,14 @@ class EventLogTransport(Transport):
         except Exception as exc:
             report(
                 f"live delivery to the {store.what} {store.where} (events wait in the spool "
-                f"{self.config.log_file_path}: they go on at its next write or with `lineage-plus replay`)",
+                f"{self.config.log_file_path}: they go on once it takes them, or with `lineage-plus replay`)",
                 EventLostError(f"not stored in time: {type(exc).__name__}: {exc}"),
             )
             return False
         return True
 
-    def _spool(self, line: bytes, event: Any) -> None:
+    def _spool(self, line: bytes, event: Any) -> bool:
+        """Append the event to the event log; whether it is there (a failure is lost, reported once)."""
         try:
             self.append(line + b"\n")
         except Exception as exc:
@@ -255,6 +260,19 @@ class EventLogTransport(Transport):
             report(
                 f"lineage written to the event log {self.config.log_file_path}",
                 EventLostError(f"{describe(event)} not written: {type(exc).__name__}: {exc}"),
+            )
+            return False
+        return True
+
+    def _retry_later(self, store: StoreWriter | CollectorWriter) -> None:
+        """Have the spool sent on once its destination takes it (:mod:`.spool_retry`), never failing."""
+        try:
+            spool_retry.start(Path(self.config.log_file_path), store.retry_destination())
+        except Exception as exc:
+            report(
+                f"the timed retry of the spool {self.config.log_file_path} (its events go on at the next "
+                "write that succeeds, or with `lineage-plus replay`)",
+                EventLostError(f"{type(exc).__name__}: {exc}"),
             )
 
     def prepare(self, event: Any) -> bytes:

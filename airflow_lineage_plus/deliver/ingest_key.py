@@ -21,6 +21,19 @@ _lock = threading.Lock()
 _cache: dict[str, tuple[float, str | None]] = {}
 
 
+def cached_ingest_key() -> tuple[bool, str | None]:
+    """(True, the key) when :func:`ingest_key` read it less than :data:`KEY_TTL` seconds ago, else
+    (False, None): a caller on an event loop answers from here without a thread."""
+    conn_id = conf.collector_connection_id()
+    if not conn_id:
+        return True, None
+    with _lock:
+        cached = _cache.get(conn_id)
+    if cached is not None and time.monotonic() - cached[0] < KEY_TTL:
+        return True, cached[1]
+    return False, None
+
+
 def ingest_key() -> str | None:
     """The ingest key, re-read every :data:`KEY_TTL` seconds; None: no connection, or no password. Raises
     what Airflow raises when the connection cannot be read (a secrets backend down): nothing is cached."""

@@ -5,7 +5,8 @@ within ``timeout`` seconds: SQLite waits for its write lock at most that long (`
 other engine's call runs under :func:`~airflow_lineage_plus.containment.call_within`. It raises when the
 event is not stored, and the transport then spools it. After a write that succeeds, a spool holding
 events is flushed to the store in a daemon thread (:mod:`.background_flush`), so the task never waits
-for it.
+for it; after an event was spooled, a retry process of its own flushes it once the store takes writes
+again (:mod:`.spool_retry`).
 
 Stores are kept per process (a forked child opens its own: database connections cannot cross a fork).
 """
@@ -16,7 +17,7 @@ import os
 import threading
 from collections.abc import Callable
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import sqlalchemy as sa
 
@@ -66,6 +67,11 @@ class StoreWriter:
         store = self.store()
         self._within(lambda: store.add(event))
         self.flusher.after_write(store)
+
+    def retry_destination(self) -> dict[str, Any]:
+        """This store for the spool's retry process (:mod:`.spool_retry`), which appends the spool to it
+        as soon as it takes writes (the URL goes to that process on its standard input)."""
+        return {"store_url": self.url, "timeout": self.timeout}
 
     def _within(self, call: Callable[[], T]) -> T:
         if self.url.startswith("sqlite"):

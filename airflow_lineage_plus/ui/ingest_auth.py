@@ -12,7 +12,10 @@ Two credentials, both resolved by Airflow, never read from the event:
   ``X-Lineage-Plus-Key`` header, compared in constant time.
 
 No credential, or an unreadable/forged one: 401. A user without the permission: 403. Both before the
-body is read, so nothing of such a request is stored.
+body is read, so nothing of such a request is stored. The blocking steps (reading the connection, the
+auth manager's check) run in the endpoint's own threads (:class:`~.ingest_queue.IngestQueue`, on
+``request.app.state.ingest_queue``), never in the thread pool Airflow's routes share; a key read less than
+30 s ago is compared without a thread.
 """
 
 from __future__ import annotations
@@ -22,10 +25,11 @@ import logging
 from typing import Any
 
 from fastapi import HTTPException, Request, status
-from starlette.concurrency import run_in_threadpool
 
 from airflow_lineage_plus import conf
+from airflow_lineage_plus.deliver.ingest_key import cached_ingest_key
 from airflow_lineage_plus.deliver.ingest_key import ingest_key as shared_ingest_key
+from airflow_lineage_plus.ui.ingest_queue import IngestQueue
 
 log = logging.getLogger(__name__)
 
@@ -83,7 +87,10 @@ async def require_ingest(request: Request) -> str:
     header, bearer = _presented(request)
     if header is None and bearer is None:
         raise HTTPException(status.HTTP_401_UNAUTHORIZED, "Not authenticated")
-    key = await run_in_threadpool(ingest_key)
+    threads: IngestQueue = request.app.state.ingest_queue
+    fresh, key = cached_ingest_key()
+    if not fresh:
+        key = await threads.run(ingest_key)
     if header is not None:
         if _matches(header, key):
             return INGEST_KEY_USER
@@ -93,7 +100,7 @@ async def require_ingest(request: Request) -> str:
         return INGEST_KEY_USER
     user = await _user_of(bearer)
     try:
-        allowed = await run_in_threadpool(may_ingest, user)
+        allowed = await threads.run(may_ingest, user)
     except Exception:
         log.exception("OpenLineage endpoint: the auth manager failed to authorise a write; denying it")
         allowed = False

@@ -22,17 +22,20 @@ import pytest
 from openlineage.client.transport import get_default_factory
 
 from airflow_lineage_plus.cli.store_commands import flush_spool
-from airflow_lineage_plus.deliver import event_log_transport
-from airflow_lineage_plus.deliver.collector_writer import CollectorSink, CollectorWriter
+from airflow_lineage_plus.deliver import event_log_transport, spool_retry
+from airflow_lineage_plus.deliver.collector_writer import CollectorSink, CollectorWriter, _batch_outcome
 from airflow_lineage_plus.deliver.event_log_transport import EventLogTransport
 from airflow_lineage_plus.deliver.serialize import dumps
+from airflow_lineage_plus.exceptions import EventLostError
 from airflow_lineage_plus.store.database import LineageStore
-from airflow_lineage_plus.store.spool import FLUSHING, flush
+from airflow_lineage_plus.store.spool import FLUSHING, flush, pending_bytes
 from tests.support.collector_server import collector_server
 from tests.support.harness import AirflowRunner
 from tests.support.openlineage_spec import validate_events
 from tests.support.reliability_events import run_event
 from tests.support.store_engines import ENGINES, new_store_url
+from tests.support.tcp_relay import Relay
+from tests.support.timing import bound, seconds
 
 pytestmark = [pytest.mark.airflow, pytest.mark.timeout(400)]
 
@@ -220,3 +223,64 @@ def test_replay_sends_the_spool_to_the_api_server_of_collector_url(
     )
     names = Counter(server.names())
     assert [names[f"worker.replayed_{i}"] for i in range(3)] == [1, 1, 1] and not spool.exists()
+
+
+def _wait(condition: Any, limit: float) -> float:
+    """Seconds until ``condition()`` held (polled every 0.1 s); fails past ``limit``."""
+    began = time.monotonic()
+    while not condition():
+        assert time.monotonic() - began < limit, "timed out"
+        time.sleep(0.1)
+    return time.monotonic() - began
+
+
+def test_events_spooled_while_the_api_server_is_unreachable_reach_it_once_back_without_a_new_event(
+    server: Server, tmp_path: Path, ingest_key: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The spool's retry process (``spool_retry_seconds``) sends the spool on by itself: no event follows
+    the outage, nothing is replayed by hand, and each event is stored once."""
+    monkeypatch.setenv("AIRFLOW__LINEAGE_PLUS__SPOOL_RETRY_SECONDS", "300")
+    host, port = server.base.removeprefix("http://").split(":")
+    relay = Relay((host, int(port)))  # the API server, behind a link that is down for now
+    spool = tmp_path / "spool.jsonl"
+    transport = _transport(spool, relay.url, store_timeout=1.0)
+    names = [f"worker.retried_{i}" for i in range(3)]
+    started = time.monotonic()
+    for name in names:
+        transport.emit(run_event(name))
+    assert time.monotonic() - started < 3 * 1.0 + 2  # never longer than the deadline per event
+    assert _spooled(spool) == names
+    _wait(lambda: spool_retry.running(spool), 60)  # one retry process, started by the first spooled event
+    time.sleep(2 * spool_retry.RETRY_FIRST)  # it tried while the link was down: nothing arrived
+    assert not set(names) & set(server.names()) and pending_bytes(spool) > 0
+    try:
+        relay.up()
+        up = time.monotonic()
+        other = tmp_path / "baseline.jsonl"  # the same flush done here, without waiting: the baseline
+        other.write_bytes(dumps(run_event("worker.retry_baseline")) + b"\n")
+        alone = seconds(lambda: flush(CollectorSink(CollectorWriter(relay.url, other, timeout=5.0)), other))
+        _wait(lambda: set(names) <= set(server.names()), 120)
+        assert time.monotonic() - up < bound(spool_retry.RETRY_MAX, alone)
+        counts = Counter(server.names())
+        assert [counts[name] for name in names] == [1, 1, 1]
+        assert pending_bytes(spool) == 0
+        _wait(lambda: not spool_retry.running(spool), 30)  # it ends once nothing waits
+    finally:
+        relay.down()
+
+
+def test_a_batch_answer_with_events_to_retry_keeps_the_spool_and_one_without_details_counts_all() -> None:
+    retriable = {
+        "status": "partial_success",
+        "summary": {"received": 2, "successful": 1, "failed": 1, "retriable": 1, "non_retriable": 0},
+        "failed_events": [{"index": 1, "reason": "Timeout", "retriable": True}],
+    }
+    with pytest.raises(EventLostError, match="1 events of a batch"):
+        _batch_outcome(retriable, 2)
+    refused = {
+        "status": "partial_success",
+        "summary": {"received": 3, "successful": 2, "failed": 1},
+        "failed_events": [{"index": 0, "reason": "Unsupported event type", "retriable": False}],
+    }
+    assert _batch_outcome(refused, 3) == (2, 0, 1)
+    assert _batch_outcome({}, 4) == (4, 0, 0)  # the spec's 204: all taken

@@ -81,6 +81,10 @@ BASE_ENV: dict[str, str] = {
     # the one configuration line the README asks for: skip-state facets on the provider's own events
     "AIRFLOW__OPENLINEAGE__CUSTOM_RUN_FACETS": "airflow_lineage_plus.skip.run_facets",
     "OPENLINEAGE_CLIENT_LOGGING": "WARNING",
+    # no background retry process per spool (it outlives the test, and would send a spool on while the
+    # test still reads it); the tests of the retry itself turn it on (tests/deliver/test_collector_writer.py,
+    # tests/deploy/test_production_topology.py)
+    "AIRFLOW__LINEAGE_PLUS__SPOOL_RETRY_SECONDS": "0",
 }
 os.environ.update(BASE_ENV)
 

@@ -19,6 +19,7 @@ import json
 import os
 import pwd
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -101,6 +102,17 @@ class PostgresServer:
             os.chmod(self.data.parent, 0o755)
             shutil.chown(self.data, self.user)
         self._run("initdb", "-D", str(self.data), "-U", "postgres", "--auth=trust", "-E", "UTF8", "--no-sync")
+        self.resume()
+        connection = self.connect("postgres")
+        try:
+            connection.autocommit = True
+            connection.cursor().execute("CREATE DATABASE airflow")
+        finally:
+            connection.close()
+
+    def resume(self) -> None:
+        """Start the cluster made by :meth:`start` again after :meth:`stop`, with its data, on the same port
+        (:meth:`stop` is ``-m fast``: open connections are cut, as in a restart)."""
         options = (
             f"-c listen_addresses=127.0.0.1 -c port={self.port} -c unix_socket_directories={self.data} "
             "-c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=300 "
@@ -110,12 +122,6 @@ class PostgresServer:
             "pg_ctl", "-D", str(self.data), "-o", options, "-l", str(self.data / "server.log"), "-w", "start"
         )
         self.started = True
-        connection = self.connect("postgres")
-        try:
-            connection.autocommit = True
-            connection.cursor().execute("CREATE DATABASE airflow")
-        finally:
-            connection.close()
 
     def stop(self) -> None:
         if self.started:
@@ -209,11 +215,14 @@ class AirflowDeployment:
         assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
         return proc.stdout
 
-    def start(self, name: str, *args: str, env: dict[str, str] | None = None) -> None:
-        """Start a long-running component (``scheduler``, ...); its output goes to ``logs/<name>.log``."""
+    def start(
+        self, name: str, *args: str, env: dict[str, str] | None = None, prefix: list[str] | None = None
+    ) -> None:
+        """Start a long-running component (``scheduler``, ...); its output goes to ``logs/<name>.log``.
+        ``prefix``: a command that runs it (``ip netns exec <namespace>``: on another "machine")."""
         with (self.logs / f"{name}.log").open("ab") as out:
             self._procs[name] = subprocess.Popen(
-                [AIRFLOW, *args],
+                [*(prefix or []), AIRFLOW, *args],
                 env={**self.env, **(env or {})},
                 stdout=out,
                 stderr=subprocess.STDOUT,
@@ -252,6 +261,10 @@ class AirflowDeployment:
     def pid(self, name: str) -> int:
         return self._procs[name].pid
 
+    def exited(self, name: str) -> int | None:
+        """The exit code of a component that stopped, None while it runs."""
+        return self._procs[name].poll()
+
     def assert_running(self, name: str) -> None:
         proc = self._procs[name]
         assert proc.poll() is None, f"{name} exited with {proc.returncode}:\n{self.log(name)[-5000:]}"
@@ -287,6 +300,13 @@ class AirflowDeployment:
         stop_gracefully(
             [self._procs.pop(name) for name in (names or list(self._procs)) if name in self._procs]
         )
+
+    def kill(self, name: str) -> None:
+        """SIGKILL a component's whole process group, as a machine that dies: nothing is drained."""
+        proc = self._procs.pop(name)
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=30)
 
     def error_lines(self, name: str) -> list[str]:
         """Lines of a component's log at level error or critical, and each traceback with its lines."""

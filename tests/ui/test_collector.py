@@ -1,17 +1,22 @@
-"""The OpenLineage endpoint on a real ``airflow api-server`` with the plugin, writing a real SQLite store.
+"""The OpenLineage endpoint on a real ``airflow api-server`` with the plugin, writing a real PostgreSQL store.
 
-One server for the whole file (simple auth manager, ``collector_max_writes = 1``, a 64 KiB body cap and
-an ingest key in the connection ``lineage_plus_collector``). Producers post with the OpenLineage client's
-own ``HttpTransport``; every check reads the store's rows back.
+One server for the whole file (simple auth manager, a queue of 4 events worked by 1 thread, a 64 KiB body
+cap and an ingest key in the connection ``lineage_plus_collector``), and a PostgreSQL cluster of its own
+for the store, which one test stops and starts again. Producers post with the OpenLineage client's own
+``HttpTransport``; every check reads the store's rows back.
 """
 
 from __future__ import annotations
 
 import gzip
 import json
+import shutil
 import socket
+import tempfile
+import threading
 import time
 import uuid
+from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,14 +29,17 @@ from openlineage.client.event_v2 import Dataset, Job, Run, RunEvent, RunState
 from openlineage.client.serde import Serde
 from openlineage.client.transport.http import HttpConfig, HttpTransport
 
-from airflow_lineage_plus.store.database import LineageStore, sqlite_url
+from airflow_lineage_plus.store.database import LineageStore
 from tests.support import openlineage_spec
 from tests.support.collector_server import collector_server
+from tests.support.postgres_env import PostgresServer
+from tests.support.store_engines import create_database
 
 pytestmark = [pytest.mark.airflow, pytest.mark.timeout(400)]
 
 INGEST_KEY = "ingest-key-" + "k" * 32
 MAX_BYTES = 65536
+QUEUE_SIZE = 4
 PRODUCER = "https://github.com/example/producer"
 
 
@@ -40,9 +48,10 @@ class Collector:
     base: str
     token: str
     store: LineageStore
+    postgres: PostgresServer
 
     def rows(self) -> list[dict[str, Any]]:
-        return [orjson.loads(payload) for _, payload in self.store.rows_after(0, 1000)]
+        return [orjson.loads(payload) for _, payload in self.store.rows_after(0, 100000)]
 
     def post(self, path: str, body: bytes, **headers: str) -> httpx.Response:
         named = {name.replace("_", "-"): value for name, value in headers.items()}
@@ -52,13 +61,22 @@ class Collector:
 @pytest.fixture(scope="module")
 def collector(airflow_db: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Collector]:
     workdir = tmp_path_factory.mktemp("collector")
+    root = Path(tempfile.mkdtemp(prefix="alp-collector-pg-"))
+    postgres = PostgresServer(root)
     settings = {
         "AIRFLOW__LINEAGE_PLUS__COLLECTOR_MAX_WRITES": "1",
+        "AIRFLOW__LINEAGE_PLUS__COLLECTOR_QUEUE_SIZE": str(QUEUE_SIZE),
         "AIRFLOW__LINEAGE_PLUS__COLLECTOR_MAX_BYTES": str(MAX_BYTES),
         "AIRFLOW_CONN_LINEAGE_PLUS_COLLECTOR": json.dumps({"conn_type": "generic", "password": INGEST_KEY}),
     }
-    with collector_server(workdir, sqlite_url(workdir / "store" / "lineage.db"), settings) as found:
-        yield Collector(*found)
+    try:
+        postgres.start()
+        create_database(postgres, "store")
+        with collector_server(workdir, postgres.url("store"), settings) as found:
+            yield Collector(*found, postgres)
+    finally:
+        postgres.stop()
+        shutil.rmtree(root, ignore_errors=True)
 
 
 def _event(name: str, event_type: RunState = RunState.COMPLETE) -> RunEvent:
@@ -112,15 +130,36 @@ def test_a_gzip_event_and_an_airflow_token_are_accepted(collector: Collector) ->
     assert collector.rows()[-1] == _as_dict(event)
 
 
-def test_a_batch_is_stored_whole(collector: Collector) -> None:
+def _batch_reply(received: int, failed: list[dict[str, Any]], stored: int, duplicates: int) -> dict[str, Any]:
+    return {
+        "status": "partial_success" if failed else "success",
+        "summary": {
+            "received": received,
+            "successful": received - len(failed),
+            "failed": len(failed),
+            "retriable": 0,
+            "non_retriable": len(failed),
+            "stored": stored,
+            "duplicates": duplicates,
+        },
+        "failed_events": failed,
+    }
+
+
+def test_a_batch_is_stored_whole_and_answered_with_the_specs_summary(collector: Collector) -> None:
     before = collector.store.count()
     events = [_as_dict(_event(f"batch-{i}")) for i in range(3)]
     response = collector.post(
         "/api/v1/lineage/batch", json.dumps(events).encode(), authorization=f"Bearer {INGEST_KEY}"
     )
-    assert response.status_code == 202, response.text
-    assert response.json() == {"received": 3, "stored": 3, "duplicates": 0}
+    assert response.status_code == 200, response.text
+    assert response.json() == _batch_reply(3, [], 3, 0)
     assert collector.rows()[before:] == events
+    again = collector.post(
+        "/api/v1/lineage/batch", json.dumps(events).encode(), x_lineage_plus_key=INGEST_KEY
+    )
+    assert again.json() == _batch_reply(3, [], 0, 3)
+    assert collector.store.count() == before + 3
 
 
 def test_a_bad_event_gets_400_naming_the_field_and_nothing_is_stored(collector: Collector) -> None:
@@ -130,14 +169,26 @@ def test_a_bad_event_gets_400_naming_the_field_and_nothing_is_stored(collector: 
     response = collector.post("/api/v1/lineage", json.dumps(event).encode(), x_lineage_plus_key=INGEST_KEY)
     assert response.status_code == 400
     assert "run.runId" in response.json()["detail"]
-    good, bad = _as_dict(_event("ok")), _as_dict(_event("no-producer"))
-    del bad["producer"]
-    response = collector.post(
-        "/api/v1/lineage/batch", json.dumps([good, bad]).encode(), x_lineage_plus_key=INGEST_KEY
-    )
+    response = collector.post("/api/v1/lineage/batch", b'{"not": "an array"}', x_lineage_plus_key=INGEST_KEY)
     assert response.status_code == 400
-    assert response.json()["detail"].startswith("[1].producer")
     assert collector.store.count() == before
+
+
+def test_bad_events_of_a_batch_are_named_by_index_and_the_others_are_stored(collector: Collector) -> None:
+    before = collector.store.count()
+    good = [_as_dict(_event(f"partial-{i}")) for i in range(3)]
+    no_producer, bad_time = _as_dict(_event("no-producer")), _as_dict(_event("bad-time"))
+    del no_producer["producer"]
+    bad_time["eventTime"] = "yesterday"
+    body = json.dumps([good[0], no_producer, good[1], bad_time, good[2]]).encode()
+    response = collector.post("/api/v1/lineage/batch", body, x_lineage_plus_key=INGEST_KEY)
+    assert response.status_code == 200, response.text
+    failed = [
+        {"index": 1, "reason": "producer: required, a non-empty string", "retriable": False},
+        {"index": 3, "reason": "eventTime: an ISO 8601 date-time", "retriable": False},
+    ]
+    assert response.json() == _batch_reply(5, failed, 3, 0)
+    assert collector.rows()[before:] == good
 
 
 def test_too_large_bodies_and_gzip_bombs_get_413(collector: Collector) -> None:
@@ -166,8 +217,8 @@ def test_anonymous_and_forged_writers_get_401_and_nothing_is_stored(collector: C
     assert collector.store.count() == before
 
 
-def _hold_a_write(base: str) -> socket.socket:
-    """A request that took the one write slot and is still sending its body."""
+def _hold_a_place(base: str) -> socket.socket:
+    """A request admitted to the queue (its key checked) and still sending its body."""
     host, port = base.removeprefix("http://").split(":")
     held = socket.create_connection((host, int(port)), timeout=30)
     held.sendall(
@@ -177,30 +228,31 @@ def _hold_a_write(base: str) -> socket.socket:
     return held
 
 
-def test_a_saturated_endpoint_answers_429_with_retry_after_while_airflows_api_answers(
-    collector: Collector,
-) -> None:
+def _version(collector: Collector) -> httpx.Response:
+    return httpx.get(
+        f"{collector.base}/api/v2/version", headers={"Authorization": f"Bearer {collector.token}"}, timeout=10
+    )
+
+
+def test_a_full_queue_answers_429_with_retry_after_while_airflows_api_answers(collector: Collector) -> None:
     before = collector.store.count()
-    held = _hold_a_write(collector.base)
+    held = [_hold_a_place(collector.base) for _ in range(QUEUE_SIZE)]
     try:
         deadline = time.monotonic() + 30
-        while True:  # each try a new event: one that got in before the hold is counted once
+        while True:  # each try a new event: one that got in before the holds are counted once
             body = json.dumps(_as_dict(_event(f"overload-{uuid.uuid4()}"))).encode()
             response = collector.post("/api/v1/lineage", body, x_lineage_plus_key=INGEST_KEY)
             if response.status_code == 429:
                 break
             assert response.status_code == 202 and time.monotonic() < deadline, response.text
-            time.sleep(0.2)  # the held request had not reached its slot yet
+            time.sleep(0.2)  # the held requests had not all reached the queue yet
             before += 1
         assert response.headers["retry-after"] == "1"
-        version = httpx.get(
-            f"{collector.base}/api/v2/version",
-            headers={"Authorization": f"Bearer {collector.token}"},
-            timeout=10,
-        )
+        version = _version(collector)
         assert version.status_code == 200 and version.json()["version"]
     finally:
-        held.close()
+        for socket_ in held:
+            socket_.close()
     assert collector.store.count() == before
     deadline = time.monotonic() + 30
     while (
@@ -211,3 +263,73 @@ def test_a_saturated_endpoint_answers_429_with_retry_after_while_airflows_api_an
     assert response.status_code == 202
     assert response.json() == {"received": 1, "stored": 1, "duplicates": 0}
     assert collector.store.count() == before + 1
+
+
+def test_a_flood_from_one_producer_gets_429s_and_what_was_accepted_is_stored_once(
+    collector: Collector,
+) -> None:
+    """One producer, 16 requests in flight at a time, 480 distinct events, no retry: some get 429, every
+    event answered 202 is in the store exactly once, and no event answered 429 is; Airflow's own API keeps
+    answering meanwhile."""
+    names = [f"flood-{n}-{uuid.uuid4()}" for n in range(480)]
+    bodies = [json.dumps(_as_dict(_event(name))).encode() for name in names]
+    answers: dict[str, int] = {}
+    retry_after: set[str | None] = set()
+    versions: list[int] = []
+    done = threading.Event()
+
+    def produce(share: list[tuple[str, bytes]]) -> None:
+        with httpx.Client(headers={"X-Lineage-Plus-Key": INGEST_KEY}, timeout=60) as client:
+            for name, body in share:
+                response = client.post(f"{collector.base}/lineage-plus/api/v1/lineage", content=body)
+                answers[name] = response.status_code
+                if response.status_code == 429:
+                    retry_after.add(response.headers.get("retry-after"))
+
+    def probe() -> None:
+        while not done.is_set():
+            versions.append(_version(collector).status_code)
+            time.sleep(0.05)
+
+    pairs = list(zip(names, bodies, strict=True))
+    producers = [threading.Thread(target=produce, args=(pairs[n::16],)) for n in range(16)]
+    prober = threading.Thread(target=probe)
+    prober.start()
+    for thread in producers:
+        thread.start()
+    for thread in producers:
+        thread.join()
+    done.set()
+    prober.join()
+    statuses = Counter(answers.values())
+    assert set(statuses) == {202, 429} and sum(statuses.values()) == len(names), statuses
+    assert retry_after == {"1"}
+    assert versions and set(versions) == {200}
+    stored = Counter(row["job"]["name"] for row in collector.rows())
+    accepted = {name for name, code in answers.items() if code == 202}
+    assert {name: stored[name] for name in names if stored[name]} == dict.fromkeys(accepted, 1)
+
+
+def test_a_store_that_cannot_be_written_answers_503_with_retry_after_then_202_once_back(
+    collector: Collector,
+) -> None:
+    before = collector.store.count()
+    event = _as_dict(_event("store-down"))
+    body = json.dumps(event).encode()
+    collector.postgres.stop()
+    try:
+        response = collector.post("/api/v1/lineage", body, x_lineage_plus_key=INGEST_KEY)
+        assert response.status_code == 503, response.text
+        assert response.headers["retry-after"] == "1"
+        batch = collector.post(
+            "/api/v1/lineage/batch", f"[{body.decode()}]".encode(), x_lineage_plus_key=INGEST_KEY
+        )
+        assert batch.status_code == 503 and batch.headers["retry-after"] == "1"
+        assert _version(collector).status_code == 200
+    finally:
+        collector.postgres.resume()
+    assert collector.store.count() == before
+    response = collector.post("/api/v1/lineage", body, x_lineage_plus_key=INGEST_KEY)
+    assert response.status_code == 202, response.text
+    assert response.json() == {"received": 1, "stored": 1, "duplicates": 0}
+    assert collector.rows()[before:] == [event]
