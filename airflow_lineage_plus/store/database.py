@@ -193,15 +193,17 @@ class LineageStore:
         try:
             yield
         except sa.exc.OperationalError as exc:
-            text = str(exc.orig)
-            if "malformed" in text or "not a database" in text or "no such table" in text:
-                raise StoreDamaged(f"lineage store {self.where} is damaged ({text}): {_FIX}") from exc
-            raise StoreUnavailable(f"cannot use the lineage store {self.where}: {text}") from exc
+            raise self._error(str(exc.orig), damaged_too="no such table") from exc
         except sa.exc.DatabaseError as exc:
-            text = str(exc.orig)
-            if "malformed" in text or "not a database" in text:
-                raise StoreDamaged(f"lineage store {self.where} is damaged ({text}): {_FIX}") from exc
-            raise StoreUnavailable(f"cannot use the lineage store {self.where}: {text}") from exc
+            raise self._error(str(exc.orig)) from exc
+        except sqlite3.Error as exc:  # the transport's own connection (:meth:`add`)
+            raise self._error(str(exc), damaged_too="no such table") from exc
+
+    def _error(self, text: str, damaged_too: str = "malformed") -> StoreUnavailable:
+        """The package's error for a database error's text: a damaged store names the fix."""
+        if "malformed" in text or "not a database" in text or damaged_too in text:
+            return StoreDamaged(f"lineage store {self.where} is damaged ({text}): {_FIX}")
+        return StoreUnavailable(f"cannot use the lineage store {self.where}: {text}")
 
     @contextlib.contextmanager
     def _write(self) -> Iterator[sa.Connection]:
@@ -252,7 +254,7 @@ class LineageStore:
         inserts and the commit directly (a third of the cost of a pooled SQLAlchemy transaction)."""
         if self.dialect != "sqlite":
             return self.append((event,)).added == 1
-        with self._raw_lock:
+        with self._raw_lock, self.errors():
             if self._raw is None:
                 self._raw = _raw_sqlite(self.engine, self._busy_timeout)
             raw = self._raw
@@ -268,7 +270,8 @@ class LineageStore:
                     self.folder.write_sqlite(raw, facts)
                 raw.execute("COMMIT")
             except BaseException:
-                raw.execute("ROLLBACK")
+                if raw.in_transaction:
+                    raw.execute("ROLLBACK")
                 raise
         return added
 

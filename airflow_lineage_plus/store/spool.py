@@ -123,7 +123,7 @@ def flush(store: Sink, log: Path, *, lock_timeout: float = 2.0) -> SpoolResult:
     for path in moved:
         result = _result(store.append(line for _, line in complete_lines(path, 0, problems)), problems)
         added, duplicates = added + result.added, duplicates + result.duplicates
-        path.unlink()
+        path.unlink(missing_ok=True)  # another flush of the same file may have finished it
     return SpoolResult(added, duplicates, problems)
 
 
