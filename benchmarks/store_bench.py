@@ -4,22 +4,19 @@ Prints, for SQLite (and PostgreSQL with ``--postgres``: Debian's server, started
 on a free port by ``tests/support/postgres_env.py``):
 
 * ``import``: ``lineage-plus import LOG --store URL`` in a new process: wall and CPU time, peak memory,
-  events per second, the store's size against the log's;
-* ``new_process_upstream_quick``: a new process answering ``upstream`` at depth 10 as the CLI does
-  (``open_source(store=URL, quick=True)``: only the events of the nodes the walk touches are folded);
-* ``new_cli_process_upstream``: the same question from ``lineage-plus upstream`` in a new process, the
-  store found through ``[lineage_plus] store_url`` (read without importing Airflow, :mod:`..conf`), and
-  (``..._with_airflow``) the same with Airflow imported first, as every CLI process did before;
-* ``new_process_upstream``: a new process opening the store as a source (``open_source(store=URL)``: it
-  folds every raw event, as the event log source folds the log, and as the Lineage view does once) and
-  answering the same question (``--no-full-fold`` skips it);
-* ``event_log_upstream``: the same question from the raw log folded whole (``open_source(events=LOG)``),
-  the fold the store source reproduces, as the yardstick of the same run.
+  events per second (wall and CPU), and the store's size against the log's;
+* ``new_cli_process_upstream``: ``lineage-plus upstream --depth 10`` in a new process, the store found
+  through ``[lineage_plus] store_url`` (read without importing Airflow): it reads the folded state of the
+  nodes the walk touches;
+* ``warm``: one process asking ``--samples`` questions of random datasets, one after the other, on the
+  same source (what the Lineage view's long-lived reader does): ``upstream`` at depth 10, and the view's
+  ``lineage`` at depth 5 (both directions, at most 500 nodes), p50/p95/max in milliseconds.
 
     python benchmarks/store_bench.py --log /tmp/events.jsonl --generate 1000000 [--postgres]
 
 Targets (issue 25): import of 10M events <= 2 min; a new process answering upstream at depth 10 < 1 s;
-store size <= the log's. Figures are written to docs/graph.md ("The lineage store").
+a warm depth-10 walk p95 <= 20 ms; store size <= the log's. Figures are written to docs/graph.md ("The
+lineage store").
 """
 
 from __future__ import annotations
@@ -46,8 +43,6 @@ TARGET = ("postgres://warehouse:5432", "analytics.dag_00500.t19_out0")
 CLI_ANSWER = """
 import json, sys, time
 began = time.perf_counter()
-if sys.argv[2:] == ["with-airflow"]:
-    import airflow.configuration  # as every new CLI process did before conf.py read options without it
 from airflow_lineage_plus.cli import run
 namespace, name = sys.argv[1].split("|")
 question = ["upstream", "--namespace", namespace, "--name", name, "--depth", "10", "--format", "json"]
@@ -55,30 +50,38 @@ code, out, err = run(question)
 assert code == 0, err
 nodes = len(json.loads(out)["nodes"])
 print(json.dumps({"in_process_s": round(time.perf_counter() - began, 3), "nodes": nodes,
-                  "airflow_imported": "airflow.configuration" in sys.modules}))
+                  "airflow_imported": "airflow" in sys.modules}))
 """
 
-STORE_ANSWER = """
-import json, sys, time
-began = time.perf_counter()
-from airflow_lineage_plus.graph import LineageQueries, dataset_id, open_source
-source = open_source(store=sys.argv[1], quick=sys.argv[3] == "quick")
-opened = time.perf_counter()
-namespace, name = sys.argv[2].split("|")
-answer = LineageQueries(source).upstream(dataset_id(namespace, name), 10)
-print(json.dumps({"in_process_s": round(time.perf_counter() - began, 3), "open_s": round(opened - began, 3),
-                  "events": getattr(source, "events", None), "nodes": len(answer["nodes"])}))
-"""
+WARM = """
+import json, random, statistics, sys, time
+from airflow_lineage_plus.graph import LineageQueries, open_source
+from airflow_lineage_plus.store.folded import FoldedState
+url, samples = sys.argv[1], int(sys.argv[2])
+source = open_source(store=url)
+datasets = sorted(FoldedState(source.store).node_ids(1))
+targets = random.Random(7).sample(datasets, min(samples, len(datasets)))
+queries = LineageQueries(source)
 
-LOG_ANSWER = """
-import json, sys, time
-began = time.perf_counter()
-from airflow_lineage_plus.graph import LineageQueries, dataset_id, open_source
-source = open_source(events=sys.argv[1])
-namespace, name = sys.argv[2].split("|")
-answer = LineageQueries(source).upstream(dataset_id(namespace, name), 10)
-print(json.dumps({"in_process_s": round(time.perf_counter() - began, 3), "events": source.events,
-                  "nodes": len(answer["nodes"])}))
+def figures(times):
+    ordered = sorted(times)
+    return {"p50_ms": round(statistics.median(ordered), 2),
+            "p95_ms": round(ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))], 2),
+            "max_ms": round(ordered[-1], 2)}
+
+found = {}
+for name, ask in (("upstream_d10", lambda t: queries.upstream(t, 10)),
+                  ("lineage_d5_limit500", lambda t: queries.lineage(t, 5, limit=500))):
+    ask(targets[0])  # the statements compiled once, as in a reader that has answered before
+    times, nodes = [], []
+    for target in targets:
+        began = time.perf_counter()
+        answer = ask(target)
+        times.append((time.perf_counter() - began) * 1000)
+        nodes.append(len(answer["nodes"]))
+    found[name] = {**figures(times), "questions": len(times), "nodes_max": max(nodes),
+                   "nodes_mean": round(statistics.mean(nodes), 1)}
+print(json.dumps(found))
 """
 
 
@@ -87,8 +90,8 @@ def _events(log: Path) -> int:
         return sum(chunk.count(b"\n") for chunk in iter(lambda: handle.read(1 << 24), b""))
 
 
-def bench_engine(log: Path, url: str, home: Path, size_of: Any, target: str, full: bool) -> dict[str, Any]:
-    """Import the log into the store at ``url``, then ask a new process."""
+def bench_engine(log: Path, url: str, home: Path, size_of: Any, target: str, samples: int) -> dict[str, Any]:
+    """Import the log into the store at ``url``, then ask a new process, then one warm process."""
     env = {**os.environ, "AIRFLOW_HOME": str(home)}
     command = [sys.executable, "-m", "airflow_lineage_plus.cli", "import", str(log), "--store", url]
     imported = timed(command, env=env)
@@ -97,15 +100,13 @@ def bench_engine(log: Path, url: str, home: Path, size_of: Any, target: str, ful
         "import": {
             **{k: v for k, v in imported.items() if k != "out"},
             "said": imported["out"].strip(),
-            "events_per_s": round(lines / imported["wall_s"]),
+            "events_per_wall_s": round(lines / imported["wall_s"]),
+            "events_per_cpu_s": round(lines / imported["cpu_s"]),
         }
     }
     store_bytes = size_of()
     figures["store_bytes"] = store_bytes
     figures["store_to_log_size"] = round(store_bytes / log.stat().st_size, 2)
-    quick = timed(python(STORE_ANSWER, url, target, "quick"), env=env)
-    figures["new_process_upstream_quick"] = {**quick, "out": json.loads(quick["out"])}
-    # the command itself: the store from [lineage_plus] store_url, as a user's CLI finds it
     configured = {
         **env,
         "AIRFLOW__LINEAGE_PLUS__STORE_URL": url,
@@ -113,24 +114,21 @@ def bench_engine(log: Path, url: str, home: Path, size_of: Any, target: str, ful
     }
     command = timed(python(CLI_ANSWER, target), env=configured)
     figures["new_cli_process_upstream"] = {**command, "out": json.loads(command["out"])}
-    command = timed(python(CLI_ANSWER, target, "with-airflow"), env=configured)
-    figures["new_cli_process_upstream_with_airflow"] = {**command, "out": json.loads(command["out"])}
-    if full:
-        answer = timed(python(STORE_ANSWER, url, target, "full"), env=env)
-        figures["new_process_upstream"] = {**answer, "out": json.loads(answer["out"])}
+    warm = timed(python(WARM, url, str(samples)), env=env)
+    figures["warm"] = {**json.loads(warm["out"]), "process_peak_mib": warm["peak_mib"]}
     return figures
 
 
-def _sqlite(log: Path, root: Path, target: str, full: bool) -> dict[str, Any]:
+def _sqlite(log: Path, root: Path, target: str, samples: int) -> dict[str, Any]:
     path = root / "lineage.db"
 
     def size() -> int:
         return sum(p.stat().st_size for p in root.glob("lineage.db*"))
 
-    return bench_engine(log, f"sqlite:///{path}", root, size, target, full)
+    return bench_engine(log, f"sqlite:///{path}", root, size, target, samples)
 
 
-def _postgres(log: Path, root: Path, target: str, full: bool) -> dict[str, Any]:
+def _postgres(log: Path, root: Path, target: str, samples: int) -> dict[str, Any]:
     from postgres_env import PostgresServer
 
     server = PostgresServer(root)
@@ -139,12 +137,12 @@ def _postgres(log: Path, root: Path, target: str, full: bool) -> dict[str, Any]:
 
         def size() -> int:
             rows = server.query(
-                "SELECT pg_total_relation_size('lineage_plus_event')"
-                " + pg_total_relation_size('lineage_plus_edge')"
+                "SELECT sum(pg_total_relation_size(oid)) FROM pg_class "
+                "WHERE relkind = 'r' AND relname LIKE 'lineage_plus_%'"
             )
             return int(rows[0][0])
 
-        return bench_engine(log, server.url(), root, size, target, full)
+        return bench_engine(log, server.url(), root, size, target, samples)
     finally:
         server.stop()
 
@@ -158,8 +156,7 @@ def main() -> None:
     parser.add_argument("--postgres", action="store_true", help="also measure PostgreSQL")
     parser.add_argument("--no-sqlite", action="store_true", help="skip SQLite")
     parser.add_argument("--target", default="|".join(TARGET), help="the dataset asked about: NAMESPACE|NAME")
-    parser.add_argument("--no-log-answer", action="store_true", help="skip the event log's yardstick")
-    parser.add_argument("--no-full-fold", action="store_true", help="skip the new process folding the store")
+    parser.add_argument("--samples", type=int, default=200, help="questions of the warm process")
     args = parser.parse_args()
     if args.generate:
         subprocess.run(
@@ -183,15 +180,12 @@ def main() -> None:
     try:
         if not args.no_sqlite:
             (root / "sqlite").mkdir()
-            figures["sqlite"] = _sqlite(args.log, root / "sqlite", args.target, not args.no_full_fold)
+            figures["sqlite"] = _sqlite(args.log, root / "sqlite", args.target, args.samples)
             print(json.dumps({"sqlite": figures["sqlite"]}), flush=True)
         if args.postgres:
             (root / "postgres").mkdir()
-            figures["postgresql"] = _postgres(args.log, root / "postgres", args.target, not args.no_full_fold)
+            figures["postgresql"] = _postgres(args.log, root / "postgres", args.target, args.samples)
             print(json.dumps({"postgresql": figures["postgresql"]}), flush=True)
-        if not args.no_log_answer:
-            answer = timed(python(LOG_ANSWER, str(args.log), args.target))
-            figures["event_log_upstream"] = {**answer, "out": json.loads(answer["out"])}
     finally:
         shutil.rmtree(root, ignore_errors=True)
     figures["load_1min_end"] = os.getloadavg()[0]

@@ -1,7 +1,9 @@
 """Latency of the Lineage view's graph API, through the real Airflow API server app, on a large event log.
 
 Builds Airflow's own ``create_app()`` (plugin mounted from the installed entry point, SimpleAuthManager,
-a real JWT on every request) over an event log from ``benchmarks/generate_events.py``, then times
+a real JWT on every request) over an event log from ``benchmarks/generate_events.py`` (read as it is,
+``graph_source = events``) or, with ``--store URL``, over the lineage store the log was imported into
+(``lineage-plus import LOG --store URL``: ``graph_source = store``, as installed), then times
 ``GET /lineage-plus/api/lineage?depth=5`` (what the page asks for; datasets also get their failed
 upstream jobs) around random datasets and jobs, plus search and node details. Prints JSON figures.
 
@@ -35,15 +37,16 @@ def _percentiles(samples: list[float]) -> dict[str, float]:
     }
 
 
-def run(log: Path, samples: int, depth: int, seed: int) -> dict[str, Any]:
+def run(log: Path, samples: int, depth: int, seed: int, store: str | None = None) -> dict[str, Any]:
     home = Path(tempfile.mkdtemp(prefix="alp-ui-bench-"))
     os.environ.update(
         {
             "AIRFLOW_HOME": str(home),
             "AIRFLOW__CORE__LOAD_EXAMPLES": "False",
             "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN": f"sqlite:///{home / 'airflow.db'}",
-            "AIRFLOW__LINEAGE_PLUS__EVENT_LOG_PATH": str(log),
-            "AIRFLOW__LINEAGE_PLUS__GRAPH_SOURCE": "events",
+            "AIRFLOW__LINEAGE_PLUS__EVENT_LOG_PATH": str(log if store is None else home / "no-spool.jsonl"),
+            "AIRFLOW__LINEAGE_PLUS__GRAPH_SOURCE": "events" if store is None else "store",
+            "AIRFLOW__LINEAGE_PLUS__STORE_URL": store or "",
             "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_USERS": "bench:viewer",
             "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_PASSWORDS_FILE": str(home / "passwords.json"),
             "AIRFLOW__API_AUTH__JWT_SECRET": "ui-bench-" + "x" * 64,
@@ -72,7 +75,14 @@ def run(log: Path, samples: int, depth: int, seed: int) -> dict[str, Any]:
     cold_s = time.perf_counter() - began
 
     reader = LineagePlusPlugin.fastapi_apps[0]["app"].build().state.lineage_reader
-    datasets, jobs = reader.run(lambda q: (sorted(q.source.graph.datasets), sorted(q.source.graph.jobs)))
+    if store is None:
+        datasets, jobs = reader.run(lambda q: (sorted(q.source.graph.datasets), sorted(q.source.graph.jobs)))
+    else:
+        from airflow_lineage_plus.store import LineageStore
+        from airflow_lineage_plus.store.folded import FoldedState
+
+        state = FoldedState(LineageStore(store, create=False))
+        datasets, jobs = sorted(state.node_ids(1)), sorted(state.node_ids(0))
     rng = random.Random(seed)
     targets = rng.sample(datasets, samples // 2) + rng.sample(jobs, samples - samples // 2)
 
@@ -96,6 +106,7 @@ def run(log: Path, samples: int, depth: int, seed: int) -> dict[str, Any]:
     ]
     return {
         "log": str(log),
+        "source": "events" if store is None else store,
         "bytes": log.stat().st_size,
         "datasets": len(datasets),
         "jobs": len(jobs),
@@ -123,6 +134,7 @@ def main() -> None:
     parser.add_argument("--samples", type=int, default=200)
     parser.add_argument("--depth", type=int, default=5)
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--store", help="a lineage store the log was imported into (default: read the log)")
     args = parser.parse_args()
     if args.generate:
         subprocess.run(
@@ -136,7 +148,7 @@ def main() -> None:
             ],
             check=True,
         )
-    print(json.dumps(run(args.log, args.samples, args.depth, args.seed), indent=2))
+    print(json.dumps(run(args.log, args.samples, args.depth, args.seed, args.store), indent=2))
 
 
 if __name__ == "__main__":

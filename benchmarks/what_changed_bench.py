@@ -49,11 +49,13 @@ def _targets(url: str, count: int, seed: int) -> list[tuple[str, str]]:
     """Datasets some job writes, with an upstream at least a few hops deep when there are such."""
     from airflow_lineage_plus.graph import LineageQueries, open_source
     from airflow_lineage_plus.node_ids import split_node_id
+    from airflow_lineage_plus.store.facts import DATASET_KIND
+    from airflow_lineage_plus.store.folded import FoldedState
 
     source = open_source(store=url)
     try:
         queries = LineageQueries(source)
-        ids = sorted(source.graph.node_ids("dataset:"))  # type: ignore[attr-defined]
+        ids = sorted(FoldedState(source.store).node_ids(DATASET_KIND))  # type: ignore[attr-defined]
         rng = random.Random(seed)
         rng.shuffle(ids)
         deep: list[tuple[str, str]] = []

@@ -135,18 +135,17 @@ class StoredGraph(LineageGraph):
         fresh = [run for run in runs if not dict.__contains__(self.runs, run.row.run_id)]
         self._runs_read.update(run.row.run_id for run in runs)
         keys = [run.row.run_key for run in fresh]
-        facts = self.state.facts(keys)
         io: dict[int, list[RunIo]] = {}
         for item in self.state.run_io(keys):
             io.setdefault(item.run_key, []).append(item)
         refs = self.state.run_refs(keys) if self.keep_refs else {}
-        for row, state, parent in fresh:
+        for row, state, parent, facts in fresh:
             job_id = job_ids.get(row.job_key)
             if job_id is None:
                 continue
             record = _run(row, job_id, state, parent)
-            _run_facts(record, facts.get(row.run_key, {}))
-            self._tasks_state(facts.get(row.run_key, {}).get(f.TASKS))
+            _run_facts(record, facts)
+            self._tasks_state(facts.get(f.TASKS))
             record.io = frozenset(
                 (job_id, item.dataset_id) if item.output else (item.dataset_id, job_id)
                 for item in io.get(row.run_key, ())

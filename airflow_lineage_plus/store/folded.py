@@ -12,6 +12,7 @@ with the ids asked for, so two ids with one key never mix. What the rows mean is
 from __future__ import annotations
 
 import contextlib
+import functools
 import threading
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any, NamedTuple, TypeVar
@@ -30,11 +31,13 @@ _T = TypeVar("_T")
 
 
 class Run(NamedTuple):
-    """A run with its state (None before it ended) and its parent (None without one)."""
+    """A run with its state (None before it ended), its parent (None without one) and its facts (the
+    newest error and execution mode; a DAG run's tasksState)."""
 
     row: f.RunRow
     state: f.RunStateRow | None
     parent: f.RunParentRow | None
+    facts: dict[str, f.FactRow]
 
 
 class RunIo(NamedTuple):
@@ -81,10 +84,20 @@ _NODES = (
 _FACTS = sa.select(*_fact.c).where(_keys(_fact.c.subject_key))
 _JOB_EDGES = sa.select(*_edge.c).where(_keys(_edge.c.job_key))
 _DATASET_EDGES = sa.select(*_edge.c).where(_keys(_edge.c.dataset_key))
-_RUN_COLUMNS = (
-    sa.select(*_run.c, *_state.c, *_parent.c)
-    .outerjoin(_state, _state.c.run_key == _run.c.run_key)
-    .outerjoin(_parent, _parent.c.run_key == _run.c.run_key)
+#: the facts a run has, each joined to the run's row (one query reads a run whole)
+_RUN_FACTS = (f.ERROR, f.MODE, f.TASKS)
+_run_facts = [_fact.alias(f"run_{name}") for name in _RUN_FACTS]
+_RUN_COLUMNS = sa.select(*_run.c, *_state.c, *_parent.c, *(c for alias in _run_facts for c in alias.c))
+_RUN_COLUMNS = _RUN_COLUMNS.select_from(
+    functools.reduce(
+        lambda joined, pair: joined.outerjoin(
+            pair[1], sa.and_(pair[1].c.subject_key == _run.c.run_key, pair[1].c.fact == pair[0])
+        ),
+        zip(_RUN_FACTS, _run_facts),
+        _run.outerjoin(_state, _state.c.run_key == _run.c.run_key).outerjoin(
+            _parent, _parent.c.run_key == _run.c.run_key
+        ),
+    )
 )
 _JOB_RUNS = _RUN_COLUMNS.where(_keys(_run.c.job_key))
 _RUNS = _RUN_COLUMNS.where(_keys(_run.c.run_key))
@@ -124,8 +137,8 @@ _SKIPPED = (
     )
     .where(_keys(schema.skipped_task.c.job_key))
 )
-_NODE_WIDTH = len(_node.c)
-_RUN_WIDTH, _STATE_WIDTH = len(_run.c), len(_state.c)
+_NODE_WIDTH, _FACT_WIDTH = len(_node.c), len(_fact.c)
+_RUN_WIDTH, _STATE_WIDTH, _PARENT_WIDTH = len(_run.c), len(_state.c), len(_parent.c)
 
 
 def _fact_row(row: Sequence[Any]) -> f.FactRow:
@@ -288,12 +301,19 @@ class FoldedState:
 
 def _run_of(row: Sequence[Any]) -> Run:
     state_at, parent_at = _RUN_WIDTH, _RUN_WIDTH + _STATE_WIDTH
+    facts_at = parent_at + _PARENT_WIDTH
     state = row[state_at : state_at + _STATE_WIDTH]
-    parent = row[parent_at:]
+    parent = row[parent_at:facts_at]
+    facts = {}
+    for at in range(facts_at, len(row), _FACT_WIDTH):
+        if row[at] is not None:
+            fact = _fact_row(row[at : at + _FACT_WIDTH])
+            facts[fact.fact] = fact
     return Run(
         f.RunRow(*row[:_RUN_WIDTH]),
         f.RunStateRow(state[0], state[1], state[2], state[3], state[4], bytes(state[5]), state[6])
         if state[0] is not None
         else None,
         f.RunParentRow(*parent) if parent[0] is not None else None,
+        facts,
     )
