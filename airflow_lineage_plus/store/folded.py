@@ -93,7 +93,7 @@ _RUN_COLUMNS = _RUN_COLUMNS.select_from(
         lambda joined, pair: joined.outerjoin(
             pair[1], sa.and_(pair[1].c.subject_key == _run.c.run_key, pair[1].c.fact == pair[0])
         ),
-        zip(_RUN_FACTS, _run_facts),
+        zip(_RUN_FACTS, _run_facts, strict=True),
         _run.outerjoin(_state, _state.c.run_key == _run.c.run_key).outerjoin(
             _parent, _parent.c.run_key == _run.c.run_key
         ),
