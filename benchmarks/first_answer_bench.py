@@ -129,6 +129,7 @@ def main() -> None:
         "--generate", type=int, default=0, help="first (re)generate a log with this many events"
     )
     args = parser.parse_args()
+    os.environ.pop("PYTHONDONTWRITEBYTECODE", None)  # a user's installation has its bytecode cached
     if args.generate:
         subprocess.run(
             [

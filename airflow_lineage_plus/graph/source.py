@@ -25,6 +25,11 @@ class LineageSource(abc.ABC):
         """Held by LineageQueries around each question; a source that mutates in refresh() locks here."""
         return contextlib.nullcontext()
 
+    def one_view(self) -> contextlib.AbstractContextManager[Any]:
+        """The questions this thread asks inside the block share one graph (what one question read,
+        the next does not read again): for several questions that answer one request."""
+        return contextlib.nullcontext()
+
     @abc.abstractmethod
     def graph_for(
         self, node_id: str, depth: int, *, as_of: int | None = None, retired: bool = False

@@ -16,7 +16,9 @@ the history an earlier version wrote there), when one is given.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import contextlib
+import threading
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -55,6 +57,7 @@ class StoreSource(LineageSource):
         self.retained_from: int | None = None
         self._runs = eventlog_history.RunReader(self._read_refs)
         self._whole: LineageGraph | None = None
+        self._shared = threading.local()  # the graphs of :meth:`one_view`, per thread
         self.refresh()
 
     # -- what differs between a store and a log read into one -------------------------------------
@@ -76,8 +79,29 @@ class StoreSource(LineageSource):
         return added
 
     # -- graphs -------------------------------------------------------------------------------------
+    @contextlib.contextmanager
+    def one_view(self) -> Iterator[None]:
+        if getattr(self._shared, "views", None) is not None:
+            yield  # already in one
+            return
+        self._shared.views = {}
+        try:
+            yield
+        finally:
+            self._shared.views = None
+
     def view(self, as_of: int | None = None, *, keep_refs: bool = False) -> LineageGraph:
-        """The graph now (the folded state), or as of ``as_of`` (folded where the question looks)."""
+        """The graph now (the folded state), or as of ``as_of`` (folded where the question looks); the
+        same one for each question inside :meth:`one_view`."""
+        views: dict[tuple[int | None, bool], LineageGraph] | None = getattr(self._shared, "views", None)
+        if views is None:
+            return self._view(as_of, keep_refs)
+        found = views.get((as_of, keep_refs))
+        if found is None:
+            found = views[(as_of, keep_refs)] = self._view(as_of, keep_refs)
+        return found
+
+    def _view(self, as_of: int | None, keep_refs: bool) -> LineageGraph:
         if as_of is None:
             return StoredGraph(self.store, keep_refs=keep_refs)
         graph = FocusedGraph(self.catalog(), self._payloads, as_of)

@@ -21,6 +21,7 @@ from typing import Any
 import orjson
 
 from airflow_lineage_plus import node_ids as ids
+from airflow_lineage_plus.graph import retirement
 from airflow_lineage_plus.graph.catalog import Catalog, StoreCatalog
 from airflow_lineage_plus.graph.model import LineageGraph
 from airflow_lineage_plus.graph.records import ColumnInput, DatasetRecord, JobRecord
@@ -80,6 +81,7 @@ class StoredGraph(LineageGraph):
         self._edges_read: set[str] = set()
         self._runs_read: set[str] = set()
         self._children_read: set[str] = set()
+        self._io_read: set[str] = set()
 
     # -- hooks of a scratch store: fold what the nodes need before reading them ---------------------
     def _prepare_jobs(self, job_ids: list[str]) -> None:
@@ -117,7 +119,36 @@ class StoredGraph(LineageGraph):
                 owner: JobRecord | None = dict.get(self.jobs, run.job_id)
                 if owner is not None:
                     self.add_run(owner, run)
+            self._read_io([self.jobs[job_id] for job_id in keys.values()])
             self._skips(keys)
+
+    def _read_io(self, jobs: Iterable[JobRecord]) -> None:
+        """Read what the runs that decide each job's current edges reported: its latest completed run
+        and the runs that started after it, or every run when none completed (:mod:`.retirement`; the
+        edges of older runs count nowhere, so they are not read)."""
+        wanted: dict[int, tuple[JobRecord, RunRecord, str]] = {}
+        for job in jobs:
+            runs = job.runs
+            latest = retirement.latest_completed_key(runs, (run.sort_key() for run in runs))
+            for run in runs:
+                run_id = run.run_id
+                if run_id is None or run_id in self._io_read:
+                    continue
+                if latest is None or run.sort_key() >= latest:
+                    wanted[f.run_key(run_id)] = (job, run, run_id)
+        if not wanted:
+            return
+        self._io_read.update(run_id for _, _, run_id in wanted.values())
+        io: dict[int, list[RunIo]] = {}
+        for item in self.state.run_io(wanted):
+            io.setdefault(item.run_key, []).append(item)
+        for key, (job, run, _) in wanted.items():
+            run.io = job.shared_io(
+                frozenset(
+                    (job.id, item.dataset_id) if item.output else (item.dataset_id, job.id)
+                    for item in io.get(key, ())
+                )
+            )
 
     def load_runs(self, run_ids: Iterable[str]) -> None:
         """Read the runs not read yet by their ids (not their jobs: :meth:`load_jobs` adds them there)."""
@@ -135,9 +166,6 @@ class StoredGraph(LineageGraph):
         fresh = [run for run in runs if not dict.__contains__(self.runs, run.row.run_id)]
         self._runs_read.update(run.row.run_id for run in runs)
         keys = [run.row.run_key for run in fresh]
-        io: dict[int, list[RunIo]] = {}
-        for item in self.state.run_io(keys):
-            io.setdefault(item.run_key, []).append(item)
         refs = self.state.run_refs(keys) if self.keep_refs else {}
         for row, state, parent, facts in fresh:
             job_id = job_ids.get(row.job_key)
@@ -146,17 +174,12 @@ class StoredGraph(LineageGraph):
             record = _run(row, job_id, state, parent)
             _run_facts(record, facts)
             self._tasks_state(facts.get(f.TASKS))
-            record.io = frozenset(
-                (job_id, item.dataset_id) if item.output else (item.dataset_id, job_id)
-                for item in io.get(row.run_key, ())
-            )
             if self.keep_refs:
                 record.refs = refs.get(row.run_key, [])
             dict.__setitem__(self.runs, row.run_id, record)
         return [found for run in runs if (found := dict.get(self.runs, run.row.run_id)) is not None]
 
     def add_run(self, job: JobRecord, run: RunRecord) -> None:
-        run.io = job.shared_io(run.io)
         job.runs.append(run)
         if run.parent_run_id is not None:
             self.children.setdefault(run.parent_run_id, set()).add(job.id)

@@ -132,6 +132,10 @@ async def lineage_graph(
     way = _way(as_of, include_retired, declared)
 
     def query(queries: Any) -> dict[str, Any]:
+        with queries.source.one_view():  # the walks below read each record once
+            return _lineage_answer(queries)
+
+    def _lineage_answer(queries: Any) -> dict[str, Any]:
         if direction == "upstream":
             graph: dict[str, Any] = queries.upstream(node, depth, limit=limit, **way)
         elif direction == "downstream":

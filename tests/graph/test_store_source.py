@@ -172,6 +172,29 @@ def test_a_question_sees_every_event_written_before_it_started(engine_url: str) 
         store.close()
 
 
+def test_questions_inside_one_view_share_a_graph_per_thread_and_later_ones_read_anew(engine_url: str) -> None:
+    store = _emptied(engine_url)
+    try:
+        store.append(LINES[:5])
+        source = StoreSource(store)
+        other: list[Any] = []
+        with source.one_view():
+            now, past = source.view(), source.view(to_micros("2026-01-01T00:00:00Z"))
+            store.append(LINES)
+            assert source.view() is now and source.view(to_micros("2026-01-01T00:00:00Z")) is past
+            assert now is not past and source.view(keep_refs=True) is not now
+            with source.one_view():  # nested: the same block
+                assert source.view() is now
+            thread = threading.Thread(target=lambda: other.append(source.view()))
+            thread.start()
+            thread.join()
+        assert other[0] is not now  # another thread is not in the block
+        assert source.view() is not now and source.view() is not source.view()
+        assert answers(source) == EXPECTED
+    finally:
+        store.close()
+
+
 def test_an_event_and_its_folded_facts_are_seen_together_once_committed(
     request: pytest.FixtureRequest, tmp_path: Path
 ) -> None:
