@@ -131,6 +131,7 @@ def bench_engine(log: Path, url: str, home: Path, size_of: Any, target: str, sam
             "events_per_cpu_s": round(lines / imported["cpu_s"]),
         }
     }
+    print(json.dumps({url.split(":")[0]: figures}), flush=True)  # kept whatever follows
     store_bytes = size_of()
     figures["store_bytes"] = store_bytes
     figures["store_to_log_size"] = round(store_bytes / log.stat().st_size, 2)
@@ -158,7 +159,7 @@ def _postgres(log: Path, root: Path, target: str, samples: int) -> dict[str, Any
         def size() -> int:
             rows = server.query(
                 "SELECT sum(pg_total_relation_size(oid)) FROM pg_class "
-                "WHERE relkind = 'r' AND relname LIKE 'lineage_plus_%'"
+                "WHERE relkind = 'r' AND relname LIKE 'lineage_plus_%%'"
             )
             return int(rows[0][0])
 
