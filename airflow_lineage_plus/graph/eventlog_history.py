@@ -26,7 +26,6 @@ import attrs
 
 from airflow_lineage_plus import facet_keys as fk
 from airflow_lineage_plus import node_ids as ids
-from airflow_lineage_plus.graph.eventlog_details import ReadRef
 from airflow_lineage_plus.graph.history import (
     Assertions,
     DatasetRun,
@@ -344,19 +343,19 @@ def assertions_of(facets: dict[str, Any]) -> Assertions:
 def latest_assertions(
     view: LineageGraph,
     dataset_ids: Sequence[str],
-    read_ref: ReadRef,
+    read_refs: ReadRefs,
     as_of: int | None = None,
 ) -> dict[str, list[LatestAssertions]]:
     """:meth:`LineageSource.latest_assertions`: for each of the first :data:`MAX_DATASETS` datasets, the
     assertions the latest finished run (on ``view``, a graph whose runs know their events' refs) of each
     job next to it (a writer or a reader; of the :data:`MAX_JOBS` that ran last) recorded on it, newest
-    first; datasets nothing asserted on are left out. The run's events are read back by their refs (at
-    most the last :data:`MAX_REFS`)."""
-    merged: dict[str | None, Merged] = {}
-    found: dict[str, list[LatestAssertions]] = {}
-    for dataset_id in dataset_ids[:MAX_DATASETS]:
-        if view.dataset_record(dataset_id) is None:
-            continue
+    first; datasets nothing asserted on are left out. The runs' events are read back by their refs (at
+    most the last :data:`MAX_REFS` of each), all in one read."""
+    datasets = [d for d in dataset_ids[:MAX_DATASETS] if view.dataset_record(d) is not None]
+    for upstream in (True, False):  # the jobs on both sides, read at once
+        view.prefetch(datasets, upstream=upstream)
+    chosen: list[tuple[str, JobRecord, RunRecord, str]] = []
+    for dataset_id in datasets:
         jobs = {
             j
             for upstream in (True, False)
@@ -365,19 +364,23 @@ def latest_assertions(
         for job in (view.job_record(j) for j in sorted(_last_ran(view, jobs)[:MAX_JOBS])):
             finished = (r for r in _recent(view, job, as_of) if r.state != "RUNNING") if job else iter(())
             run = next(finished, None)
-            if job is None or run is None or run.run_id is None:
-                continue
-            if run.run_id not in merged:
-                events = (read_ref(ref) for ref in list(run.refs)[-MAX_REFS:])
-                merged[run.run_id] = _merge(e for e in events if e)
-            entry = merged[run.run_id][2].get(dataset_id)
-            asserted = assertions_of(entry[1]) if entry is not None else ()
-            if asserted:
-                at = run.end if run.end is not None else (run.started_at or 0)
-                found.setdefault(dataset_id, []).append(
-                    LatestAssertions(dataset_id, job.id, run.run_id, at, asserted)
-                )
-        found.get(dataset_id, []).sort(key=lambda a: (a.at, a.job_id), reverse=True)
+            if job is not None and run is not None and run.run_id is not None:
+                chosen.append((dataset_id, job, run, run.run_id))
+    runs = {run_id: run for _, _, run, run_id in chosen}
+    refs = {run_id: list(run.refs)[-MAX_REFS:] for run_id, run in runs.items()}
+    events = read_refs(sorted({ref for kept in refs.values() for ref in kept})) if refs else {}
+    merged = {run_id: _merge(e for ref in kept if (e := events.get(ref))) for run_id, kept in refs.items()}
+    found: dict[str, list[LatestAssertions]] = {}
+    for dataset_id, job, run, run_id in chosen:
+        entry = merged[run_id][2].get(dataset_id)
+        asserted = assertions_of(entry[1]) if entry is not None else ()
+        if asserted:
+            at = run.end if run.end is not None else (run.started_at or 0)
+            found.setdefault(dataset_id, []).append(
+                LatestAssertions(dataset_id, job.id, run_id, at, asserted)
+            )
+    for assertions in found.values():
+        assertions.sort(key=lambda a: (a.at, a.job_id), reverse=True)
     return found
 
 

@@ -244,15 +244,11 @@ class QuickSource(LineageSource):
         self, dataset_ids: Sequence[str], *, as_of: int | None = None
     ) -> dict[str, list[LatestAssertions]]:
         """Read back from the log, as a full load reads them (:func:`.eventlog_history.latest_assertions`)."""
-        return eventlog_history.latest_assertions(self._graph(as_of), dataset_ids, self._read_ref, as_of)
+        return eventlog_history.latest_assertions(self._graph(as_of), dataset_ids, self._read_refs, as_of)
 
-    def _read_ref(self, ref: int) -> dict[str, Any] | None:
-        payload = self._payloads((ref,)).get(ref)
-        try:
-            event = msgspec.json.decode(payload) if payload is not None else None
-        except msgspec.DecodeError:
-            return None
-        return event if isinstance(event, dict) else None
+    def _read_refs(self, refs: Sequence[int]) -> dict[int, dict[str, Any] | None]:
+        payloads = self._payloads(refs)
+        return {ref: _decoded(payloads.get(ref)) for ref in refs}
 
     def _needs_whole_graph(self) -> SourceUnavailable:
         return SourceUnavailable(
@@ -274,3 +270,12 @@ class QuickSource(LineageSource):
 
     def summary(self) -> tuple[int, int, LineageGraph, list[str]]:
         raise self._needs_whole_graph()
+
+
+def _decoded(payload: bytes | None) -> dict[str, Any] | None:
+    """An event's JSON object; None for bytes that are not one."""
+    try:
+        event = msgspec.json.decode(payload) if payload is not None else None
+    except msgspec.DecodeError:
+        return None
+    return event if isinstance(event, dict) else None

@@ -93,12 +93,12 @@ class StoreSource(LineageSource):
     def view(self, as_of: int | None = None, *, keep_refs: bool = False) -> LineageGraph:
         """The graph now (the folded state), or as of ``as_of`` (folded where the question looks); the
         same one for each question inside :meth:`one_view`."""
-        views: dict[tuple[int | None, bool], LineageGraph] | None = getattr(self._shared, "views", None)
+        views: dict[int | None, LineageGraph] | None = getattr(self._shared, "views", None)
         if views is None:
             return self._view(as_of, keep_refs)
-        found = views.get((as_of, keep_refs))
-        if found is None:
-            found = views[(as_of, keep_refs)] = self._view(as_of, keep_refs)
+        found = views.get(as_of)
+        if found is None:  # with refs: any question of the block may read events back
+            found = views[as_of] = self._view(as_of, True)
         return found
 
     def _view(self, as_of: int | None, keep_refs: bool) -> LineageGraph:
@@ -196,7 +196,7 @@ class StoreSource(LineageSource):
         self, dataset_ids: Sequence[str], *, as_of: int | None = None
     ) -> dict[str, list[LatestAssertions]]:
         graph = self.view(as_of, keep_refs=True)
-        return eventlog_history.latest_assertions(graph, dataset_ids, self._read_ref, as_of)
+        return eventlog_history.latest_assertions(graph, dataset_ids, self._read_refs, as_of)
 
     # -- reading events back ------------------------------------------------------------------------
     def _read_ref(self, ref: int) -> dict[str, Any] | None:

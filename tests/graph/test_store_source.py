@@ -182,7 +182,7 @@ def test_questions_inside_one_view_share_a_graph_per_thread_and_later_ones_read_
             now, past = source.view(), source.view(to_micros("2026-01-01T00:00:00Z"))
             store.append(LINES)
             assert source.view() is now and source.view(to_micros("2026-01-01T00:00:00Z")) is past
-            assert now is not past and source.view(keep_refs=True) is not now
+            assert now is not past and source.view(keep_refs=True) is now and now.keep_refs  # type: ignore[attr-defined]
             with source.one_view():  # nested: the same block
                 assert source.view() is now
             thread = threading.Thread(target=lambda: other.append(source.view()))
