@@ -129,12 +129,13 @@ class StoredGraph(LineageGraph):
         wanted: dict[int, tuple[JobRecord, RunRecord, str]] = {}
         for job in jobs:
             runs = job.runs
-            latest = retirement.latest_completed_key(runs, (run.sort_key() for run in runs))
-            for run in runs:
+            started = [run.sort_key() for run in runs]
+            latest = retirement.latest_completed_key(runs, started)
+            for run, order in zip(runs, started, strict=True):
                 run_id = run.run_id
                 if run_id is None or run_id in self._io_read:
                     continue
-                if latest is None or run.sort_key() >= latest:
+                if latest is None or order >= latest:
                     wanted[f.run_key(run_id)] = (job, run, run_id)
         if not wanted:
             return

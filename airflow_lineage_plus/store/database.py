@@ -193,15 +193,16 @@ class LineageStore:
         try:
             yield
         except sa.exc.OperationalError as exc:
-            raise self._error(str(exc.orig), damaged_too="no such table") from exc
+            raise self._error(str(exc.orig), missing_table=True) from exc
         except sa.exc.DatabaseError as exc:
             raise self._error(str(exc.orig)) from exc
         except sqlite3.Error as exc:  # the transport's own connection (:meth:`add`)
-            raise self._error(str(exc), damaged_too="no such table") from exc
+            raise self._error(str(exc), missing_table=True) from exc
 
-    def _error(self, text: str, damaged_too: str = "malformed") -> StoreUnavailable:
-        """The package's error for a database error's text: a damaged store names the fix."""
-        if "malformed" in text or "not a database" in text or damaged_too in text:
+    def _error(self, text: str, *, missing_table: bool = False) -> StoreUnavailable:
+        """The package's error for a database error's text: a damaged store names the fix
+        (``missing_table``: a missing table is damage too, for an operational error)."""
+        if "malformed" in text or "not a database" in text or (missing_table and "no such table" in text):
             return StoreDamaged(f"lineage store {self.where} is damaged ({text}): {_FIX}")
         return StoreUnavailable(f"cannot use the lineage store {self.where}: {text}")
 
