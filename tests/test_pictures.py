@@ -15,7 +15,7 @@ import pytest
 
 from airflow_lineage_plus.cli import run
 from airflow_lineage_plus.pictures import Picture, dot_text, graph_picture, mermaid_text
-from tests.support.graph_builders import at, orders_pipeline, run_pair, write_log
+from tests.support.graph_builders import at, cross_dag_world, orders_pipeline, run_pair, write_log
 from tests.support.what_changed_events import DAY, week
 
 FCT = ["--namespace", "warehouse", "--name", "fct_daily_orders"]
@@ -139,6 +139,19 @@ def test_declared_and_retired_edges_are_drawn_dashed(tmp_path: Path) -> None:
     _, dot = _answer(log, *query, "--format", "dot")
     assert 'style=dashed color="#999999" label="retired"' in dot
     assert _svg(dot).count('stroke-dasharray="5,2"') == 1
+
+
+def test_a_triggered_cross_dag_edge_is_drawn_apart_from_the_failed_dag_that_fed_it(tmp_path: Path) -> None:
+    log = write_log(tmp_path / "e.jsonl", cross_dag_world())
+    query = ["failed-upstream", "--namespace", "warehouse", "--name", "report"]
+    _, mermaid = _answer(log, *query, "--format", "mermaid")
+    _mermaid_lines_are_well_formed(mermaid)
+    assert re.search(r"  n\d+ -\.->\|triggered\| n\d+", mermaid)
+    assert "stroke:#7b4fc9" in mermaid and '  n1["pipeline / xdag_orders #183; FAILED"]' in mermaid
+    assert "  class n1 failed" in mermaid
+    _, dot = _answer(log, *query, "--format", "dot")
+    assert dot.count('style=dashed color="#7b4fc9" label="triggered"') == 1
+    assert _svg(dot).count('stroke="#7b4fc9"') == 2  # the edge's line and its arrow head
 
 
 def test_what_changed_as_mermaid_draws_the_upstream_walk_and_marks_each_changed_node(tmp_path: Path) -> None:
