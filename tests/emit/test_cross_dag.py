@@ -9,6 +9,7 @@ scheduler session records both runs; the tests read the store the package's tran
 
 from __future__ import annotations
 
+import json
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
@@ -159,19 +160,29 @@ def test_a_reader_of_the_report_dag_only_learns_nothing_of_the_orders_run(record
 
 
 def test_the_views_lineage_answer_has_the_triggered_edge(
-    recorded: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+    recorded: dict[str, Any], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
+    passwords = tmp_path / "passwords.json"
+    passwords.write_text(json.dumps({"viewer": "viewer-pw"}))
     monkeypatch.setenv("AIRFLOW__LINEAGE_PLUS__EVENT_LOG_PATH", str(recorded["log"]))
     monkeypatch.setenv(
         "AIRFLOW__CORE__AUTH_MANAGER",
         "airflow.api_fastapi.auth.managers.simple.simple_auth_manager.SimpleAuthManager",
     )
-    monkeypatch.setenv("AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_ALL_ADMINS", "True")
+    monkeypatch.setenv("AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_USERS", "viewer:viewer")
+    monkeypatch.setenv("AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_PASSWORDS_FILE", str(passwords))
+    monkeypatch.setenv("AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_ALL_ADMINS", "False")
     monkeypatch.setenv("AIRFLOW__API_AUTH__JWT_SECRET", "lineage-plus-cross-dag-tests-" + "s" * 64)
     from airflow.api_fastapi.app import create_app
 
     with TestClient(create_app(), base_url="http://localhost") as client:
-        reply = client.get("/lineage-plus/api/lineage", params={"node": REPORT, "depth": 3})
+        login = client.post("/auth/token", json={"username": "viewer", "password": "viewer-pw"})
+        assert login.status_code == 201, login.text
+        reply = client.get(
+            "/lineage-plus/api/lineage",
+            params={"node": REPORT, "depth": 3},
+            headers={"Authorization": f"Bearer {login.json()['access_token']}"},
+        )
     assert reply.status_code == 200, reply.text
     edges = [e for e in reply.json()["edges"] if e["state"] == "triggered"]
     assert [(e["origin"], e["destination"], e["triggers"]) for e in edges] == [
