@@ -29,6 +29,8 @@ AIRFLOW_DAG_RUN = "airflowDagRun"
 
 #: Standard OpenLineage facets.
 PARENT = "parent"
+#: The upstream job runs of a run; the provider's on an asset-triggered DAG run (cross-DAG lineage).
+JOB_DEPENDENCIES = "jobDependencies"
 ERROR_MESSAGE = "errorMessage"
 OWNERSHIP = "ownership"
 SCHEMA = "schema"

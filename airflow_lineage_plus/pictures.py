@@ -9,7 +9,8 @@ Every name is hostile input (it comes from DAG code or an event): no name is eve
 - DOT: labels are double-quoted strings with ``\\`` and ``"`` escaped and line breaks flattened.
 
 Failed, skipped and upstream-failed jobs, the target, marked nodes (a change found by ``what-changed``, a
-failed assertion) and retired, declared, added, removed and changed edges are styled.
+failed assertion) and retired, declared, triggered (cross-DAG), added, removed and changed edges are
+styled.
 :func:`graph_picture` draws the answer of a graph question (``upstream``, ``downstream``, ``impact``,
 ``failed-upstream``, its datasets whose assertions failed marked); :meth:`Picture.mark` adds a note to a
 node (``what-changed``: its top change); :class:`Picture` draws any nodes and edges (``diff``).
@@ -58,6 +59,7 @@ _EDGES = {
     "current": ("-->", "", "", ""),
     "retired": ("-.->", "retired", "stroke:#999999", 'style=dashed color="#999999" label="retired"'),
     "declared": ("-.->", "declared", "stroke:#2e86c1", 'style=dotted color="#2e86c1" label="declared"'),
+    "triggered": ("-.->", "triggered", "stroke:#7b4fc9", 'style=dashed color="#7b4fc9" label="triggered"'),
     "added": ("==>", "added", "stroke:#1e8449,stroke-width:3px", 'color="#1e8449" penwidth=2 label="added"'),
     "removed": ("-.->", "removed", "stroke:#c0392b", 'style=dashed color="#c0392b" label="removed"'),
     "changed": ("-->", "changed", "stroke:#d35400,stroke-width:2px", 'color="#d35400" label="changed"'),

@@ -15,10 +15,12 @@ from airflow_lineage_plus.cli import run
 from tests.support.fake_marquez import FakeMarquez
 from tests.support.graph_builders import (
     at,
+    cross_dag_world,
     facet,
     job_event,
     orders_pipeline,
     retirement_events,
+    run_id,
     run_pair,
     write_log,
 )
@@ -294,6 +296,18 @@ def test_as_of_and_retired_edges_on_the_command_line(tmp_path: Path) -> None:
     assert {n["name"] for n in then["nodes"]} == {"etl.load", "src_a"} and then["asOf"] == at(55)
     code, _, err = run(["--events", str(path), *loaded, "--as-of", "last tuesday"])
     assert code == 2 and "ISO-8601" in err
+
+
+def test_the_text_of_upstream_names_the_dag_run_whose_asset_event_started_the_run(tmp_path: Path) -> None:
+    path = write_log(tmp_path / "e.jsonl", cross_dag_world())
+    code, out, err = run(["--events", str(path), "upstream", "--namespace", "warehouse", "--name", "report"])
+    assert code == 0, err
+    tail = out.splitlines()[-2:]
+    assert tail == [
+        "  started by asset events of other DAG runs (cross-DAG):",
+        "    job:pipeline:xdag_orders -> job:pipeline:xdag_report.summarize"
+        f"  DAG run {run_id('xdag_orders-run')} FAILED (asset event of job:pipeline:xdag_orders.extract)",
+    ]
 
 
 def test_a_skipped_latest_run_shows_as_skipped(tmp_path: Path) -> None:

@@ -15,7 +15,7 @@ import pytest
 
 from airflow_lineage_plus.cli import run
 from airflow_lineage_plus.pictures import Picture, dot_text, graph_picture, mermaid_text
-from tests.support.graph_builders import at, orders_pipeline, run_pair, write_log
+from tests.support.graph_builders import at, cross_dag_world, orders_pipeline, run_pair, write_log
 from tests.support.what_changed_events import DAY, week
 
 FCT = ["--namespace", "warehouse", "--name", "fct_daily_orders"]
@@ -141,6 +141,19 @@ def test_declared_and_retired_edges_are_drawn_dashed(tmp_path: Path) -> None:
     assert _svg(dot).count('stroke-dasharray="5,2"') == 1
 
 
+def test_a_triggered_cross_dag_edge_is_drawn_apart_from_the_failed_dag_that_fed_it(tmp_path: Path) -> None:
+    log = write_log(tmp_path / "e.jsonl", cross_dag_world())
+    query = ["failed-upstream", "--namespace", "warehouse", "--name", "report"]
+    _, mermaid = _answer(log, *query, "--format", "mermaid")
+    _mermaid_lines_are_well_formed(mermaid)
+    assert re.search(r"  n\d+ -\.->\|triggered\| n\d+", mermaid)
+    assert "stroke:#7b4fc9" in mermaid and '  n1["pipeline / xdag_orders #183; FAILED"]' in mermaid
+    assert "  class n1 failed" in mermaid
+    _, dot = _answer(log, *query, "--format", "dot")
+    assert dot.count('style=dashed color="#7b4fc9" label="triggered"') == 1
+    assert _svg(dot).count('stroke="#7b4fc9"') == 2  # the edge's line and its arrow head
+
+
 def test_what_changed_as_mermaid_draws_the_upstream_walk_and_marks_each_changed_node(tmp_path: Path) -> None:
     mermaid = _what_changed(tmp_path, "mermaid")
     _mermaid_lines_are_well_formed(mermaid)
@@ -210,7 +223,7 @@ def test_mermaid_itself_parses_every_kind_of_picture_and_rejects_a_broken_one(tm
     repo = Path(__file__).resolve().parents[1]
     for doc in (repo / "README.md", repo / "docs" / "static-lineage.md"):  # the pictures the docs show
         pictures += [block.split("\n```", 1)[0] for block in doc.read_text().split("```mermaid\n")[1:]]
-    assert len(pictures) == 9
+    assert len(pictures) == 10  # README: the mart and the cross-DAG example
     broken = pictures[0].replace('")]', '"]', 1)  # a cylinder left open
     results = parse_all([*pictures, broken])
     assert [r.get("type") for r in results[:-1]] == ["flowchart-v2"] * len(pictures), results

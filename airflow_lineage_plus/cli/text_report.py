@@ -53,6 +53,10 @@ def render_graph(title: str, answer: dict[str, Any]) -> str:
     if retired:
         lines.append("  retired edges (no longer reported by the job's latest completed run):")
         lines.extend(f"    {e['origin']} -> {e['destination']}" for e in retired)
+    triggered = [e for e in answer.get("edges", ()) if e.get("state") == "triggered"]
+    if triggered:
+        lines.append("  started by asset events of other DAG runs (cross-DAG):")
+        lines.extend(_trigger_line(e, t) for e in triggered for t in e.get("triggers") or ())
     declared = sum(1 for edge in answer.get("edges", ()) if edge.get("state") == "declared")
     if declared:
         lines.append(f"  {declared} of {len(answer['edges'])} edges are declared in DAG code (no run yet)")
@@ -60,6 +64,14 @@ def render_graph(title: str, answer: dict[str, Any]) -> str:
         lines.append(f"  impact level: {answer['level']}")
         lines.append(f"  owners to notify: {', '.join(answer['owners']) or '(none recorded)'}")
     return "\n".join(lines)
+
+
+def _trigger_line(edge: dict[str, Any], trigger: dict[str, Any]) -> str:
+    run = f"DAG run {trigger['runId']}" if trigger.get("runId") else f"a run of {trigger['taskJob']}"
+    state = f" {trigger['state']}" if trigger.get("state") else ""
+    return (
+        f"    {edge['origin']} -> {edge['destination']}  {run}{state} (asset event of {trigger['taskJob']})"
+    )
 
 
 def render_schema_diff(answer: dict[str, Any]) -> str:

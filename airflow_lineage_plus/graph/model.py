@@ -66,6 +66,9 @@ class LineageGraph:
         self.declared_pred: dict[str, set[str]] = {}
         self.runs: dict[str, RunRecord] = {}
         self.children: dict[str, set[str]] = {}  # parent run id -> ids of jobs with a run under it
+        # run id -> {(job id, run id or '')} of the upstream job runs its jobDependencies facet names: the
+        # task runs whose asset events started an asset-triggered DAG run (:mod:`.triggers`)
+        self.triggers: dict[str, set[tuple[str, str]]] = {}
         self.dag_run_skips: dict[str, _DagRunSkips] = {}  # DAG run id -> jobs the scheduler skipped
         self.skipped_by: dict[str, set[str]] = {}  # job id -> DAG run ids that skipped it
         # (dataset id, field) -> {(dataset id, column)} that read it; ``column_readers_ever`` keeps the
@@ -267,6 +270,10 @@ class LineageGraph:
 
     def prefetch_records(self, node_ids: Iterable[str]) -> None:
         """The next questions read these nodes' records: read them at once (see :meth:`prefetch`)."""
+
+    def load_triggers(self, run_ids: Iterable[str]) -> None:
+        """The next questions read the triggers of these runs (:attr:`triggers`), and the upstream runs
+        and jobs they name: a graph that reads its records as they are touched reads them at once."""
 
     def has_node(self, node_id: str) -> bool:
         return node_id in self.jobs or node_id in self.datasets

@@ -20,6 +20,7 @@ from airflow_lineage_plus.graph.names import lint_names
 from airflow_lineage_plus.graph.records import DatasetRecord, JobRecord
 from airflow_lineage_plus.graph.schema_diff import diff_fields, parse_proposed
 from airflow_lineage_plus.graph.source import LineageSource
+from airflow_lineage_plus.graph.triggers import TRIGGERED, edge_triggers, failed_origins
 from airflow_lineage_plus.graph.visibility import (
     DagPredicate,
     Visibility,
@@ -35,7 +36,7 @@ from airflow_lineage_plus.store import wire as w
 _R = TypeVar("_R")
 _P = ParamSpec("_P")
 Node = dict[str, Any]
-Edge = dict[str, str]
+Edge = dict[str, Any]
 HIGH_ABOVE, MEDIUM_ABOVE = 5, 1
 #: how many search hits a reader's search looks through to find the ones they may see
 MAX_SEARCH_SCAN = 2_000
@@ -72,8 +73,15 @@ def node_dict(graph: LineageGraph, node_id: str, depth: int) -> Node:
     }
 
 
-def _edge_list(edges: Edges) -> list[Edge]:
-    return [{"origin": o, "destination": d, "state": s} for (o, d), s in sorted(edges.items())]
+def _edge_list(graph: LineageGraph, edges: Edges) -> list[Edge]:
+    """The edges of an answer, sorted; a ``triggered`` edge names its triggers (:mod:`.triggers`)."""
+    found: list[Edge] = []
+    for (origin, destination), state in sorted(edges.items()):
+        edge: Edge = {"origin": origin, "destination": destination, "state": state}
+        if state == TRIGGERED:
+            edge["triggers"] = edge_triggers(graph, (origin, destination))
+        found.append(edge)
+    return found
 
 
 def _nodes(graph: LineageGraph, seen: dict[str, int], start: str) -> list[Node]:
@@ -120,7 +128,7 @@ def _shape(graph: LineageGraph, start: str, walks: list[tuple[Walk, bool]], limi
             if node in seen:
                 truncated[node] = truncated.get(node, 0) + count
     nodes = _nodes(graph, seen, start)
-    edge_list = _edge_list(edges)
+    edge_list = _edge_list(graph, edges)
     for walked, upstream in walks:
         for node, level in sorted(walked.restricted.items()):
             if node in seen:
@@ -298,8 +306,10 @@ class LineageQueries:
         include_retired: bool = False,
         include_declared: bool = True,
     ) -> dict[str, Any]:
-        """Upstream jobs whose latest run FAILED or ABORTED and datasets (the target included) whose latest
-        assertions failed (``failedAssertions``: :mod:`.failed`), and the edges from them to the target."""
+        """Upstream jobs whose latest run FAILED or ABORTED, upstream DAGs whose run that started a DAG run
+        upstream FAILED or ABORTED (cross-DAG lineage, :mod:`.triggers`), and datasets (the target included)
+        whose latest assertions failed (``failedAssertions``: :mod:`.failed`), and the edges from them to
+        the target."""
         way = Way(as_of, include_retired, include_declared)
         graph, visibility = self._dataset_graph(dataset_id, depth, way)
         walked = self._walk(graph, visibility, dataset_id, depth, True, way)
@@ -308,11 +318,11 @@ class LineageQueries:
         asserted = failed.failed_assertions(
             self.source.latest_assertions(datasets, as_of=as_of), visibility.job if visibility else None
         )
-        bad = failed.failed_jobs(graph, seen) | set(asserted)
+        bad = failed.failed_jobs(graph, seen) | failed_origins(graph, edges) | set(asserted)
         answer: dict[str, Any] = {
             "target": node_dict(graph, dataset_id, 0),
             "nodes": _nodes(graph, {n: seen[n] for n in bad}, dataset_id),
-            "edges": _edge_list(failed.paths_from(bad, edges)),
+            "edges": _edge_list(graph, failed.paths_from(bad, edges)),
         }
         for node in (answer["target"], *answer["nodes"]):
             if node["id"] in asserted:

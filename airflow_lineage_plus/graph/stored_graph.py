@@ -82,6 +82,7 @@ class StoredGraph(LineageGraph):
         self._runs_read: set[str] = set()
         self._children_read: set[str] = set()
         self._io_read: set[str] = set()
+        self._triggers_read: set[str] = set()
 
     # -- hooks of a scratch store: fold what the nodes need before reading them ---------------------
     def _prepare_jobs(self, job_ids: list[str]) -> None:
@@ -204,6 +205,20 @@ class StoredGraph(LineageGraph):
         self.set_dag_run_skips(value["dag_run_id"], key, key[1], key[2], value["dag_job"])
         return str(value["dag_run_id"])
 
+    def load_triggers(self, run_ids: Iterable[str]) -> None:
+        """Read the triggers of these runs not read yet (cross-DAG lineage, :mod:`.triggers`), the task
+        runs they name (with their jobs) and the DAG jobs of those task runs."""
+        wanted = [r for r in dict.fromkeys(run_ids) if r not in self._triggers_read]
+        if not wanted:
+            return
+        self._triggers_read.update(wanted)
+        rows = self.state.triggers(wanted)  # (the jobs are read, and a scratch store folds them, after)
+        for row in rows:
+            self.triggers.setdefault(row.run_id, set()).add((row.upstream_job_id, row.upstream_run_id))
+        self.load_jobs(row.upstream_job_id for row in rows)
+        tasks = [run for row in rows if (run := dict.get(self.runs, row.upstream_run_id)) is not None]
+        self.load_jobs(run.parent_job_id for run in tasks if run.parent_job_id is not None)
+
     def load_datasets(self, dataset_ids: Iterable[str]) -> None:
         """Read the datasets not read yet, with their schemas."""
         wanted = [
@@ -256,6 +271,11 @@ class StoredGraph(LineageGraph):
                 jobs.extend(side.get(node, ()))
                 jobs.extend(declared.get(node, ()))
         self.load_jobs(jobs)
+        if upstream:  # the DAG runs that started the jobs' latest runs (cross-DAG lineage)
+            latest = [self.latest_run(job) for n in nodes if (job := dict.get(self.jobs, n)) is not None]
+            self.load_triggers(
+                r for run in latest if run is not None for r in (run.run_id, run.parent_run_id) if r
+            )
 
     def prefetch_records(self, node_ids: Iterable[str]) -> None:
         nodes = list(node_ids)

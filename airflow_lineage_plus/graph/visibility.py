@@ -251,22 +251,33 @@ def visible_ran_by(ran_by: list[dict[str, Any]], visibility: Visibility) -> list
 
 
 def visible_run_details(details: dict[str, Any], visibility: Visibility) -> dict[str, Any]:
-    """A visible run's details without a ``parent`` facet (or its ``root``), or a ``ranBy`` entry, naming a
-    job the reader may not see: a child of a job shared by two DAGs, a DAG run started by another system."""
+    """A visible run's details without a ``parent`` facet (or its ``root``), a ``ranBy`` entry, or a
+    ``jobDependencies`` entry naming a job the reader may not see: a child of a job shared by two DAGs, a
+    DAG run started by another system, a DAG run started by the asset event of a DAG they may not read."""
     if details.get("ranBy"):
         details = {**details, "ranBy": visible_ran_by(details["ranBy"], visibility)}
-    parent = (details.get("facets") or {}).get(fk.PARENT)
-    if not isinstance(parent, dict):
+    facets = details.get("facets")
+    if not isinstance(facets, dict):
         return details
-    shown = dict(parent)
-    root = shown.get("root")
-    if isinstance(root, dict) and not _job_shown(visibility, root.get("job")):
-        del shown["root"]
-    facets = dict(details["facets"])
-    if _job_shown(visibility, shown.get("job")):
-        facets[fk.PARENT] = shown
-    else:
-        del facets[fk.PARENT]
+    facets = dict(facets)
+    parent = facets.get(fk.PARENT)
+    if isinstance(parent, dict):
+        shown = dict(parent)
+        root = shown.get("root")
+        if isinstance(root, dict) and not _job_shown(visibility, root.get("job")):
+            del shown["root"]
+        if _job_shown(visibility, shown.get("job")):
+            facets[fk.PARENT] = shown
+        else:
+            del facets[fk.PARENT]
+    dependencies = facets.get(fk.JOB_DEPENDENCIES)
+    if isinstance(dependencies, dict):
+        facets[fk.JOB_DEPENDENCIES] = {
+            key: [e for e in value if isinstance(e, dict) and _job_shown(visibility, e.get("job"))]
+            if key in ("upstream", "downstream") and isinstance(value, list)
+            else value
+            for key, value in dependencies.items()
+        }
     return {**details, "facets": facets}
 
 

@@ -9,6 +9,7 @@ from collections.abc import Callable
 import attrs
 
 from airflow_lineage_plus.graph.model import LineageGraph
+from airflow_lineage_plus.graph.triggers import TRIGGERED, triggers_of
 
 #: (origin, destination) -> the edge's state: CURRENT, DECLARED (:mod:`.declared`) or RETIRED
 #: (:mod:`.retirement`)
@@ -45,7 +46,8 @@ def walk(
 ) -> Walk:
     """Breadth-first walk, nearest first, through visible nodes only, stopping at ``cap`` nodes (default
     :data:`MAX_WALK_NODES`); declared edges of jobs that have not run are followed too when ``declared``,
-    retired edges when ``retired``."""
+    retired edges when ``retired``; upstream, the ``triggered`` edges of cross-DAG lineage too
+    (:mod:`.triggers`)."""
     cap = MAX_WALK_NODES if cap is None else cap
     seen = {start: 0}
     edges: Edges = {}
@@ -62,7 +64,12 @@ def walk(
         if level > ready:
             graph.prefetch([node, *(n for n in queue if seen[n] == level)], upstream=upstream)
             ready = level
-        for other, edge_state in neighbours(node, upstream=upstream, retired=retired, declared_too=declared):
+        found = neighbours(node, upstream=upstream, retired=retired, declared_too=declared)
+        if upstream and node.startswith("job:"):
+            known = {other for other, _ in found}
+            found += [(t.origin, TRIGGERED) for t in triggers_of(graph, node) if t.origin not in known]
+            found = list(dict.fromkeys(found))
+        for other, edge_state in found:
             if visible is not None and not visible(other):
                 restricted[node] = level + 1
                 continue

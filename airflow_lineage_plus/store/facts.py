@@ -152,6 +152,18 @@ class RunParentRow(NamedTuple):
     parent_key: int
 
 
+class RunTriggerRow(NamedTuple):
+    """An upstream job run a run's ``jobDependencies`` facet names (``upstream_run_id`` '' when it names
+    no run): for an asset-triggered DAG run, a task run whose asset event started it."""
+
+    run_key: int
+    upstream_job_key: int
+    upstream_run_key: int
+    run_id: str
+    upstream_job_id: str
+    upstream_run_id: str
+
+
 class RunIoRow(NamedTuple):
     run_key: int
     dataset_key: int
@@ -208,6 +220,7 @@ class Facts:
     runs: list[RunRow] = attrs.Factory(list)
     run_states: list[RunStateRow] = attrs.Factory(list)
     parents: list[RunParentRow] = attrs.Factory(list)
+    triggers: list[RunTriggerRow] = attrs.Factory(list)
     run_io: list[RunIoRow] = attrs.Factory(list)
     run_events: list[RunEventRow] = attrs.Factory(list)
     facts: list[FactRow] = attrs.Factory(list)
@@ -328,6 +341,15 @@ class Facts:
             parent = facets.parent
             parent_job = ids.job_id(parent.job.namespace, parent.job.name) if parent.job is not None else ""
             self.parents.append(RunParentRow(key, parent.run.runId, parent_job, run_key(parent.run.runId)))
+        if facets.jobDependencies is not None:
+            for dependency in facets.jobDependencies.upstream or ():
+                upstream_job = ids.job_id(dependency.job.namespace, dependency.job.name)
+                upstream_run = dependency.run.runId if dependency.run is not None else ""
+                self.triggers.append(
+                    RunTriggerRow(
+                        key, key_of(upstream_job), run_key(upstream_run), run_id, upstream_job, upstream_run
+                    )
+                )
         if job is not None and facets.airflowState is not None and facets.airflowState.tasksState:
             self._tasks_state(facets.airflowState.tasksState, key, run_id, job, micros)
 

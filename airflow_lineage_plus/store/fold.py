@@ -6,7 +6,8 @@ events arrive in (the facts come from :mod:`.facts`):
 ==============================  ===========================================================================
 rule                            tables
 ==============================  ===========================================================================
-kept once (insert if absent)    ``node``, ``run_io``, ``run_event``, ``column_reader``, ``skipped_task``
+kept once (insert if absent)    ``node``, ``run_io``, ``run_event``, ``column_reader``, ``skipped_task``,
+                                ``run_trigger``
 the newest by (time, tie)       ``fact`` (``event_time``, ``tie``), ``run_state`` (``end_time``, ``rank``,
                                 ``skipped``, ``upstream_failed``, ``reason_tie``)
 the least                       ``run_parent`` (``parent_run_id``, ``parent_job_id``)
@@ -64,6 +65,7 @@ RULES = (
         ("end_time", "rank", "skipped", "upstream_failed", "reason_tie"),
     ),
     Rule(schema.run_parent, "parents", f.RunParentRow, "least", ("parent_run_id", "parent_job_id")),
+    Rule(schema.run_trigger, "triggers", f.RunTriggerRow, "once"),
     Rule(schema.run_io, "run_io", f.RunIoRow, "once"),
     Rule(schema.run_event, "run_events", f.RunEventRow, "once"),
     Rule(schema.fact, "facts", f.FactRow, "newest", ("event_time", "tie")),

@@ -114,6 +114,7 @@ _CHILDREN = (
     .join(_node, _node.c.node_key == _run.c.job_key)
     .where(_keys(_parent.c.parent_key))
 )
+_TRIGGERS = sa.select(*schema.run_trigger.c).where(_keys(schema.run_trigger.c.run_key))
 _SCHEMAS = sa.select(*schema.dataset_schema.c).where(_keys(schema.dataset_schema.c.dataset_key))
 _READERS = (
     sa.select(schema.column_reader.c.input_key, _node.c.node_id, schema.column_reader.c.reader_column)
@@ -247,6 +248,12 @@ class FoldedState:
         names = set(wanted.values())
         rows = (Child(*row) for row in self._rows(_CHILDREN, wanted))
         return [row for row in rows if row.parent_run_id in names]
+
+    def triggers(self, run_ids: Iterable[str]) -> list[f.RunTriggerRow]:
+        """The upstream job runs the ``jobDependencies`` facets of these runs name (cross-DAG lineage)."""
+        wanted = {f.run_key(run_id): run_id for run_id in run_ids}
+        rows = (f.RunTriggerRow(*row) for row in self._rows(_TRIGGERS, wanted))
+        return [row for row in rows if wanted.get(row.run_key) == row.run_id]
 
     def skipped_in(self, job_keys: Iterable[int]) -> list[SkippedIn]:
         """The DAG runs whose latest ``tasksState`` says one of the jobs did not run."""

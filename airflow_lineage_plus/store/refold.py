@@ -45,22 +45,34 @@ def _add_folded_state(connection: sa.Connection) -> None:
     fold_stored(connection, Folder(connection.dialect), fill_node_keys=True)
 
 
+def _add_run_triggers(connection: sa.Connection) -> None:
+    """Schema 3 -> 4: ``lineage_plus_run_trigger`` (cross-DAG lineage), filled by folding again the stored
+    events that carry a ``jobDependencies`` facet (the fold is idempotent: what they said before stays)."""
+    if schema.run_trigger.name not in set(sa.inspect(connection).get_table_names()):
+        schema.run_trigger.create(connection)
+    fold_stored(connection, Folder(connection.dialect), only=b'"jobDependencies"')
+
+
 def fold_stored(
     connection: sa.Connection,
     folder: Folder,
     *,
     fill_node_keys: bool = False,
     progress: Callable[[int], None] | None = None,
+    only: bytes | None = None,
 ) -> dict[str, int]:
     """Fold every stored event into the folded-state tables, in batches of :data:`UPGRADE_BATCH` (in the
-    transaction of ``connection``); with ``fill_node_keys``, set each event's ``node_key`` too. What
-    could not be folded is counted and returned; ``progress`` is told how many events each batch read."""
+    transaction of ``connection``); with ``fill_node_keys``, set each event's ``node_key`` too; with
+    ``only``, just the events whose JSON holds those bytes. What could not be folded is counted and
+    returned; ``progress`` is told how many events each batch read."""
     table, last = schema.event, 0
     problems: dict[str, int] = {}
     while rows := rows_after(connection, last, UPGRADE_BATCH):
         facts = Facts()
         keys = []
         for row_id, payload in rows:
+            if only is not None and only not in payload:
+                continue
             try:
                 event = raw_event(payload)
             except BadEventError as exc:
@@ -99,4 +111,8 @@ def rows_after(connection: sa.Connection, after: int, limit: int) -> list[tuple[
 
 
 #: upgrade steps: UPGRADES[n] takes a store from version n to n + 1 (in the transaction that opens it)
-UPGRADES: dict[int, Callable[[sa.Connection], None]] = {1: _add_node_key, 2: _add_folded_state}
+UPGRADES: dict[int, Callable[[sa.Connection], None]] = {
+    1: _add_node_key,
+    2: _add_folded_state,
+    3: _add_run_triggers,
+}

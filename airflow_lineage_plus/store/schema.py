@@ -13,7 +13,7 @@ Two kinds of table:
   ``last_seen``), the newest of a fact by (event time, tie) (``lineage_plus_fact``,
   ``lineage_plus_run_state``), the least of a pair (``lineage_plus_run_parent``), or a member of a set
   (``lineage_plus_edge``, ``lineage_plus_run_io``, ``lineage_plus_run_event``, ``lineage_plus_column_reader``,
-  ``lineage_plus_skipped_task``).
+  ``lineage_plus_skipped_task``, ``lineage_plus_run_trigger``).
 
 Keys are 63-bit BLAKE2b hashes (:func:`.facts.key_of`) of node ids (``job:NS:NAME``, ``dataset:NS:NAME``)
 and run ids (``run:ID``), so hostile names of any length index the same; the ids themselves are kept
@@ -32,7 +32,7 @@ import sqlalchemy as sa
 from sqlalchemy.dialects import mysql, postgresql, sqlite
 from sqlalchemy.schema import CreateIndex, CreateTable
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 metadata = sa.MetaData()
 
@@ -140,6 +140,18 @@ run_parent = sa.Table(  # the run's parent (the parent facet's run and job): the
 )
 sa.Index("lineage_plus_run_parent_idx", run_parent.c.parent_key)
 
+run_trigger = sa.Table(  # version 4: every upstream job run a run's jobDependencies facet names
+    "lineage_plus_run_trigger",
+    metadata,
+    _key("run_key", primary_key=True),  # the run (an asset-triggered DAG run)
+    _key("upstream_job_key", primary_key=True),
+    _key("upstream_run_key", primary_key=True),  # key of '' when the facet names no run
+    sa.Column("run_id", sa.Text(), nullable=False),
+    sa.Column("upstream_job_id", sa.Text(), nullable=False),
+    sa.Column("upstream_run_id", sa.Text(), nullable=False),
+    sqlite_with_rowid=False,
+)
+
 run_io = sa.Table(  # every (dataset, direction) a run's events reported
     "lineage_plus_run_io",
     metadata,
@@ -206,6 +218,7 @@ FOLDED = (
     run,
     run_state,
     run_parent,
+    run_trigger,
     run_io,
     run_event,
     fact,

@@ -142,6 +142,27 @@ class AirflowRunFacet(msgspec.Struct, gc=False):
     dag: AirflowDag | None = None
 
 
+class JobIdentifier(msgspec.Struct, gc=False):
+    namespace: str
+    name: str
+
+
+class RunIdentifier(msgspec.Struct, gc=False):
+    runId: str
+
+
+class JobDependency(msgspec.Struct, gc=False):
+    job: JobIdentifier
+    run: RunIdentifier | None = None
+
+
+class JobDependencies(msgspec.Struct, gc=False):
+    """The ``jobDependencies`` run facet: the provider puts it on an asset-triggered DAG run, one
+    ``upstream`` entry per task run whose asset event the DAG run consumed (only those are read)."""
+
+    upstream: list[JobDependency] | None = None
+
+
 class RunFacets(msgspec.Struct, gc=False):
     parent: Parent | None = None
     errorMessage: ErrorMessage | None = None
@@ -150,6 +171,7 @@ class RunFacets(msgspec.Struct, gc=False):
     airflowState: AirflowState | None = None
     airflow: AirflowRunFacet | None = msgspec.field(default=None, name=fk.AIRFLOW_RUN)
     airflowDagRun: AirflowRunFacet | None = msgspec.field(default=None, name=fk.AIRFLOW_DAG_RUN)
+    jobDependencies: JobDependencies | None = msgspec.field(default=None, name=fk.JOB_DEPENDENCIES)
 
 
 class Run(msgspec.Struct, gc=False):

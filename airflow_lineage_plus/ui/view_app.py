@@ -27,6 +27,7 @@ STATIC_FILES = {
     "main.js": "text/javascript; charset=utf-8",
     "api.js": "text/javascript; charset=utf-8",
     "dom.js": "text/javascript; charset=utf-8",
+    "edges.js": "text/javascript; charset=utf-8",
     "export.js": "text/javascript; charset=utf-8",
     "groups.js": "text/javascript; charset=utf-8",
     "layout.js": "text/javascript; charset=utf-8",

@@ -13,9 +13,16 @@ from airflow_lineage_plus.graph.stored_graph import StoredGraph
 from airflow_lineage_plus.store import LineageStore, schema
 from airflow_lineage_plus.store.database import SCRATCH
 from airflow_lineage_plus.store.facts import Facts
-from tests.support.graph_builders import dataset_node, job_node, run_id, tie_events, varied_events
+from tests.support.graph_builders import (
+    cross_dag_world,
+    dataset_node,
+    job_node,
+    run_id,
+    tie_events,
+    varied_events,
+)
 
-LINES = [json.dumps(e).encode() for e in varied_events() + tie_events()]
+LINES = [json.dumps(e).encode() for e in varied_events() + tie_events() + cross_dag_world()]
 
 
 def _fold(order: list[int]) -> LineageStore:
@@ -52,6 +59,10 @@ def test_the_tricky_events_exercise_the_tie_rules() -> None:
     assert graph.datasets[dataset_node("tie_ds")].fields == (("a", "INT", None),)
     assert graph.dag_run_skips[run_id("dag-1")].job_ids == (job_node("orders.x"), job_node("orders.y"))
     assert graph.dag_run_skips[run_id("dag-1")].upstream_failed == (job_node("orders.y"),)
+    graph.load_triggers([run_id("xdag_report-run")])
+    assert graph.triggers == {
+        run_id("xdag_report-run"): {(job_node("xdag_orders.extract"), run_id("orders-extract"))}
+    }
     after = graph.runs[run_id("after-1")]
     assert (after.state, after.dag_id, after.parent_job_id) == (
         "UPSTREAM_FAILED",

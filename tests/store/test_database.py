@@ -14,9 +14,11 @@ import sqlalchemy as sa
 
 from airflow_lineage_plus.exceptions import StoreDamaged, StoreUnavailable
 from airflow_lineage_plus.store import SCHEMA_VERSION, LineageStore, ddl, raw_event, schema, sqlite_url
-from tests.support.graph_builders import orders_pipeline
+from tests.support.graph_builders import cross_dag_world, orders_pipeline
 
 EVENTS = [json.dumps(e).encode() for e in orders_pipeline()]
+#: with the events of an asset-triggered DAG run (schema 4's ``lineage_plus_run_trigger``)
+UPGRADED_EVENTS = EVENTS + [json.dumps(e).encode() for e in cross_dag_world()]
 
 
 def test_a_new_store_has_its_tables_and_the_schema_version(store_url: str) -> None:
@@ -153,7 +155,7 @@ def test_a_missing_store_is_not_created_when_only_reading(tmp_path: Path) -> Non
 def test_the_documented_ddl_creates_what_the_store_creates() -> None:
     for dialect in ("sqlite", "postgresql", "mysql"):
         text = ddl(dialect)
-        assert text.count("CREATE TABLE") == 13 and text.count("CREATE INDEX") == 6
+        assert text.count("CREATE TABLE") == 14 and text.count("CREATE INDEX") == 6
     assert "BYTEA" in ddl("postgresql") and "LONGBLOB" in ddl("mysql")
 
 
@@ -178,14 +180,17 @@ def test_processes_opening_a_new_store_at_once_all_get_it(store_url: str) -> Non
 
 
 def _downgraded(store_url: str, version: int) -> None:
-    """The store as ``version`` 1 or 2 of the schema left it: no folded state (version 2: every edge an
-    event named, without when first reported or whether declared; version 1: no ``node_key``, no edges)."""
+    """The store as ``version`` 1, 2 or 3 of the schema left it: version 3, no ``lineage_plus_run_trigger``;
+    version 2, no folded state (every edge an event named, without when first reported or whether
+    declared); version 1: no ``node_key``, no edges."""
     engine = sa.create_engine(store_url)
     with engine.begin() as connection:
         for table in reversed(schema.FOLDED):
-            if table is not schema.edge:
+            if table is schema.run_trigger or (version < 3 and table is not schema.edge):
                 connection.exec_driver_sql(f"DROP TABLE {table.name}")
-        if version == 1:
+        if version == 3:
+            pass
+        elif version == 1:
             connection.exec_driver_sql("DROP INDEX lineage_plus_event_node_idx")
             connection.exec_driver_sql("ALTER TABLE lineage_plus_event DROP COLUMN node_key")
             connection.exec_driver_sql("DROP TABLE lineage_plus_edge")
@@ -211,15 +216,16 @@ def _state(store: LineageStore) -> dict[str, list[tuple[Any, ...]]]:
     return {name: [tuple(row) for row in rows] for name, rows in state.items()}
 
 
-@pytest.mark.parametrize("version", [1, 2])
+@pytest.mark.parametrize("version", [1, 2, 3])
 def test_an_older_store_gets_its_node_keys_and_folded_state_on_first_use(
     store_url: str, version: int
 ) -> None:
     store = LineageStore(store_url)
-    assert store.append(EVENTS).added == len(EVENTS)
+    assert store.append(UPGRADED_EVENTS).added == len(UPGRADED_EVENTS)
     expected = _state(store)
     store.close()
-    assert all(key is not None for _, key in expected["keys"]) and len(expected["lineage_plus_run"]) == 5
+    assert all(key is not None for _, key in expected["keys"]) and len(expected["lineage_plus_run"]) == 10
+    assert len(expected["lineage_plus_run_trigger"]) == 1  # the cross-DAG link (schema 4)
     _downgraded(store_url, version)
     upgraded = LineageStore(store_url)
     try:
@@ -228,7 +234,7 @@ def test_an_older_store_gets_its_node_keys_and_folded_state_on_first_use(
             found = connection.exec_driver_sql(
                 "SELECT value FROM lineage_plus_meta WHERE name = 'schema_version'"
             ).scalar()
-        assert found == str(SCHEMA_VERSION) == "3"
-        assert upgraded.append(EVENTS).added == 0  # nothing lost, nothing doubled
+        assert found == str(SCHEMA_VERSION) == "4"
+        assert upgraded.append(UPGRADED_EVENTS).added == 0  # nothing lost, nothing doubled
     finally:
         upgraded.close()

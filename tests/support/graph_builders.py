@@ -475,3 +475,50 @@ def permissions_world() -> list[dict[str, Any]]:
     events += _child("stray_child", "stray", "ghost.task", "ghost-run", 1.6, outputs=[ds("stray_out")])
     events.append({"eventTime": at(9), "dataset": ds("lonely_ds"), "producer": PRODUCER})  # no job at all
     return events
+
+
+def job_dependencies(*upstream: tuple[str, str | None]) -> dict[str, Any]:
+    """The provider's ``jobDependencies`` run facet of an asset-triggered DAG run: one upstream entry per
+    (task job, task run label or None) whose asset event started it."""
+    entries = []
+    for job, run in upstream:
+        entry: dict[str, Any] = {"job": {"namespace": JOB_NS, "name": job}}
+        if run is not None:
+            entry["run"] = {"runId": run_id(run)}
+        entry["dependency_type"] = "IMPLICIT_ASSET_DEPENDENCY"
+        entries.append(entry)
+    return {
+        "jobDependencies": {
+            "_producer": PRODUCER,
+            "_schemaURL": "https://openlineage.io/spec/facets/1-0-1/JobDependenciesRunFacet.json"
+            "#/$defs/JobDependenciesRunFacet",
+            "upstream": entries,
+            "downstream": [],
+        }
+    }
+
+
+def cross_dag_world(*, orders_fail: bool = True, rerun: bool = False) -> list[dict[str, Any]]:
+    """Two DAGs linked by an asset, as a real run of ``tests/dags/cross_dag.py`` reports them: ``xdag_orders``
+    (minutes 0-5) writes ``orders`` in ``extract``, then fails in ``check`` (``orders_fail``); the asset
+    event starts ``xdag_report`` (minutes 3-8), whose ``summarize`` reads ``orders`` and writes ``report``.
+    ``rerun``: a later DAG run of ``xdag_orders`` (minutes 10-11, run ``xdag_orders-rerun``) completes and
+    starts nothing yet."""
+    state = "FAIL" if orders_fail else "COMPLETE"
+    events = with_run_facets(
+        run_pair("xdag_orders", "xdag_orders-run", 0, 5, state), airflow_facets("xdag_orders")
+    )
+    events += _task("xdag_orders", "extract", "orders-extract", 1, outputs=[ds("orders")])
+    events += _task("xdag_orders", "check", "orders-check", 2.5, state)
+    events += with_run_facets(
+        run_pair("xdag_report", "xdag_report-run", 3, 8),
+        {**airflow_facets("xdag_report"), **job_dependencies(("xdag_orders.extract", "orders-extract"))},
+    )
+    events += _task(
+        "xdag_report", "summarize", "report-summarize", 4, inputs=[ds("orders")], outputs=[ds("report")]
+    )
+    if rerun:
+        events += with_run_facets(
+            run_pair("xdag_orders", "xdag_orders-rerun", 10, 11), airflow_facets("xdag_orders")
+        )
+    return events

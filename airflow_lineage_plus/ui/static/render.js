@@ -1,5 +1,6 @@
 /* The lineage graph drawn in SVG (edges, then nodes) and the banner naming failed upstream jobs. */
 import { $, append, clear, el, elideMiddle, fmtTime, nameLines, setStatus, shorten, stateClass, stateLabel, svg } from "./dom.js";
+import { EDGE_CLASSES, triggerTitle } from "./edges.js";
 import { groupChildren } from "./groups.js";
 import { layout, nodeHeight, nodeWidth } from "./layout.js";
 import { frame } from "./panzoom.js";
@@ -73,9 +74,6 @@ export function markStale(report) {
   });
 }
 
-// Edges in DAG code of a job that has not run are dotted; edges a job no longer reports are dashed.
-var EDGE_CLASSES = { declared: "edge declared-edge", retired: "edge retired-edge" };
-
 // A curve from the right side of the origin to the left side of the destination.
 function drawEdge(L, e) {
   var a = L.coords[e.origin], b = L.coords[e.destination];
@@ -83,11 +81,13 @@ function drawEdge(L, e) {
   var x1 = a.x + wa, y1 = a.y + ha / 2, x2 = b.x - 2, y2 = b.y + hb / 2;
   var dx = Math.max(40, Math.abs(x2 - x1) / 2);
   var classes = e.more ? "edge more-edge" : EDGE_CLASSES[e.state] || "edge";
-  return svg("path", {
+  var path = svg("path", {
     "class": classes, "data-origin": e.origin, "data-destination": e.destination, "data-state": e.state || null,
     d: "M" + x1 + "," + y1 + " C" + (x1 + dx) + "," + y1 + " " + (x2 - dx) + "," + y2 + " " + x2 + "," + y2,
     "marker-end": "url(#arrow)",
   });
+  if (e.state === "triggered") append(path, svg("title", { text: triggerTitle(e) }));
+  return path;
 }
 
 const KINDS = { DATASET: "dataset", MORE: "more", DAG: "dag", COLUMN: "column", RESTRICTED: "restricted" };
