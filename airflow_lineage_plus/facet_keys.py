@@ -45,4 +45,4 @@ OUTPUT_STATISTICS = "outputStatistics"
 SUBSET = "subset"
 QUALITY_FACETS = (DATA_QUALITY_METRICS, OUTPUT_STATISTICS, DATA_QUALITY_ASSERTIONS)
 #: Facets the size budget never removes (docs/reliability.md).
-KEPT_FACETS = frozenset({PARENT, "nominalTime", "processing_engine", "jobType", TRIMMED})
+KEPT_FACETS = frozenset({PARENT, JOB_DEPENDENCIES, "nominalTime", "processing_engine", "jobType", TRIMMED})

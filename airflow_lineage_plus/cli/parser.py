@@ -22,7 +22,8 @@ _LOG = "--events lineage/events.jsonl"
 #: command -> (one-line help, examples); the graph questions, in the order ``--help`` lists them
 QUESTIONS = {
     "upstream": (
-        "what a dataset or job is built from, hop by hop, with each job's latest run",
+        "what a dataset or job is built from, hop by hop and across asset-triggered DAGs, with each job's "
+        "latest run",
         [f"{_LOG} upstream {_MART} --depth 3", f"upstream {_MART} --format mermaid"],
     ),
     "downstream": (
@@ -30,7 +31,8 @@ QUESTIONS = {
         ["downstream --job-namespace airflow --job ecommerce_orders.load_stg_orders --format dot"],
     ),
     "failed-upstream": (
-        "upstream jobs whose latest run failed, datasets whose assertions failed (exit code 4 if any)",
+        "upstream jobs (and triggering DAGs) whose latest run failed, datasets whose assertions failed "
+        "(exit code 4 if any)",
         [f"failed-upstream {_MART}", f"failed-upstream {_MART} --format json || echo 'upstream failed'"],
     ),
     "impact": (

@@ -129,6 +129,30 @@ def test_event_that_cannot_fit_is_sent_with_a_warning_never_dropped(
     validate_event(event)
 
 
+def test_whole_facets_cut_to_fit_never_include_the_cross_dag_link(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("AIRFLOW__LINEAGE_PLUS__EVENT_SIZE_BUDGET", "500")
+    event = plain(run_event(columns=3))
+    upstream = [
+        {
+            "job": {"namespace": "test-airflow", "name": f"orders_{i}.extract"},
+            "run": {"runId": f"01a22674-e06b-7252-84d0-{i:012d}"},
+            "dependency_type": "IMPLICIT_ASSET_DEPENDENCY",
+        }
+        for i in range(40)
+    ]
+    event["run"]["facets"]["jobDependencies"] = {
+        "_producer": "https://github.com/apache/airflow/tree/providers-openlineage/2.20.0",
+        "_schemaURL": "https://openlineage.io/spec/facets/1-0-1/JobDependenciesRunFacet.json#/$defs/JobDependenciesRunFacet",
+        "upstream": upstream,
+        "downstream": [],
+    }
+    trimmed = event_budget.enforce(event)
+    assert trimmed["run"]["facets"]["jobDependencies"]["upstream"] == upstream  # the largest facet, kept
+    cut = [what for what, _ in _cuts(trimmed)]
+    assert "facet 'schema' of s3://raw/orders" in cut and not any("jobDependencies" in what for what in cut)
+    validate_event(trimmed)
+
+
 def test_event_objects_and_their_json_are_trimmed_alike(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("AIRFLOW__LINEAGE_PLUS__EVENT_SIZE_BUDGET", "40000")
     source = run_event(
