@@ -8,6 +8,7 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 VENV="$ROOT/.venv-py310"
+unset PYTHONDONTWRITEBYTECODE  # keep the bytecode each process compiles (scripts/bootstrap.sh says why)
 UV="${UV:-$ROOT/.venv/bin/uv}"
 if [ ! -x "$UV" ]; then
   # shellcheck source=scripts/bootstrap.sh

@@ -27,6 +27,7 @@ from airflow_lineage_plus.timestamps import to_micros
 from tests.emit.skip_support import LiveAirflow
 from tests.support.harness import TESTS, store_of
 from tests.support.openlineage_spec import validate_events
+from tests.support.view_in_process import serve_in_view
 
 pytestmark = [pytest.mark.airflow, pytest.mark.minutes(2)]
 
@@ -164,7 +165,7 @@ def test_the_views_lineage_answer_has_the_triggered_edge(
 ) -> None:
     passwords = tmp_path / "passwords.json"
     passwords.write_text(json.dumps({"viewer": "viewer-pw"}))
-    monkeypatch.setenv("AIRFLOW__LINEAGE_PLUS__EVENT_LOG_PATH", str(recorded["log"]))
+    serve_in_view(monkeypatch, recorded["log"])
     monkeypatch.setenv(
         "AIRFLOW__CORE__AUTH_MANAGER",
         "airflow.api_fastapi.auth.managers.simple.simple_auth_manager.SimpleAuthManager",

@@ -21,6 +21,7 @@ from fastapi.testclient import TestClient
 
 from tests.support import timing
 from tests.support.run_report import SHARED_RECORDINGS
+from tests.support.view_in_process import serve_in_view
 from tests.ui.ui_pipeline import (
     DAG_ID,
     HOSTILE_ID,
@@ -64,7 +65,7 @@ def client(event_log: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterato
     passwords = tmp_path_factory.mktemp("auth") / "passwords.json"
     passwords.write_text(json.dumps(PASSWORDS))
     patch = pytest.MonkeyPatch()
-    patch.setenv("AIRFLOW__LINEAGE_PLUS__EVENT_LOG_PATH", str(event_log))
+    serve_in_view(patch, event_log)
     patch.setenv(
         "AIRFLOW__CORE__AUTH_MANAGER",
         "airflow.api_fastapi.auth.managers.simple.simple_auth_manager.SimpleAuthManager",
