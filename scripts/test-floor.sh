@@ -31,6 +31,7 @@ uv pip install --quiet -p "$ROOT/.venv-floor/bin/python" \
   "apache-airflow-providers-openlineage==2.20.0" \
   "openlineage-python==1.53.0" "openlineage-integration-common==1.53.0" "openlineage-sql==1.53.0" \
   "openlineage-dbt==1.53.0"
+compile_bytecode  # the floor's versions (scripts/bootstrap.sh)
 python -c 'import airflow, airflow.providers.openlineage as p; print("floor: Airflow", airflow.__version__, "provider", p.__version__)'
 ignores=()
 echo "==> left out on the floor:"

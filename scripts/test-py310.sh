@@ -8,7 +8,6 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 VENV="$ROOT/.venv-py310"
-unset PYTHONDONTWRITEBYTECODE  # keep the bytecode each process compiles (scripts/bootstrap.sh says why)
 UV="${UV:-$ROOT/.venv/bin/uv}"
 if [ ! -x "$UV" ]; then
   # shellcheck source=scripts/bootstrap.sh
@@ -52,7 +51,7 @@ PY
 )
 echo "==> installing ${REQUIREMENTS[*]} and airflow-lineage-plus (no Airflow) into $VENV"
 "$UV" pip install --quiet -p "$VENV/bin/python" "${REQUIREMENTS[@]}"
-"$UV" pip install --quiet -p "$VENV/bin/python" --no-deps -e "$ROOT"
+"$UV" pip install --quiet -p "$VENV/bin/python" --compile-bytecode --no-deps -e "$ROOT"  # bootstrap.sh: why
 
 echo "==> pytest on Python 3.10 (Airflow-free tests)"
 set +e

@@ -85,6 +85,11 @@ BASE_ENV: dict[str, str] = {
     # test still reads it); the tests of the retry itself turn it on (tests/deliver/test_collector_writer.py,
     # tests/deploy/test_production_topology.py)
     "AIRFLOW__LINEAGE_PLUS__SPOOL_RETRY_SECONDS": "0",
+    # No bytecode written by the processes tests start (installed packages were compiled at install:
+    # scripts/bootstrap.sh). Tests rewrite DAG files between runs, often within one second and to the same
+    # size (one SQL hash for another), and Python's cache, keyed on whole-second mtime and size, would
+    # then run the old file.
+    "PYTHONDONTWRITEBYTECODE": "1",
 }
 os.environ.update(BASE_ENV)
 
