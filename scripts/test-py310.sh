@@ -39,7 +39,7 @@ text = open("pyproject.toml").read()
 def block(name):
     body = re.search(rf"^{name} = \[(.*?)^\]", text, re.S | re.M).group(1)
     return re.findall(r'^\s*"([^"]+)"', body, re.M)
-wanted = {"pytest", "pytest-timeout", "hypothesis", "jsonschema", "referencing", "psycopg"}
+wanted = {"pytest", "pytest-timeout", "pytest-xdist", "hypothesis", "jsonschema", "referencing", "psycopg"}
 for requirement in block("dependencies"):
     if not requirement.startswith("apache-airflow"):
         print(requirement)
@@ -58,8 +58,9 @@ set +e
 # The same tests/conftest.py as test.sh (it loads without Airflow): the assertion-count guard, the
 # fresh-process hook and the end-of-run counts apply here too.
 # The store's import test runs the lineage-plus CLI, which reads [lineage_plus] without Airflow (conf.py).
-"$VENV/bin/python" -m pytest tests/graph tests/deliver/test_redaction_catalogue.py tests/test_timestamps.py \
-  tests/test_py310_guard.py "$@"
+# On every core, as test.sh runs (groups and order from the same conftest).
+"$VENV/bin/python" -m pytest -n auto --maxprocesses 4 --dist loadgroup --no-loadscope-reorder --durations 5 \
+  tests/graph tests/deliver/test_redaction_catalogue.py tests/test_timestamps.py tests/test_py310_guard.py "$@"
 status=$?
 set -e
 [ "$status" -eq 5 ] && { echo "no Python 3.10 test ran: that is a failure" >&2; exit 1; }
