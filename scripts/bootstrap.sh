@@ -26,10 +26,11 @@ export PATH="$VENV/bin:$PATH"
 # bytecode every process the demo and the tests start (the tests start hundreds) compiles them again.
 # Measured on a busy 2-core machine: a one-task `airflow dags test` took 15.4 s of CPU without it, 11 s
 # with it. compileall skips what is up to date; the package's own modules are compiled too (editable).
+# test.sh and test-floor.sh call it (the processes tests start write no bytecode: tests/support/harness.py);
+# the demo's processes write their own (scripts/demo.sh).
 compile_bytecode() {
   local site
   site="$("$VENV/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')"
   "$VENV/bin/python" -m compileall -qq -j 0 "$site" "$ROOT/airflow_lineage_plus" "$ROOT/demo" \
     "$ROOT/tests/support" >/dev/null 2>&1 || true  # some packages ship files of other Python versions
 }
-compile_bytecode

@@ -7,4 +7,7 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 # shellcheck source=scripts/bootstrap.sh
 source "$ROOT/scripts/bootstrap.sh" demo
+# Python's default: keep the bytecode it compiles, so each of the demo's processes (airflow, dbt, the
+# CLI) does not compile Airflow and dbt again (about 10 s a process on a busy 2-core machine).
+unset PYTHONDONTWRITEBYTECODE
 exec python -m demo "$@"

@@ -6,6 +6,7 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 # shellcheck source=scripts/bootstrap.sh
 source "$ROOT/scripts/bootstrap.sh" test
+compile_bytecode
 bash "$ROOT/scripts/system-deps.sh"
 
 echo "==> ruff check"

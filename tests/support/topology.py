@@ -182,7 +182,8 @@ class Topology:
 
     def start(self, readable_dag: str) -> None:
         """Everything, in parallel where it can be: FAB's setup while Redis, the scheduler, the
-        dag-processor and the workers start; then the API servers; back once all answer."""
+        dag-processor and the workers start; then the API servers, one after the other; back once all
+        answer."""
         self.start_redis()
         setup = threading.Thread(target=self._setup_fab_into, args=(readable_dag,))
         setup.start()
@@ -194,9 +195,10 @@ class Topology:
         setup.join()
         if self._setup_error is not None:
             raise self._setup_error
-        for name in APIS:
+        for name in APIS:  # one after the other: on a database new to them, the FAB auth manager of each
+            # adds its permissions to Admin at start, and two at once collide (a duplicate key on
+            # ab_permission_view_role, and one exits); a rolling start, as a deployment does one
             self.start_api(name)
-        for name in APIS:
             self.wait_for_api(name)
         wait_until(
             lambda: all(self._running(host) and " ready." in self.deployment.log(host) for host in HOSTS),
