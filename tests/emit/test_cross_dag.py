@@ -9,14 +9,12 @@ scheduler session records both runs; the tests read the store the package's tran
 
 from __future__ import annotations
 
-import json
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from fastapi.testclient import TestClient
 
 from airflow_lineage_plus import node_ids as ids
 from airflow_lineage_plus.graph import LineageQueries
@@ -27,7 +25,7 @@ from airflow_lineage_plus.timestamps import to_micros
 from tests.emit.skip_support import LiveAirflow
 from tests.support.harness import TESTS, store_of
 from tests.support.openlineage_spec import validate_events
-from tests.support.view_in_process import serve_in_view
+from tests.support.view_in_process import simple_auth_airflow
 
 pytestmark = [pytest.mark.airflow, pytest.mark.minutes(2)]
 
@@ -163,20 +161,8 @@ def test_a_reader_of_the_report_dag_only_learns_nothing_of_the_orders_run(record
 def test_the_views_lineage_answer_has_the_triggered_edge(
     recorded: dict[str, Any], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    passwords = tmp_path / "passwords.json"
-    passwords.write_text(json.dumps({"viewer": "viewer-pw"}))
-    serve_in_view(monkeypatch, recorded["log"])
-    monkeypatch.setenv(
-        "AIRFLOW__CORE__AUTH_MANAGER",
-        "airflow.api_fastapi.auth.managers.simple.simple_auth_manager.SimpleAuthManager",
-    )
-    monkeypatch.setenv("AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_USERS", "viewer:viewer")
-    monkeypatch.setenv("AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_PASSWORDS_FILE", str(passwords))
-    monkeypatch.setenv("AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_ALL_ADMINS", "False")
-    monkeypatch.setenv("AIRFLOW__API_AUTH__JWT_SECRET", "lineage-plus-cross-dag-tests-" + "s" * 64)
-    from airflow.api_fastapi.app import create_app
-
-    with TestClient(create_app(), base_url="http://localhost") as client:
+    passwords = {"viewer": "viewer-pw"}
+    with simple_auth_airflow(monkeypatch, recorded["log"], "viewer:viewer", passwords, tmp_path) as client:
         login = client.post("/auth/token", json={"username": "viewer", "password": "viewer-pw"})
         assert login.status_code == 201, login.text
         reply = client.get(

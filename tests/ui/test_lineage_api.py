@@ -21,7 +21,7 @@ from fastapi.testclient import TestClient
 
 from tests.support import timing
 from tests.support.run_report import SHARED_RECORDINGS
-from tests.support.view_in_process import serve_in_view
+from tests.support.view_in_process import simple_auth_airflow
 from tests.ui.ui_pipeline import (
     DAG_ID,
     HOSTILE_ID,
@@ -62,21 +62,11 @@ def event_log(airflow_db: Path, tmp_path_factory: pytest.TempPathFactory) -> Pat
 
 @pytest.fixture(scope="module")
 def client(event_log: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[TestClient]:
-    passwords = tmp_path_factory.mktemp("auth") / "passwords.json"
-    passwords.write_text(json.dumps(PASSWORDS))
     patch = pytest.MonkeyPatch()
-    serve_in_view(patch, event_log)
-    patch.setenv(
-        "AIRFLOW__CORE__AUTH_MANAGER",
-        "airflow.api_fastapi.auth.managers.simple.simple_auth_manager.SimpleAuthManager",
-    )
-    patch.setenv("AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_USERS", "admin:admin,viewer:viewer,nobody:")
-    patch.setenv("AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_PASSWORDS_FILE", str(passwords))
-    patch.setenv("AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_ALL_ADMINS", "False")
-    patch.setenv("AIRFLOW__API_AUTH__JWT_SECRET", "lineage-plus-ui-tests-" + "s" * 64)
-    from airflow.api_fastapi.app import create_app
-
-    with TestClient(create_app(), base_url="http://localhost") as test_client:
+    roles = "admin:admin,viewer:viewer,nobody:"
+    with simple_auth_airflow(
+        patch, event_log, roles, PASSWORDS, tmp_path_factory.mktemp("auth")
+    ) as test_client:
         yield test_client
     patch.undo()
 
