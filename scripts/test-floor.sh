@@ -12,15 +12,18 @@ cd "$ROOT"
 # path | why it does not run on the floor (CI's budget: the whole of .ci/run under 25 minutes on 2 cores)
 LEFT_OUT=(
   "tests/graph|Airflow-free (test_no_airflow.py checks graph/ imports no Airflow): the Airflow and provider versions cannot change it; test-py310.sh runs it on the lowest Python"
-  "tests/samples/test_demo.py|the same sample pipelines as samples/test_sample_pipelines.py (run here), only started as a user would; 4 minutes"
+  "tests/samples/test_demo.py|the same sample pipelines as samples/test_sample_pipelines.py (run here), only started as a user would; 1.6 minutes"
   "tests/emit/test_scheduler_postgres.py|the database and the two-scheduler topology, not the Airflow version: the same race runs here on SQLite (reliability/test_listener_idempotence.py)"
   "tests/author/test_contracts.py|data contracts are checked in the same listener call as the declared lineage, which author/ runs here"
   "tests/ui/test_graph_views_browser.py|the same page and API as ui/test_lineage_browser.py (run here), other graph shapes"
   "tests/ui/test_permissions_browser.py|the same permission filter as ui/test_permissions_fab.py (run here: the FAB auth manager's answers on the floor), in the browser"
-  "tests/reliability/test_fault_injection.py|5 minutes of timed runs the CI budget cannot afford twice; the containment it times is this package's code, and the provider seams it crosses (listener, transport factory, execution_timeout) are crossed here by emit/, deliver/ and act/"
-  "tests/cli/test_what_changed_command.py|what-changed is graph/ reading the lineage store (Airflow-free, left out above); the Airflow seams its 9 recorded runs cross (TaskFlow @lineage, runtime.record, set_schema, assertion, sql, a failed task) are crossed here by author/test_declared_lineage_runs.py, and set_execution_mode by author/test_declared_skip.py; 4.5 minutes"
+  "tests/reliability/test_fault_injection.py|3.7 minutes of timed runs the CI budget cannot afford twice; the containment it times is this package's code, and the provider seams it crosses (listener, transport factory, execution_timeout) are crossed here by emit/, deliver/ and act/"
+  "tests/cli/test_what_changed_command.py|what-changed is graph/ reading the lineage store (Airflow-free, left out above); the Airflow seams its 9 recorded runs cross (TaskFlow @lineage, runtime.record, set_schema, assertion, sql, a failed task) are crossed here by author/test_declared_lineage_runs.py, and set_execution_mode by author/test_declared_skip.py; 1.2 minutes"
   "tests/test_reference_specs.py|how the tests find the OpenLineage and Marquez specs (this repository's copy, ../shared, the cache) and that a fresh clone validates offline: files and lookups of this repository that the Airflow and provider versions cannot change; every floor test that validates an event uses the same lookup here"
-  "tests/deploy/test_production_topology.py|the deployment (PostgreSQL, Redis, Celery, two API servers, network namespaces), not the Airflow version: the endpoint, the transport's spool and its retry run here in ui/test_collector.py and deliver/test_collector_writer.py; 5 minutes"
+  "tests/deploy/test_production_topology.py|the deployment (PostgreSQL, Redis, Celery, two API servers, network namespaces), not the Airflow version: the endpoint, the transport's spool and its retry run here in ui/test_collector.py and deliver/test_collector_writer.py; 2.4 minutes"
+  "tests/deliver/test_redaction_catalogue.py|Airflow-free (the catalogue's patterns and the masker over plain strings and JSON bytes): the Airflow and provider versions cannot change it; test-py310.sh runs it on the lowest Python"
+  "tests/author/test_gx_quality.py|Great Expectations' results become dataQualityAssertions by this package's code and reach the provider's own run the way runtime.assertion's do, which author/test_declared_lineage_runs.py runs here; GX has no floor of its own"
+  "tests/declared/test_diff_samples.py|lineage-plus diff parses each git ref with the same DagBag parse as declared/test_static_lineage.py (run here) and weighs the changes with graph/ (Airflow-free)"
   "tests/reliability/test_api_server_reader.py|the memory of this package's reader over 200 refreshes; Airflow's API server with the plugin is started here by ui/test_permissions_fab.py and ui/test_lineage_browser.py"
 )
 

@@ -48,6 +48,19 @@ class Catalog(abc.ABC):
         it; None when unknown (then it is folded to see)."""
         return None
 
+    def last_event_times(self, job_ids: Iterable[str]) -> dict[str, int | None]:
+        """:meth:`last_event_time` of each job, read at once where the catalog can."""
+        return {job_id: self.last_event_time(job_id) for job_id in job_ids}
+
+    def known(self, node_ids: Iterable[str]) -> set[str]:
+        """The nodes among ``node_ids`` that have events (:meth:`has_job`, :meth:`has_dataset`), read at
+        once where the catalog can."""
+        return {
+            node_id
+            for node_id in node_ids
+            if (self.has_job(node_id) if node_id.startswith("job:") else self.has_dataset(node_id))
+        }
+
     @abc.abstractmethod
     def has_job(self, job_id: str) -> bool:
         """Whether the job has events."""
@@ -111,8 +124,20 @@ class StoreCatalog(Catalog):
         return sorted({child.job_id for child in self.state.children((run_id,))})
 
     def last_event_time(self, job_id: str) -> int | None:
-        fact = self.state.facts((f.key_of(job_id),)).get(f.key_of(job_id), {}).get(f.JOB_REF)
-        return fact.event_time if fact is not None else None
+        return self.last_event_times((job_id,))[job_id]
+
+    def last_event_times(self, job_ids: Iterable[str]) -> dict[str, int | None]:
+        wanted = {f.key_of(job_id): job_id for job_id in job_ids}
+        times = self.state.last_event_times(wanted)
+        return {job_id: times.get(key) for key, job_id in wanted.items()}
+
+    def known(self, node_ids: Iterable[str]) -> set[str]:
+        ids = list(dict.fromkeys(node_ids))
+        unread = [node_id for node_id in ids if node_id not in self._known]
+        if unread:
+            found = self.state.nodes(unread)
+            self._known.update((node_id, node_id in found) for node_id in unread)
+        return {node_id for node_id in ids if self._known[node_id]}
 
     def has_job(self, job_id: str) -> bool:
         return self._has(job_id)
@@ -121,7 +146,4 @@ class StoreCatalog(Catalog):
         return self._has(dataset_id)
 
     def _has(self, node_id: str) -> bool:
-        known = self._known.get(node_id)
-        if known is None:
-            known = self._known[node_id] = bool(self.state.nodes((node_id,)))
-        return known
+        return node_id in self.known((node_id,))

@@ -14,7 +14,12 @@ What it costs, and what is kept between questions:
   catalog knows it without folding the job), and no further once ``runs`` writes newer than the next
   job's latest event are found. A source read by every job of a large log (a shared calendar table) thus
   costs the few jobs that read it last, not all of them; the answer is the one a read of all of them
-  gives.
+  gives;
+* the latest assertions on a dataset are taken from the jobs next to it that ran last, found the same
+  way: jobs are read newest latest event first, and none past the point where none left can have run
+  later than the ones kept;
+* what a question starts from (which datasets have events, their edges and writers, the writers' latest
+  event times) is read at once for all its nodes.
 """
 
 from __future__ import annotations
@@ -150,13 +155,14 @@ def run_history(
     """:meth:`LineageSource.run_history` over ``graph`` (a graph folded from the log that keeps its runs'
     refs); ``bounds`` keeps each job's latest event time between questions."""
     question = _Question(graph, runs, reader, as_of, bounds if bounds is not None else {})
+    known = question.prepare(node_ids)
     found: dict[str, History] = {}
     for node_id in node_ids:
         if node_id.startswith("job:"):
             job = graph.job_record(node_id)
             if job is not None:
                 found[node_id] = History(node_id, tuple(question.job_runs(job)))
-        elif graph.catalog.has_dataset(node_id):
+        elif node_id in known:
             history = question.dataset_history(node_id)
             if history.runs or question.has_dataset(node_id):  # runs that name it: it is there
                 found[node_id] = history
@@ -176,6 +182,32 @@ class _Question:
     ) -> None:
         self.graph, self.count, self.reader, self.as_of, self.bounds = graph, count, reader, as_of, bounds
         self.recent: dict[str, list[RunRecord]] = {}
+
+    def prepare(self, node_ids: Sequence[str]) -> set[str]:
+        """Read at once what the histories of these nodes start from: which datasets the catalog knows,
+        their edges, their writers (with their runs), the time of each candidate job's latest event, and
+        the first readers of each source; the datasets the catalog knows."""
+        graph = self.graph
+        known = graph.catalog.known(n for n in node_ids if n.startswith("dataset:"))
+        graph.load_edges(sorted(known))
+        writers = sorted({job for dataset in known for job in graph.pred.get(dataset, ())})
+        graph.load_jobs(writers)
+        # a source (no writer) is read by its readers that ran last (:meth:`newest`): the first batch of
+        # each source's, at once
+        readers = [sorted(graph.succ.get(d, ())) for d in known if not graph.pred.get(d)]
+        self._bounds(sorted({job for jobs in readers for job in jobs}.union(writers)))
+        first = max(self.count, MIN_CHUNK)
+        graph.load_jobs(
+            sorted({j for jobs in readers for j in sorted(jobs, key=_by_bound(self.bounds))[:first]})
+        )
+        return known
+
+    def _bounds(self, job_ids: Iterable[str]) -> None:
+        """Read the time of each job's latest event (no run of it is later; None when the catalog cannot
+        tell), of the jobs not read yet, at once."""
+        missing = [job_id for job_id in job_ids if job_id not in self.bounds]
+        if missing:
+            self.bounds.update(self.graph.catalog.last_event_times(missing))
 
     def runs_of(self, job: JobRecord) -> list[RunRecord]:
         """The job's runs started at or before ``as_of``, newest first."""
@@ -221,8 +253,8 @@ class _Question:
         least = min(slo) if slo else None
         found = self.newest(dataset_id, [job.id for job in records], readers=False)
         if not found:
-            readers = sorted(set(graph.catalog.adjacent(dataset_id, upstream=False)))
-            found = self.newest(dataset_id, [j for j in readers if j.startswith("job:")], readers=True)
+            graph.load_edges((dataset_id,))  # (read already by :meth:`prepare`)
+            found = self.newest(dataset_id, sorted(graph.succ.get(dataset_id, ())), readers=True)
         return History(dataset_id, tuple(found), least)
 
     def newest(self, dataset_id: str, job_ids: list[str], *, readers: bool) -> list[DatasetRun]:
@@ -232,12 +264,13 @@ class _Question:
         past the point where no run of theirs can be among the newest (see the module docstring)."""
         count, graph = self.count, self.graph
         rank = {job_id: at for at, job_id in enumerate(job_ids)}
-        order = sorted(job_ids, key=self._newest_first)
+        self._bounds(job_ids)
+        order = sorted(job_ids, key=_by_bound(self.bounds))
         best: list[tuple[int, str, int, int, DatasetRun]] = []  # (at, run id, -job rank, -run rank, run)
         real: set[str] = set()
         folded, chunk = 0, max(count, MIN_CHUNK)
         for position, job_id in enumerate(order):
-            bound = self._bound(job_id)
+            bound = self.bounds[job_id]
             if len(best) >= count and bound is not None and bound < best[count - 1][0]:
                 break  # every later job's runs are older than the newest found
             if readers:
@@ -266,16 +299,6 @@ class _Question:
         """The dataset's readers among the jobs read so far (edges a run reported, retired ones too)."""
         read = self.graph.read_job_ids()
         return {job for job in self.graph.succ.get(dataset_id, ()) if job in read}
-
-    def _bound(self, job_id: str) -> int | None:
-        """The time of the job's latest event (no run of it is later); None when the catalog cannot tell."""
-        if job_id not in self.bounds:
-            self.bounds[job_id] = self.graph.catalog.last_event_time(job_id)
-        return self.bounds[job_id]
-
-    def _newest_first(self, job_id: str) -> tuple[bool, int, str]:
-        bound = self._bound(job_id)
-        return (bound is not None, -bound if bound is not None else 0, job_id)
 
 
 def _key(run: RunRecord) -> tuple[int, str]:
@@ -351,17 +374,19 @@ def latest_assertions(
     job next to it (a writer or a reader; of the :data:`MAX_JOBS` that ran last) recorded on it, newest
     first; datasets nothing asserted on are left out. The runs' events are read back by their refs (at
     most the last :data:`MAX_REFS` of each), all in one read."""
+    view.prefetch_records(dataset_ids[:MAX_DATASETS])
     datasets = [d for d in dataset_ids[:MAX_DATASETS] if view.dataset_record(d) is not None]
-    for upstream in (True, False):  # the jobs on both sides, read at once
-        view.prefetch(datasets, upstream=upstream)
+    view.prefetch_edges(datasets)
+    # the jobs next to each, writers and readers, by the edges runs reported (retired ones too)
+    adjacent = {d: {*view.pred.get(d, ()), *view.succ.get(d, ())} for d in datasets}
+    bounds = view.last_event_times(sorted({job for jobs in adjacent.values() for job in jobs}))
+    view.prefetch_records(  # the first batch of each dataset's jobs (:func:`_last_ran`), at once
+        {job for jobs in adjacent.values() for job in sorted(jobs, key=_by_bound(bounds))[:MAX_JOBS]}
+    )
     chosen: list[tuple[str, JobRecord, RunRecord, str]] = []
     for dataset_id in datasets:
-        jobs = {
-            j
-            for upstream in (True, False)
-            for j, _ in view.neighbours(dataset_id, upstream=upstream, retired=True, declared_too=False)
-        }
-        for job in (view.job_record(j) for j in sorted(_last_ran(view, jobs)[:MAX_JOBS])):
+        last = _last_ran(view, adjacent[dataset_id], MAX_JOBS, bounds)
+        for job in (view.job_record(j) for j in sorted(last)):
             finished = (r for r in _recent(view, job, as_of) if r.state != "RUNNING") if job else iter(())
             run = next(finished, None)
             if job is not None and run is not None and run.run_id is not None:
@@ -390,15 +415,38 @@ def _recent(graph: LineageGraph, job: JobRecord, as_of: int | None) -> list[RunR
     return sorted(runs, key=RunRecord.sort_key, reverse=True)
 
 
-def _last_ran(graph: LineageGraph, jobs: Iterable[str]) -> list[str]:
-    """``jobs``, the one whose latest run started last first."""
-
-    def started(job_id: str) -> tuple[int, str]:
+def _last_ran(
+    graph: LineageGraph, jobs: Iterable[str], limit: int, bounds: dict[str, int | None]
+) -> list[str]:
+    """The ``limit`` jobs of ``jobs`` whose latest run started last, that one first (ties: the greater
+    id first). The jobs are read newest latest event first (``bounds`` keeps those times between calls),
+    a batch at a time, and none past the point where no job left can be among them (no run starts after
+    its job's latest event): a source read by thousands of jobs costs the few that ran last."""
+    jobs = sorted(set(jobs))
+    missing = [job_id for job_id in jobs if job_id not in bounds]
+    if missing:
+        bounds.update(graph.last_event_times(missing))
+    order = sorted(jobs, key=_by_bound(bounds))
+    best: list[tuple[int, str]] = []
+    read, chunk = 0, max(limit, MIN_CHUNK)
+    for position, job_id in enumerate(order):
+        bound = bounds[job_id]
+        if len(best) >= limit and bound is not None and bound < best[limit - 1][0]:
+            break  # every job left started its latest run before the last one kept
+        if position >= read:
+            graph.prefetch_records(order[read : read + chunk])
+            read, chunk = read + chunk, 2 * chunk
         job = graph.job_record(job_id)
         run = graph.latest_run(job) if job is not None else None
-        return (run.sort_key()[0] if run is not None else -(2**62), job_id)
+        best.append((run.sort_key()[0] if run is not None else -(2**62), job_id))
+        best.sort(reverse=True)
+        del best[limit:]
+    return [job_id for _, job_id in best]
 
-    return sorted(jobs, key=started, reverse=True)
+
+def _by_bound(bounds: Mapping[str, int | None]) -> Callable[[str], tuple[bool, int, str]]:
+    """Sort key of jobs: an unknown latest event time first, then the latest first, then by id."""
+    return lambda job_id: (bounds[job_id] is not None, -(bounds[job_id] or 0), job_id)
 
 
 def _partition(subset: Any) -> tuple[str | None, tuple[tuple[str, str], ...]]:

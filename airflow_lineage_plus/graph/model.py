@@ -271,6 +271,15 @@ class LineageGraph:
     def prefetch_records(self, node_ids: Iterable[str]) -> None:
         """The next questions read these nodes' records: read them at once (see :meth:`prefetch`)."""
 
+    def prefetch_edges(self, node_ids: Iterable[str]) -> None:
+        """The next questions read these nodes' edges (:attr:`pred`, :attr:`succ`), not the jobs at their
+        other ends: read them at once (see :meth:`prefetch`)."""
+
+    def last_event_times(self, job_ids: Iterable[str]) -> dict[str, int | None]:
+        """The time of each job's latest event (none of its runs starts later), where it is known without
+        reading the job's records; None where it is not."""
+        return dict.fromkeys(job_ids)
+
     def load_triggers(self, run_ids: Iterable[str]) -> None:
         """The next questions read the triggers of these runs (:attr:`triggers`), and the upstream runs
         and jobs they name: a graph that reads its records as they are touched reads them at once."""

@@ -182,6 +182,20 @@ def _guarded(
     return wrapper
 
 
+def _one_graph(
+    method: Callable[Concatenate[LineageQueries, _P], _R],
+) -> Callable[Concatenate[LineageQueries, _P], _R]:
+    """The question reads one graph however many parts it has (its walk, the runs' histories, the
+    latest assertions): each record is read once (:meth:`LineageSource.one_view`)."""
+
+    @functools.wraps(method)
+    def wrapper(self: LineageQueries, *args: _P.args, **kwargs: _P.kwargs) -> _R:
+        with self.source.one_view():
+            return method(self, *args, **kwargs)
+
+    return wrapper
+
+
 class LineageQueries:
     """Queries over one :class:`LineageSource`; every answer is JSON-ready. Safe to share between threads
     while another thread calls ``source.refresh()``.
@@ -297,6 +311,7 @@ class LineageQueries:
         return self._around(node_id, depth, limit, way, (True, False))
 
     @_guarded
+    @_one_graph
     def failed_upstream(
         self,
         dataset_id: str,
@@ -357,6 +372,7 @@ class LineageQueries:
         return {**answer, "level": level, "owners": sorted(owners)}
 
     @_guarded
+    @_one_graph
     def what_changed(
         self,
         dataset_id: str,

@@ -282,6 +282,12 @@ class StoredGraph(LineageGraph):
         self.load_jobs(n for n in nodes if n.startswith("job:"))
         self.load_datasets(n for n in nodes if n.startswith("dataset:"))
 
+    def prefetch_edges(self, node_ids: Iterable[str]) -> None:
+        self.load_edges(node_ids)
+
+    def last_event_times(self, job_ids: Iterable[str]) -> dict[str, int | None]:
+        return self.catalog.last_event_times(job_ids)
+
     # -- what the queries read ----------------------------------------------------------------------
     def has_node(self, node_id: str) -> bool:
         if node_id.startswith("job:"):

@@ -82,6 +82,9 @@ _NODES = (
     .where(_keys(_node.c.node_key))
 )
 _FACTS = sa.select(*_fact.c).where(_keys(_fact.c.subject_key))
+_LAST_EVENTS = sa.select(_fact.c.subject_key, _fact.c.event_time).where(
+    _keys(_fact.c.subject_key), _fact.c.fact == f.JOB_REF
+)
 _JOB_EDGES = sa.select(*_edge.c).where(_keys(_edge.c.job_key))
 _DATASET_EDGES = sa.select(*_edge.c).where(_keys(_edge.c.dataset_key))
 #: the facts a run has, each joined to the run's row (one query reads a run whole)
@@ -201,6 +204,11 @@ class FoldedState:
             fact = _fact_row(row)
             found.setdefault(fact.subject_key, {})[fact.fact] = fact
         return found
+
+    def last_event_times(self, job_keys: Iterable[int]) -> dict[int, int]:
+        """The time of each job's latest event (its newest ``ref`` fact), by key; jobs without one are
+        left out."""
+        return {int(key): int(at) for key, at in self._rows(_LAST_EVENTS, job_keys)}
 
     def node_ids_of(self, keys: Iterable[int]) -> dict[int, str]:
         """The ids of the nodes with these keys."""

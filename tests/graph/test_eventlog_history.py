@@ -88,3 +88,48 @@ def test_what_was_read_is_kept_until_the_log_grows(tmp_path: Path) -> None:
         assert _rows(latest.runs)[0] == (job_node("reader_3"), 603)
     finally:
         source.close()
+
+
+def _checks() -> list[dict[str, Any]]:
+    """calendar read by check_0 .. check_59 (check_k runs at minute 10 k, for 5 minutes, asserting
+    ``k % 3 != 0``), and by check_long, which started first (minute 0) and ended last (minute 1000)."""
+
+    def checked(job: str, label: str, start: float, end: float, success: bool) -> list[dict[str, Any]]:
+        source = {
+            "namespace": DS_NS,
+            "name": "calendar",
+            "inputFacets": {
+                "dataQualityAssertions": facet(assertions=[{"assertion": "not_null", "success": success}])
+            },
+        }
+        return [event("START", job, label, start), event("COMPLETE", job, label, end, inputs=[source])]
+
+    events = checked("check_long", "long", 0, 1000, True)
+    for k in range(60):
+        events += checked(f"check_{k}", f"c{k}", 10 * k, 10 * k + 5, k % 3 != 0)
+    return events
+
+
+@pytest.mark.parametrize("stored", [False, True], ids=["full load", "store"])
+def test_latest_assertions_of_a_source_read_by_many_jobs_read_only_the_jobs_that_can_have_run_last(
+    tmp_path: Path, stored: bool
+) -> None:
+    log = write_log(tmp_path / "events.jsonl", _checks())
+    source = store_source_of(log) if stored else EventLogSource(log)
+    try:
+        found = source.latest_assertions([CALENDAR])[CALENDAR]
+        # the 10 jobs whose latest run started last (MAX_JOBS), newest end first; check_long, the last
+        # to end, started first
+        assert [(a.job_id, a.assertions) for a in found] == [
+            (job_node(f"check_{k}"), (("not_null", None, k % 3 != 0),)) for k in range(59, 49, -1)
+        ]
+        if not stored:
+            return
+        graph = StoredGraph(source.store, keep_refs=True)
+        assert eventlog_history.latest_assertions(graph, [CALENDAR], source._read_refs) == {CALENDAR: found}
+        # by the latest event: check_long and check_59 .. check_51 first (10), then 20 more (check_50 ..
+        # check_31); check_49's latest event (minute 495) is before check_50's start: no job left can count
+        checks = {job for job in graph._jobs_read if "check_" in job}
+        assert checks == {job_node("check_long")} | {job_node(f"check_{k}") for k in range(31, 60)}
+    finally:
+        source.close()

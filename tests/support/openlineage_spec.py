@@ -112,6 +112,8 @@ class SchemaStore:
         self._docs: dict[str, dict[str, Any]] | None = None
         self._failed: dict[str, str] = {}
         self.registry: Registry[Any] = Registry(retrieve=self._resource)  # type: ignore[call-arg]
+        self._registry_crawled: Registry[Any] | None = None
+        self._validators: dict[str, jsonschema.protocols.Validator] = {}
 
     def _index(self) -> dict[str, dict[str, Any]]:
         if self._docs is None:
@@ -182,8 +184,24 @@ class SchemaStore:
             return DRAFT202012.create_resource(doc)
 
     def validator(self, schema: dict[str, Any]) -> jsonschema.protocols.Validator:
-        cls = jsonschema.validators.validator_for(schema)
-        return cls(schema, registry=self.registry, format_checker=cls.FORMAT_CHECKER)
+        """A validator of ``schema`` over every schema found so far (one per ``$ref``, kept: validating
+        thousands of events resolves each document once, not once per event)."""
+        ref = schema.get("$ref") if len(schema) == 1 else None
+        found = self._validators.get(ref) if isinstance(ref, str) else None
+        if found is None:
+            cls = jsonschema.validators.validator_for(schema)
+            found = cls(schema, registry=self._crawled(), format_checker=cls.FORMAT_CHECKER)
+            if isinstance(ref, str):
+                self._validators[ref] = found
+        return found
+
+    def _crawled(self) -> Registry[Any]:
+        """:attr:`registry` with every local document in it, crawled once (a document found later, in the
+        cache or downloaded, is still retrieved through :meth:`_resource`)."""
+        if self._registry_crawled is None:
+            resources = [(uri, self._resource(uri)) for uri in self._index()]
+            self._registry_crawled = self.registry.with_resources(resources).crawl()
+        return self._registry_crawled
 
 
 @cache
