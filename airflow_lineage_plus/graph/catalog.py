@@ -44,8 +44,9 @@ class Catalog(abc.ABC):
         return ()
 
     def last_event_time(self, job_id: str) -> int | None:
-        """The time of the job's latest event (no run of the job starts or ends later), without folding
-        it; None when unknown (then it is folded to see)."""
+        """The time of the job's latest event, or of a later DAG-run event that said it did not run (no
+        run of the job, a not-run one included, starts later), without folding it; None when unknown (then
+        it is folded to see)."""
         return None
 
     def last_event_times(self, job_ids: Iterable[str]) -> dict[str, int | None]:

@@ -16,8 +16,9 @@ What it costs, and what is kept between questions:
   costs the few jobs that read it last, not all of them; the answer is the one a read of all of them
   gives;
 * the latest assertions on a dataset are taken from the jobs next to it that ran last, found the same
-  way: jobs are read newest latest event first, and none past the point where none left can have run
-  later than the ones kept;
+  way: jobs are read newest latest event first (a skip record counts as an event: a run that did not run
+  starts with its DAG run), and none past the point where none left can have run later than the ones
+  kept;
 * what a question starts from (which datasets have events, their edges and writers, the writers' latest
   event times) is read at once for all its nodes.
 """
@@ -419,9 +420,10 @@ def _last_ran(
     graph: LineageGraph, jobs: Iterable[str], limit: int, bounds: dict[str, int | None]
 ) -> list[str]:
     """The ``limit`` jobs of ``jobs`` whose latest run started last, that one first (ties: the greater
-    id first). The jobs are read newest latest event first (``bounds`` keeps those times between calls),
-    a batch at a time, and none past the point where no job left can be among them (no run starts after
-    its job's latest event): a source read by thousands of jobs costs the few that ran last."""
+    id first). The jobs are read newest latest event first (``bounds`` keeps those times between calls:
+    :meth:`.model.LineageGraph.last_event_times`, skip records included), a batch at a time, and none past
+    the point where no job left can be among them (no run starts after that time): a source read by
+    thousands of jobs costs the few that ran last."""
     jobs = sorted(set(jobs))
     missing = [job_id for job_id in jobs if job_id not in bounds]
     if missing:

@@ -276,8 +276,8 @@ class LineageGraph:
         other ends: read them at once (see :meth:`prefetch`)."""
 
     def last_event_times(self, job_ids: Iterable[str]) -> dict[str, int | None]:
-        """The time of each job's latest event (none of its runs starts later), where it is known without
-        reading the job's records; None where it is not."""
+        """A time no run of each job starts after (its latest event, or a later skip record: not-run runs
+        count), where it is known without reading the job's records; None where it is not."""
         return dict.fromkeys(job_ids)
 
     def load_triggers(self, run_ids: Iterable[str]) -> None:

@@ -85,6 +85,11 @@ _FACTS = sa.select(*_fact.c).where(_keys(_fact.c.subject_key))
 _LAST_EVENTS = sa.select(_fact.c.subject_key, _fact.c.event_time).where(
     _keys(_fact.c.subject_key), _fact.c.fact == f.JOB_REF
 )
+_LAST_SKIPS = (
+    sa.select(schema.skipped_task.c.job_key, sa.func.max(schema.skipped_task.c.event_time))
+    .where(_keys(schema.skipped_task.c.job_key))
+    .group_by(schema.skipped_task.c.job_key)
+)
 _JOB_EDGES = sa.select(*_edge.c).where(_keys(_edge.c.job_key))
 _DATASET_EDGES = sa.select(*_edge.c).where(_keys(_edge.c.dataset_key))
 #: the facts a run has, each joined to the run's row (one query reads a run whole)
@@ -206,9 +211,15 @@ class FoldedState:
         return found
 
     def last_event_times(self, job_keys: Iterable[int]) -> dict[int, int]:
-        """The time of each job's latest event (its newest ``ref`` fact), by key; jobs without one are
+        """No run of each job starts later than this, by key: the time of its latest event (its newest
+        ``ref`` fact) or of the latest DAG-run event that said it did not run (a skip record: the DAG run,
+        which started before, is when its not-run run starts), whichever is later; jobs with neither are
         left out."""
-        return {int(key): int(at) for key, at in self._rows(_LAST_EVENTS, job_keys)}
+        keys = list(job_keys)
+        found = {int(key): int(at) for key, at in self._rows(_LAST_EVENTS, keys)}
+        for key, at in self._rows(_LAST_SKIPS, keys):
+            found[int(key)] = max(found.get(int(key), int(at)), int(at))
+        return found
 
     def node_ids_of(self, keys: Iterable[int]) -> dict[int, str]:
         """The ids of the nodes with these keys."""

@@ -91,8 +91,9 @@ def test_what_was_read_is_kept_until_the_log_grows(tmp_path: Path) -> None:
 
 
 def _checks() -> list[dict[str, Any]]:
-    """calendar read by check_0 .. check_59 (check_k runs at minute 10 k, for 5 minutes, asserting
-    ``k % 3 != 0``), and by check_long, which started first (minute 0) and ended last (minute 1000)."""
+    """calendar read by checks.check_0 .. check_59 (check_k runs at minute 10 k, for 5 minutes, asserting
+    ``k % 3 != 0``) and by checks.check_long, which started first (minute 0) and ended last (minute 1000);
+    the DAG run of minute 700 says check_3 did not run (a skipped run of it starting then, its latest)."""
 
     def checked(job: str, label: str, start: float, end: float, success: bool) -> list[dict[str, Any]]:
         source = {
@@ -104,9 +105,12 @@ def _checks() -> list[dict[str, Any]]:
         }
         return [event("START", job, label, start), event("COMPLETE", job, label, end, inputs=[source])]
 
-    events = checked("check_long", "long", 0, 1000, True)
+    events = checked("checks.check_long", "long", 0, 1000, True)
     for k in range(60):
-        events += checked(f"check_{k}", f"c{k}", 10 * k, 10 * k + 5, k % 3 != 0)
+        events += checked(f"checks.check_{k}", f"c{k}", 10 * k, 10 * k + 5, k % 3 != 0)
+    skipped = {"airflowState": facet(dagRunState="success", tasksState={"check_3": "skipped"})}
+    events.append(event("START", "checks", "dag-700", 700))
+    events.append(event("COMPLETE", "checks", "dag-700", 701, run_facets=skipped))
     return events
 
 
@@ -118,18 +122,22 @@ def test_latest_assertions_of_a_source_read_by_many_jobs_read_only_the_jobs_that
     source = store_source_of(log) if stored else EventLogSource(log)
     try:
         found = source.latest_assertions([CALENDAR])[CALENDAR]
-        # the 10 jobs whose latest run started last (MAX_JOBS), newest end first; check_long, the last
-        # to end, started first
+        # the 10 jobs whose latest run started last (MAX_JOBS): check_3, skipped at minute 700 (its latest
+        # run did not run: no assertions of it), then check_59 .. check_51, newest end first; check_long,
+        # the last to end, started first
         assert [(a.job_id, a.assertions) for a in found] == [
-            (job_node(f"check_{k}"), (("not_null", None, k % 3 != 0),)) for k in range(59, 49, -1)
+            (job_node(f"checks.check_{k}"), (("not_null", None, k % 3 != 0),)) for k in range(59, 50, -1)
         ]
         if not stored:
             return
         graph = StoredGraph(source.store, keep_refs=True)
         assert eventlog_history.latest_assertions(graph, [CALENDAR], source._read_refs) == {CALENDAR: found}
-        # by the latest event: check_long and check_59 .. check_51 first (10), then 20 more (check_50 ..
-        # check_31); check_49's latest event (minute 495) is before check_50's start: no job left can count
+        # by the latest event or skip record: check_long, check_3 (701) and check_59 .. check_52 first (10),
+        # then 20 more (check_51 .. check_32); check_50's latest event (minute 505) is before check_51's
+        # start: no job left can count
         checks = {job for job in graph._jobs_read if "check_" in job}
-        assert checks == {job_node("check_long")} | {job_node(f"check_{k}") for k in range(31, 60)}
+        assert checks == {job_node(f"checks.check_{k}") for k in (3, *range(32, 60))} | {
+            job_node("checks.check_long")
+        }
     finally:
         source.close()
