@@ -196,19 +196,12 @@ class _Question:
         # a source (no writer) is read by its readers that ran last (:meth:`newest`): the first batch of
         # each source's, at once
         readers = [sorted(graph.succ.get(d, ())) for d in known if not graph.pred.get(d)]
-        self._bounds(sorted({job for jobs in readers for job in jobs}.union(writers)))
+        _read_bounds(graph, {job for jobs in readers for job in jobs}.union(writers), self.bounds)
         first = max(self.count, MIN_CHUNK)
         graph.load_jobs(
             sorted({j for jobs in readers for j in sorted(jobs, key=_by_bound(self.bounds))[:first]})
         )
         return known
-
-    def _bounds(self, job_ids: Iterable[str]) -> None:
-        """Read the time of each job's latest event (no run of it is later; None when the catalog cannot
-        tell), of the jobs not read yet, at once."""
-        missing = [job_id for job_id in job_ids if job_id not in self.bounds]
-        if missing:
-            self.bounds.update(self.graph.catalog.last_event_times(missing))
 
     def runs_of(self, job: JobRecord) -> list[RunRecord]:
         """The job's runs started at or before ``as_of``, newest first."""
@@ -265,7 +258,7 @@ class _Question:
         past the point where no run of theirs can be among the newest (see the module docstring)."""
         count, graph = self.count, self.graph
         rank = {job_id: at for at, job_id in enumerate(job_ids)}
-        self._bounds(job_ids)
+        _read_bounds(graph, job_ids, self.bounds)
         order = sorted(job_ids, key=_by_bound(self.bounds))
         best: list[tuple[int, str, int, int, DatasetRun]] = []  # (at, run id, -job rank, -run rank, run)
         real: set[str] = set()
@@ -380,7 +373,8 @@ def latest_assertions(
     view.prefetch_edges(datasets)
     # the jobs next to each, writers and readers, by the edges runs reported (retired ones too)
     adjacent = {d: {*view.pred.get(d, ()), *view.succ.get(d, ())} for d in datasets}
-    bounds = view.last_event_times(sorted({job for jobs in adjacent.values() for job in jobs}))
+    bounds: dict[str, int | None] = {}
+    _read_bounds(view, {job for jobs in adjacent.values() for job in jobs}, bounds)
     view.prefetch_records(  # the first batch of each dataset's jobs (:func:`_last_ran`), at once
         {job for jobs in adjacent.values() for job in sorted(jobs, key=_by_bound(bounds))[:MAX_JOBS]}
     )
@@ -425,9 +419,7 @@ def _last_ran(
     the point where no job left can be among them (no run starts after that time): a source read by
     thousands of jobs costs the few that ran last."""
     jobs = sorted(set(jobs))
-    missing = [job_id for job_id in jobs if job_id not in bounds]
-    if missing:
-        bounds.update(graph.last_event_times(missing))
+    _read_bounds(graph, jobs, bounds)
     order = sorted(jobs, key=_by_bound(bounds))
     best: list[tuple[int, str]] = []
     read, chunk = 0, max(limit, MIN_CHUNK)
@@ -444,6 +436,14 @@ def _last_ran(
         best.sort(reverse=True)
         del best[limit:]
     return [job_id for _, job_id in best]
+
+
+def _read_bounds(graph: LineageGraph, job_ids: Iterable[str], bounds: dict[str, int | None]) -> None:
+    """Put in ``bounds`` the time no run of each job starts after
+    (:meth:`.model.LineageGraph.last_event_times`), for the jobs not there yet, read at once."""
+    missing = sorted({job_id for job_id in job_ids if job_id not in bounds})
+    if missing:
+        bounds.update(graph.last_event_times(missing))
 
 
 def _by_bound(bounds: Mapping[str, int | None]) -> Callable[[str], tuple[bool, int, str]]:
