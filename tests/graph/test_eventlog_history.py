@@ -12,10 +12,12 @@ import pytest
 from airflow_lineage_plus.graph import eventlog_history
 from airflow_lineage_plus.graph.eventlog import EventLogSource
 from airflow_lineage_plus.graph.history import DatasetRun
+from airflow_lineage_plus.graph.store_source import StoreSource
 from airflow_lineage_plus.graph.stored_graph import StoredGraph
+from airflow_lineage_plus.store import LineageStore
 from airflow_lineage_plus.store import wire as w
 from tests.support.graph_builders import DS_NS, at, dataset_node, event, facet, job_node, write_log
-from tests.support.store_engines import store_source_of
+from tests.support.store_engines import ENGINES, new_store_url, store_source_of
 
 pytestmark = pytest.mark.timeout(60)
 DAY = 24 * 60
@@ -114,12 +116,17 @@ def _checks() -> list[dict[str, Any]]:
     return events
 
 
-@pytest.mark.parametrize("stored", [False, True], ids=["full load", "store"])
+@pytest.mark.parametrize("engine", [None, *ENGINES], ids=["full load", *ENGINES])
 def test_latest_assertions_of_a_source_read_by_many_jobs_read_only_the_jobs_that_can_have_run_last(
-    tmp_path: Path, stored: bool
+    tmp_path: Path, engine: str | None, request: pytest.FixtureRequest
 ) -> None:
     log = write_log(tmp_path / "events.jsonl", _checks())
-    source = store_source_of(log) if stored else EventLogSource(log)
+    stored = engine is not None
+    source: EventLogSource | StoreSource = EventLogSource(log)
+    if engine is not None:
+        store = LineageStore(new_store_url(engine, tmp_path, request))
+        store.append([line for line in log.read_bytes().splitlines() if line.strip()])
+        source = StoreSource(store, owns_store=True)
     try:
         found = source.latest_assertions([CALENDAR])[CALENDAR]
         # the 10 jobs whose latest run started last (MAX_JOBS): check_3, skipped at minute 700 (its latest
