@@ -326,11 +326,8 @@ def _freshness(history: History, runs: list[DatasetRun], t: Thresholds, now: int
     found = []
     if history.slo_minutes is not None and age > history.slo_minutes * 60 * _SECOND:
         slo = history.slo_minutes * 60
-        found.append(
-            Change(
-                node, "freshnessSlo", None, slo, age // _SECOND, round(age / _SECOND / slo - 1, 4), latest.at
-            )
-        )
+        past = age / _SECOND / max(slo, 1) - 1  # a target of zero minutes: sized in seconds past it
+        found.append(Change(node, "freshnessSlo", None, slo, age // _SECOND, round(past, 4), latest.at))
     times = [r.at for r in runs]
     intervals = [a - b for a, b in itertools.pairwise(times[1:])]
     if len(intervals) + 1 < t.min_baseline:

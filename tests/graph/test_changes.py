@@ -106,6 +106,15 @@ def test_past_the_slo_and_later_than_usual_when_asked_two_days_on() -> None:
     ]
 
 
+def test_a_target_of_zero_minutes_is_missed_by_any_age_and_sized_in_seconds_past_it() -> None:
+    # freshnessMinutes 0 is valid (the schema's minimum): every write is late as soon as it is made
+    latest = DatasetRun("new", JOB, at=7 * DAY, rows=1000, nulls=(("email", 10),))
+    history = History(DATA, (latest, *_writes(latest).runs[1:]), slo_minutes=0)
+    found, reason = dataset_changes(history, 7, Thresholds(), now=7 * DAY + 90 * 1_000_000)
+    assert reason is None
+    assert _kinds(found) == [("freshnessSlo", None, 0, 90, 89.0)]
+
+
 def test_a_thin_baseline_cannot_tell_and_a_threshold_moves_the_line() -> None:
     latest = DatasetRun("new", JOB, at=3 * DAY, rows=900)
     found, reason = dataset_changes(_writes(latest, count=2), 7, Thresholds(), now=3 * DAY)

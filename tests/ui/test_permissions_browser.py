@@ -7,12 +7,10 @@ screenshot of what ``alpha`` sees is written to a temporary folder (its path is 
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 import pytest
 
-from airflow_lineage_plus.store import wire as w
 from tests.support.fab_airflow import FabAirflow
 from tests.support.run_report import SHARED_RECORDINGS
 from tests.ui.browser_support import listed, open_lineage_from_navigation, search_and_open
@@ -100,19 +98,10 @@ def test_a_user_of_every_dag_sees_the_task_that_never_ran_as_upstream_failed(
         page.context.close()
 
 
-def past_the_shared_tables_target(pipeline: PermissionPipeline) -> None:
-    """Wait until beta's one-minute freshness target (``perm_dags.py``) has passed since alpha's run read
-    the shared table: what-changed judges a table's age from its latest run (here alpha's read), and the
-    first page asks now. Five seconds of margin for the clocks of the events and of the server."""
-    read = max(w.to_micros(e["eventTime"]) for e in pipeline.alpha.events) / 1_000_000
-    time.sleep(max(0.0, read + 60 + 5 - time.time()))
-
-
 def test_the_first_page_and_what_changed_show_a_one_dag_user_nothing_of_the_other_dag(
     browser: Any, fab_server: FabAirflow, permission_pipeline: PermissionPipeline
 ) -> None:
     audit = "dataset:postgres://warehouse:5432:analytics.beta_vault.score_audit"
-    past_the_shared_tables_target(permission_pipeline)
     pages = {user: signed_in(browser, fab_server, user) for user in ("viewer", "alpha")}
     try:
         frames = {
@@ -129,7 +118,7 @@ def test_the_first_page_and_what_changed_show_a_one_dag_user_nothing_of_the_othe
                 for items in ("attention-failed", "attention-stale", "attention-changes")
             ]
         # a reader of every DAG: beta's failed task and its DAG run, its two tables never written (past
-        # their one-minute target), the failed run and the shared table's lateness among the changes
+        # their target of zero minutes), the failed run and the shared table's lateness among the changes
         assert shown["viewer"] == [
             [(None, f"job:test-airflow:{BETA_DAG}"), (None, BETA_JOB)],
             [(None, audit), (None, SCORES)],

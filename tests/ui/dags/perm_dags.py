@@ -2,10 +2,11 @@
 
 ``perm_beta`` (the team a one-DAG user may NOT read) scores customers from a private table into the shared
 ``analytics.shared.customer_scores`` and a private audit table, both with a freshness target (``SloTier``,
-one minute: never written, both are stale), with SQL, a description and an owning team, starts a child
-run of its own (a dbt-like ``beta_scoring_model`` job whose ``parent`` facet is the task's run), then
-fails; its ``notify_beta`` task never runs (upstream_failed). ``perm_alpha`` (the DAG they may read)
-publishes a report from the shared table and starts a child run too. Every name of beta says "beta", so a
+zero minutes, the least the schema allows: any age is past it, so no test waits for a target to pass;
+never written, both are stale), with SQL, a description and an owning team, starts a child run of its own
+(a dbt-like ``beta_scoring_model`` job whose ``parent`` facet is the task's run), then fails; its
+``notify_beta`` task never runs (upstream_failed). ``perm_alpha`` (the DAG they may read) publishes a
+report from the shared table and starts a child run too. Every name of beta says "beta", so a
 test can look for any of it in what an alpha reader gets.
 """
 
@@ -70,7 +71,7 @@ def perm_beta() -> None:
         description="beta-confidential scoring of private customers",
         facets=[
             OwningTeam(name="beta-secret-team", contact="#beta-secret-channel"),
-            SloTier(tier="gold", freshnessMinutes=1),
+            SloTier(tier="gold", freshnessMinutes=0),
         ],
     )
     @task
