@@ -1,19 +1,41 @@
-"""Real DAG runs: every task instance that did no work leaves exactly one truthful skip record."""
+"""Real DAG runs: every task instance that did no work leaves exactly one truthful skip record.
+
+The five DAGs run once each, one after another in one Airflow process (``AirflowRunner.run_many``), and
+each test reads its own DAG's run."""
 
 from __future__ import annotations
 
 import subprocess
 import sys
 from collections import Counter
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from tests.emit.skip_support import DAGS, MODE_KEY, SKIP_ENV, LiveAirflow, skip_facet, skip_records, task_name
-from tests.support.harness import event_log_transport, read_events
+from tests.support.harness import AirflowRunner, DagRunResult, Recording, event_log_transport, read_events
 from tests.support.openlineage_spec import validate_events
 
-pytestmark = [pytest.mark.airflow, pytest.mark.minutes(2)]
+pytestmark = [pytest.mark.airflow, pytest.mark.minutes(3)]
+
+SKIP_DAGS = ("skip_self", "skip_short_circuit", "skip_branch", "skip_trigger_rule", "skip_mapped")
+BATCH = "skip_state"  # run_many's name: its DAGs folder and event log (``LiveAirflow.env``)
+
+
+@pytest.fixture(scope="module")
+def skip_runs(
+    airflow_db: Path, tmp_path_factory: pytest.TempPathFactory
+) -> tuple[dict[str, DagRunResult], Path]:
+    """Each skip DAG's run (by DAG id), and the work directory the batch ran in."""
+    runner = AirflowRunner(tmp_path_factory.mktemp(BATCH))
+    results = runner.run_many(
+        *(DAGS / f"{dag_id}.py" for dag_id in SKIP_DAGS),
+        recordings=[Recording(dag_id) for dag_id in SKIP_DAGS],
+        env=SKIP_ENV,
+        name=BATCH,
+    )
+    return dict(zip(SKIP_DAGS, results, strict=True)), runner.workdir
 
 
 def _by_task(events: list[dict[str, Any]], dag_id: str) -> dict[str, list[dict[str, Any]]]:
@@ -76,9 +98,9 @@ def _assert_one_run_per_task_instance(events: list[dict[str, Any]], dag_id: str)
 
 
 def test_self_skip_marks_the_providers_own_complete_and_downstream_gets_one_record(
-    airflow_runner: Any,
+    skip_runs: tuple[dict[str, DagRunResult], Path],
 ) -> None:
-    result = airflow_runner.run(DAGS / "skip_self.py", dag_id="skip_self", env=SKIP_ENV)
+    result = skip_runs[0]["skip_self"]
     assert result.returncode == 0, result.output[-3000:]
     validate_events(result.events)
     tasks = _by_task(result.events, "skip_self")
@@ -126,9 +148,10 @@ def test_self_skip_marks_the_providers_own_complete_and_downstream_gets_one_reco
 
 
 def test_short_circuit_gives_one_record_per_task_of_the_chain_and_a_second_call_adds_none(
-    airflow_runner: Any, live_airflow: LiveAirflow
+    skip_runs: tuple[dict[str, DagRunResult], Path],
 ) -> None:
-    result = airflow_runner.run(DAGS / "skip_short_circuit.py", dag_id="skip_short_circuit", env=SKIP_ENV)
+    result = skip_runs[0]["skip_short_circuit"]
+    live_airflow = LiveAirflow(skip_runs[1])
     assert result.returncode == 0, result.output[-3000:]
     validate_events(result.events)
     tasks = _by_task(result.events, "skip_short_circuit")
@@ -192,7 +215,7 @@ with create_session() as session:
 """
     proc = subprocess.run(
         [sys.executable, "-c", script],
-        env=live.env(dag_id, {**SKIP_ENV, **(extra or {})}),
+        env=live.env(BATCH, {**SKIP_ENV, **(extra or {})}),  # the batch's DAGs folder and log
         capture_output=True,
         text=True,
         timeout=300,
@@ -201,8 +224,10 @@ with create_session() as session:
     assert "was lost" not in proc.stdout + proc.stderr, proc.stdout + proc.stderr
 
 
-def test_branch_not_taken_skips_a_task_group_with_the_branch_as_cause(airflow_runner: Any) -> None:
-    result = airflow_runner.run(DAGS / "skip_branch.py", dag_id="skip_branch", env=SKIP_ENV)
+def test_branch_not_taken_skips_a_task_group_with_the_branch_as_cause(
+    skip_runs: tuple[dict[str, DagRunResult], Path],
+) -> None:
+    result = skip_runs[0]["skip_branch"]
     assert result.returncode == 0, result.output[-3000:]
     validate_events(result.events)
     records = {task_name(e, "skip_branch"): skip_facet(e) for e in skip_records(result.events)}
@@ -223,8 +248,10 @@ def test_branch_not_taken_skips_a_task_group_with_the_branch_as_cause(airflow_ru
     _assert_one_run_per_task_instance(result.events, "skip_branch")
 
 
-def test_trigger_rules_after_an_upstream_failure_record_rule_and_upstream_states(airflow_runner: Any) -> None:
-    result = airflow_runner.run(DAGS / "skip_trigger_rule.py", dag_id="skip_trigger_rule", env=SKIP_ENV)
+def test_trigger_rules_after_an_upstream_failure_record_rule_and_upstream_states(
+    skip_runs: tuple[dict[str, DagRunResult], Path],
+) -> None:
+    result = skip_runs[0]["skip_trigger_rule"]
     validate_events(result.events)
     records = {task_name(e, "skip_trigger_rule"): skip_facet(e) for e in skip_records(result.events)}
     assert len(skip_records(result.events)) == 2
@@ -255,8 +282,10 @@ def test_trigger_rules_after_an_upstream_failure_record_rule_and_upstream_states
     _assert_one_run_per_task_instance(result.events, "skip_trigger_rule")
 
 
-def test_mapped_task_group_gets_one_record_per_map_index_that_did_not_run(airflow_runner: Any) -> None:
-    result = airflow_runner.run(DAGS / "skip_mapped.py", dag_id="skip_mapped", env=SKIP_ENV)
+def test_mapped_task_group_gets_one_record_per_map_index_that_did_not_run(
+    skip_runs: tuple[dict[str, DagRunResult], Path],
+) -> None:
+    result = skip_runs[0]["skip_mapped"]
     assert result.returncode == 0, result.output[-3000:]
     validate_events(result.events)
     tasks = _by_task(result.events, "skip_mapped")
