@@ -265,6 +265,25 @@ def failing_day_run_id(sample: SamplePipeline) -> str:
     return str(run_id)
 
 
+def _task_tab_details(page: Any) -> tuple[Any, Any]:
+    """The Lineage tab's frame and its details panel once it shows "This run"; a timeout says which step
+    did not come (Airflow's tab, the view in it, the task's answer) and what the view's status line said."""
+    iframe = page.locator("iframe[title=Lineage]")
+    iframe.wait_for(timeout=60_000)
+    frame = page.frame_locator("iframe[title=Lineage]")
+    details = frame.locator("#details")
+    try:
+        details.get_by_text("This run").wait_for(timeout=90_000)  # the first request loads the log
+    except Exception as error:  # Playwright's TimeoutError: say what the tab showed instead
+        status = frame.locator("#status")
+        raise AssertionError(
+            f"the Lineage tab ({iframe.get_attribute('src')}) did not show the run: status "
+            f"{status.inner_text() if status.count() else '(no view)'!r}, details "
+            f"{details.inner_text()[:500] if details.count() else '(none)'!r}"
+        ) from error
+    return frame, details
+
+
 def test_task_instance_tab_shows_that_try_inputs_and_outputs(
     logged_in_page: Any, airflow_ui: str, sample: SamplePipeline
 ) -> None:
@@ -277,9 +296,7 @@ def test_task_instance_tab_shows_that_try_inputs_and_outputs(
     run_url = f"{airflow_ui}/dags/ecommerce_orders/runs/{failed_run_id}"
     tab = run_url + "/tasks/%s/plugin/lineage-task-instance"
     page.goto(tab % "load_stg_orders")  # on the failing day the staging load succeeded
-    frame = page.frame_locator("iframe[title=Lineage]")
-    details = frame.locator("#details")
-    details.get_by_text("This run").wait_for(timeout=90_000)  # the first request loads the log
+    frame, details = _task_tab_details(page)
     assert details.locator(".badge.state-COMPLETED").first.is_visible()
     assert details.get_by_role("button", name="analytics.staging.stg_orders").is_visible()
     assert details.get_by_text("Inputs (1)").is_visible()
@@ -287,9 +304,7 @@ def test_task_instance_tab_shows_that_try_inputs_and_outputs(
     frame.locator(target).wait_for(timeout=30_000)
 
     page.goto(tab % "fct_daily_orders")  # the task whose dbt model failed
-    frame = page.frame_locator("iframe[title=Lineage]")
-    details = frame.locator("#details")
-    details.get_by_text("This run").wait_for(timeout=90_000)  # the first request loads the log
+    _, details = _task_tab_details(page)
     assert details.locator(".badge.state-FAILED").first.is_visible()
     assert details.locator("summary", has_text="errorMessage").is_visible()
 
