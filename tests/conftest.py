@@ -52,6 +52,9 @@ from tests.support.run_report import (  # noqa: E402, F401
     pytest_testnodedown,
 )
 
+#: pytest-xdist's group suffix kept on pytest's structured node ids (a hook of its own, run after xdist's)
+pytest_plugins = ["tests.support.xdist_group_ids"]
+
 if importlib.util.find_spec("airflow") is not None:
     from airflow_lineage_plus import conf as _conf
 
