@@ -350,6 +350,30 @@ class MarquezSource(LineageSource):
             },
         }
 
+    def airflow_runs(self, job_id: str, airflow_run_id: str) -> list[str]:
+        """The job's runs (``/runs``, newest first, a page at a time) whose ``airflow`` facet names the
+        DAG run, up to ``MAX_PAGES`` pages: the reading stops at the first page after the DAG run's runs,
+        at a short page, or at a page that repeats the one before (a Marquez that ignores ``offset``)."""
+        _, namespace, name = ids.split_node_id(job_id)
+        path = self._job_path(namespace, name) + "/runs"
+        found: list[str] = []
+        previous: list[Any] | None = None
+        for number in range(MAX_PAGES):
+            body = self._get(path, {"limit": PAGE, "offset": number * PAGE})
+            page = [r for r in _dict(body).get("runs") or [] if isinstance(r, dict)]
+            if page == previous:
+                break
+            matches = [
+                str(r["id"])
+                for r in page
+                if r.get("id") and (task_instance_ids(r.get("facets")) or {}).get("run_id") == airflow_run_id
+            ]
+            found += matches
+            if (found and not matches) or len(page) < PAGE:
+                break
+            previous = page
+        return found
+
     def run_details(self, run_id: str) -> dict[str, Any]:
         data = self._get(f"/jobs/runs/{quote(run_id, safe='')}", missing=f"unknown run {run_id}")
         job_version = data.get("jobVersion") or {}

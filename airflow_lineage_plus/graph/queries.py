@@ -520,6 +520,16 @@ class LineageQueries:
         return visible_details(self.source.node_details(node_id, as_of=as_of), visibility)
 
     @_guarded
+    def airflow_runs(self, job_id: str, airflow_run_id: str) -> list[str]:
+        """Ids of the job's runs in one Airflow DAG run (its ``run_id``), newest first: a task instance's
+        tries, however old the DAG run; none for a job the reader may not see."""
+        if ids.node_type(job_id) != ids.JOB:
+            return []
+        if self.may_read_dag is not None and not self._shown(job_id):
+            return []
+        return self.source.airflow_runs(job_id, airflow_run_id)
+
+    @_guarded
     def run_details(self, run_id: str) -> dict[str, Any]:
         """Inputs, outputs and facets of one run; a run of a job the reader may not see is "not found",
         decided before its details are read (a hidden run costs what a missing one does)."""

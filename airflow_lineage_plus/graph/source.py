@@ -64,6 +64,16 @@ class LineageSource(abc.ABC):
     def run_details(self, run_id: str) -> dict[str, Any]:
         """Inputs, outputs and facets of one run."""
 
+    def airflow_runs(self, job_id: str, airflow_run_id: str) -> list[str]:
+        """Ids of the job's runs in one Airflow DAG run (``airflow_run_id``: its ``run_id``), newest first:
+        the tries of a task instance. This default looks among the runs :meth:`node_details` lists (the
+        newest only); the lineage store finds them however old the DAG run is."""
+        found = []
+        for run in self.node_details(job_id).get("runs") or ():
+            if run.get("runId") and (run.get("airflow") or {}).get("run_id") == airflow_run_id:
+                found.append(str(run["runId"]))
+        return found
+
     def jobs_of_run(self, run_id: str) -> list[str] | None:
         """Ids of the jobs that may hold the run, found without reading its details (empty: no such run);
         None when the source cannot tell without reading them (Marquez)."""

@@ -177,6 +177,9 @@ class StoreSource(LineageSource):
     def jobs_of_run(self, run_id: str) -> list[str]:
         return StoredGraph(self.store).jobs_of_run(run_id)
 
+    def airflow_runs(self, job_id: str, airflow_run_id: str) -> list[str]:
+        return FoldedState(self.store).airflow_run_ids(job_id, airflow_run_id)
+
     def run_details(self, run_id: str) -> dict[str, Any]:
         graph = StoredGraph(self.store, keep_refs=True)
         run = graph.runs.get(run_id)

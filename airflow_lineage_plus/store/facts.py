@@ -133,6 +133,7 @@ class RunRow(NamedTuple):
     first_seen: int
     sort_time: int
     dag_id: str | None
+    airflow_run_key: int | None
 
 
 class RunStateRow(NamedTuple):
@@ -308,8 +309,9 @@ class Facts:
         key = run_key(run.runId)
         facets = run.facets
         start = micros if event.eventType == "START" else None
-        dag_id = _dag_id(facets) if facets is not None else None
-        self.runs.append(RunRow(key, run.runId, job_key, start, micros, micros, dag_id))
+        dag_id, airflow_run = _airflow_ids(facets) if facets is not None else (None, None)
+        airflow_run_key = key_of(airflow_run) if airflow_run is not None else None
+        self.runs.append(RunRow(key, run.runId, job_key, start, micros, micros, dag_id, airflow_run_key))
         self.run_events.append(RunEventRow(key, ref))
         rank = TERMINAL_RANK.get(event.eventType or "")
         if rank is not None:
@@ -472,9 +474,15 @@ def not_run(
     return skipped, failed
 
 
-def _dag_id(facets: w.RunFacets) -> str | None:
-    """The DAG id the provider's ``airflow`` (task) or ``airflowDagRun`` (DAG run) facet names."""
+def _airflow_ids(facets: w.RunFacets) -> tuple[str | None, str | None]:
+    """The DAG id and the DAG run's Airflow ``run_id`` the provider's ``airflow`` (task) or
+    ``airflowDagRun`` (DAG run) facet names (each None when no facet names it)."""
+    dag_id = run_id = None
     for facet in (facets.airflow, facets.airflowDagRun):
-        if facet is not None and facet.dag is not None and facet.dag.dag_id:
-            return facet.dag.dag_id
-    return None
+        if facet is None:
+            continue
+        if dag_id is None and facet.dag is not None and facet.dag.dag_id:
+            dag_id = facet.dag.dag_id
+        if run_id is None and facet.dagRun is not None and facet.dagRun.run_id:
+            run_id = facet.dagRun.run_id
+    return dag_id, run_id

@@ -11,9 +11,10 @@ kept once (insert if absent)    ``node``, ``run_io``, ``run_event``, ``column_re
 the newest by (time, tie)       ``fact`` (``event_time``, ``tie``), ``run_state`` (``end_time``, ``rank``,
                                 ``skipped``, ``upstream_failed``, ``reason_tie``)
 the least                       ``run_parent`` (``parent_run_id``, ``parent_job_id``)
-the earliest / latest columns   ``run`` (``start``, ``first_seen``, ``dag_id``: least; ``sort_time`` is
-                                ``start``, else ``first_seen``), ``edge`` (``first_reported``: least,
-                                ``declared``: greatest), ``dataset_schema`` (``last_seen``: greatest)
+the earliest / latest columns   ``run`` (``start``, ``first_seen``, ``dag_id``, ``airflow_run_key``: least;
+                                ``sort_time`` is ``start``, else ``first_seen``), ``edge``
+                                (``first_reported``: least, ``declared``: greatest), ``dataset_schema``
+                                (``last_seen``: greatest)
 ==============================  ===========================================================================
 
 "Newest" and "least" compare row values, so ties break on the next column; text compares as bytes on
@@ -95,11 +96,13 @@ def _merges(table: sa.Table, new: Any, binary: Callable[[Any], Any]) -> tuple[di
                 "first_seen": _least(new.first_seen, c.first_seen),
                 "sort_time": sa.func.coalesce(start, _least(new.first_seen, c.first_seen)),
                 "dag_id": _least(binary(new.dag_id), binary(c.dag_id)),
+                "airflow_run_key": _least(new.airflow_run_key, c.airflow_run_key),
             },
             sa.or_(
                 new.first_seen < c.first_seen,
                 _lowers(new.start, c.start),
                 _lowers(binary(new.dag_id), binary(c.dag_id)),
+                _lowers(new.airflow_run_key, c.airflow_run_key),
             ),
         )
     if table is schema.edge:

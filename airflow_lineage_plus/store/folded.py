@@ -109,6 +109,13 @@ _RUN_COLUMNS = _RUN_COLUMNS.select_from(
 )
 _JOB_RUNS = _RUN_COLUMNS.where(_keys(_run.c.job_key))
 _RUNS = _RUN_COLUMNS.where(_keys(_run.c.run_key))
+_AIRFLOW_RUNS = (
+    sa.select(_run.c.run_id)
+    .where(
+        _run.c.job_key == sa.bindparam("job_key"), _run.c.airflow_run_key == sa.bindparam("airflow_run_key")
+    )
+    .order_by(_run.c.sort_time.desc(), _run.c.run_id.desc())
+)
 _JOB_IDS = sa.select(_node.c.node_key, _node.c.node_id).where(_keys(_node.c.node_key))
 _IO = (
     sa.select(schema.run_io.c.run_key, _node.c.node_id, schema.run_io.c.output)
@@ -242,6 +249,16 @@ class FoldedState:
     def job_runs(self, job_keys: Iterable[int]) -> list[Run]:
         """Every run of the jobs ``job_keys``, with its state and parent."""
         return [_run_of(row) for row in self._rows(_JOB_RUNS, job_keys)]
+
+    def airflow_run_ids(self, job_id: str, airflow_run_id: str) -> list[str]:
+        """The ids of the job's runs whose events name the Airflow DAG run ``airflow_run_id`` (its
+        ``run_id``), newest first: every try of a task instance, however old the DAG run. Keys are
+        hashed, so a caller compares the ids its runs' facets name (a shared key is possible, not
+        likely)."""
+        keys = {"job_key": f.key_of(job_id), "airflow_run_key": f.key_of(airflow_run_id)}
+        with self.batch():
+            rows = self._local.connection.execute(_AIRFLOW_RUNS, keys).all()
+        return [str(row[0]) for row in rows]
 
     def runs(self, run_ids: Iterable[str]) -> list[Run]:
         """The runs among ``run_ids`` the store knows, with their states and parents."""

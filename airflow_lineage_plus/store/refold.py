@@ -50,7 +50,27 @@ def _add_run_triggers(connection: sa.Connection) -> None:
     events that carry a ``jobDependencies`` facet (the fold is idempotent: what they said before stays)."""
     if schema.run_trigger.name not in set(sa.inspect(connection).get_table_names()):
         schema.run_trigger.create(connection)
+    _add_todays_run_columns(connection)
     fold_stored(connection, Folder(connection.dialect), only=b'"jobDependencies"')
+
+
+def _add_airflow_run_keys(connection: sa.Connection) -> None:
+    """Schema 4 -> 5: ``lineage_plus_run.airflow_run_key`` (a DAG run's runs, found by its Airflow
+    ``run_id``), filled by folding again the stored events that carry the provider's ``dagRun``."""
+    _add_todays_run_columns(connection)
+    fold_stored(connection, Folder(connection.dialect), only=b'"dagRun"')
+
+
+def _add_todays_run_columns(connection: sa.Connection) -> None:
+    """The columns of ``lineage_plus_run`` added after version 3 (``airflow_run_key``, its index), which
+    today's fold writes: added before any upgrade step folds (an older step folds with today's rules)."""
+    inspector = sa.inspect(connection)
+    if "airflow_run_key" not in {column["name"] for column in inspector.get_columns(schema.run.name)}:
+        connection.exec_driver_sql("ALTER TABLE lineage_plus_run ADD COLUMN airflow_run_key BIGINT")
+    indexes = {index["name"] for index in inspector.get_indexes(schema.run.name)}
+    for index in schema.run.indexes:
+        if index.name == "lineage_plus_run_airflow_idx" and index.name not in indexes:
+            index.create(connection)
 
 
 def fold_stored(
@@ -115,4 +135,5 @@ UPGRADES: dict[int, Callable[[sa.Connection], None]] = {
     1: _add_node_key,
     2: _add_folded_state,
     3: _add_run_triggers,
+    4: _add_airflow_run_keys,
 }

@@ -32,7 +32,7 @@ import sqlalchemy as sa
 from sqlalchemy.dialects import mysql, postgresql, sqlite
 from sqlalchemy.schema import CreateIndex, CreateTable
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 
 metadata = sa.MetaData()
 
@@ -113,8 +113,11 @@ run = sa.Table(  # one row per run: its identity and the earliest of its times
     sa.Column("first_seen", sa.BigInteger(), nullable=False),  # the earliest event
     sa.Column("sort_time", sa.BigInteger(), nullable=False),  # start, else first_seen: what "latest" sorts by
     sa.Column("dag_id", sa.Text(), nullable=True),  # the least DAG id its events name
+    # version 5: the key of the least Airflow run_id (dagRun.run_id) its events name: a DAG run's runs
+    _key("airflow_run_key", nullable=True),
 )
 sa.Index("lineage_plus_run_job_idx", run.c.job_key, run.c.sort_time)
+sa.Index("lineage_plus_run_airflow_idx", run.c.job_key, run.c.airflow_run_key)
 
 run_state = sa.Table(  # the winning terminal event of a run: the newest by (end_time, rank, skip facts)
     "lineage_plus_run_state",

@@ -136,10 +136,16 @@ class AirflowDag(msgspec.Struct, gc=False):
     dag_id: str | None = None
 
 
+class AirflowDagRun(msgspec.Struct, gc=False):
+    run_id: str | None = None
+
+
 class AirflowRunFacet(msgspec.Struct, gc=False):
-    """The provider's ``airflow`` (task run) and ``airflowDagRun`` (DAG run) facets: only the DAG id."""
+    """The provider's ``airflow`` (task run) and ``airflowDagRun`` (DAG run) facets: only the DAG id and
+    the DAG run's Airflow ``run_id``."""
 
     dag: AirflowDag | None = None
+    dagRun: AirflowDagRun | None = None
 
 
 class JobIdentifier(msgspec.Struct, gc=False):

@@ -271,8 +271,8 @@ async def task_instance(
 ) -> dict[str, Any]:
     """A task's job and, for an Airflow DAG run, its latest recorded try there: inputs, outputs, facets.
 
-    ``tries`` lists every recorded try of that task instance, newest first. Without ``run_id`` the job's
-    latest run is shown.
+    ``tries`` lists every recorded try of that task instance, newest first, however old the DAG run.
+    Without ``run_id`` the DAG run of the job's latest run is shown.
     """
 
     def query(queries: Any) -> dict[str, Any]:
@@ -280,20 +280,22 @@ async def task_instance(
         if not jobs:
             raise HTTPException(status.HTTP_404_NOT_FOUND, "No lineage recorded for this task")
         job = jobs[0]
-        details = queries.node_details(job["id"])
+        wanted = run_id
         tries: list[dict[str, Any]] = []
-        for summary in details.get("runs") or []:
-            if not summary.get("runId"):
+        if wanted is None:
+            latest = next(iter(queries.node_details(job["id"]).get("runs") or ()), None)
+            wanted = ((latest or {}).get("airflow") or {}).get("run_id")
+            if wanted is None and latest is not None and latest.get("runId"):  # a run Airflow did not name
+                tries.append({**queries.run_details(latest["runId"]), "airflow": None, "tryNumber": None})
+        for found in queries.airflow_runs(job["id"], wanted) if wanted is not None else ():
+            run = queries.run_details(found)
+            ids = task_instance_ids(run.get("facets"))
+            if ids is None or ids["run_id"] != wanted:
+                continue  # another DAG run's, whose Airflow run_id shares the hashed key
+            if map_index is not None and ids["map_index"] not in (None, map_index):
                 continue
-            ids = summary.get("airflow")
-            if run_id is not None and (ids is None or ids["run_id"] != run_id):
-                continue
-            if map_index is not None and ids is not None and ids["map_index"] not in (None, map_index):
-                continue
-            run = queries.run_details(summary["runId"])
-            tries.append({**run, "airflow": ids, "tryNumber": (ids or {}).get("try_number")})
-        if run_id is not None:
-            tries.sort(key=lambda run: (run["tryNumber"] or 0, run.get("startedAt") or ""), reverse=True)
+            tries.append({**run, "airflow": ids, "tryNumber": ids.get("try_number")})
+        tries.sort(key=lambda run: (run["tryNumber"] or 0, run.get("startedAt") or ""), reverse=True)
         chosen = tries[0] if tries else None
         summaries = [
             {key: value for key, value in run.items() if key not in ("facets", "inputs", "outputs")}

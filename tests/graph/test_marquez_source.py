@@ -18,6 +18,7 @@ from airflow_lineage_plus.graph import LineageQueries, NodeNotFound, SourceUnava
 from tests.support import timing
 from tests.support.fake_marquez import FakeMarquez
 from tests.support.graph_builders import (
+    daily_runs,
     dataset_node,
     ds,
     event,
@@ -516,3 +517,28 @@ def test_every_write_is_a_marquez_version_yet_schema_answers_agree(
     assert from_marquez.schema_diff(node)["changes"] == [
         {"kind": "COLUMN_ADDED", "column": "day", "from": None, "to": "DATE"}
     ]
+
+
+def test_an_old_dag_runs_tries_are_found_on_marquez_a_page_at_a_time(
+    fake_marquez: FakeMarquez, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from airflow_lineage_plus.graph import marquez
+
+    monkeypatch.setattr(marquez, "PAGE", 10)
+    _post_all(fake_marquez, daily_runs(22))  # more runs than a job's details list
+    queries = LineageQueries(open_source(marquez=fake_marquez.url, api_key=API_KEY))
+    load, runs_path = job_node("nightly.load"), "/api/v1/namespaces/pipeline/jobs/nightly.load/runs"
+    fake_marquez.responses.clear()
+    oldest = [run_id("nightly.load-1-try2"), run_id("nightly.load-1-try1")]
+    assert queries.airflow_runs(load, "scheduled__2024-01-01") == oldest
+    assert [path for path, _ in fake_marquez.responses].count(
+        runs_path
+    ) == 3  # 23 runs: pages of 10, 10 and 3
+    fake_marquez.responses.clear()
+    assert queries.airflow_runs(load, "scheduled__2024-01-21") == [run_id("nightly.load-21-try1")]
+    assert [path for path, _ in fake_marquez.responses].count(runs_path) == 2  # its page, then one without it
+    assert queries.scoped(lambda dag: dag == "other").airflow_runs(load, "scheduled__2024-01-01") == []
+    fake_marquez.ignore_offset = True
+    fake_marquez.responses.clear()
+    assert call_within(20, "paging runs", queries.airflow_runs, load, "scheduled__2024-01-01") == []
+    assert [path for path, _ in fake_marquez.responses].count(runs_path) == 2  # the repeat ended it

@@ -21,7 +21,15 @@ from airflow_lineage_plus.graph.store_source import StoreSource
 from airflow_lineage_plus.graph.stored_graph import StoredGraph
 from airflow_lineage_plus.store import LineageStore, raw_event, schema
 from airflow_lineage_plus.timestamps import to_micros
-from tests.support.graph_builders import dataset_node, job_node, permissions_world, varied_events, write_log
+from tests.support.graph_builders import (
+    daily_runs,
+    dataset_node,
+    job_node,
+    permissions_world,
+    run_id,
+    varied_events,
+    write_log,
+)
 from tests.support.store_engines import ENGINES, new_store_url
 
 BASE = varied_events()
@@ -267,3 +275,29 @@ class _OneGraph(StoreSource):
 
     def view(self, as_of: int | None = None, *, keep_refs: bool = False) -> Any:
         return self.one if as_of is None else super().view(as_of, keep_refs=keep_refs)
+
+
+def test_a_task_instances_tries_are_found_however_old_its_dag_run(engine_url: str) -> None:
+    store = _emptied(engine_url)
+    store.append([json.dumps(e).encode() for e in daily_runs(25)])
+    source = StoreSource(store)
+    load = job_node("nightly.load")
+    listed = LineageQueries(source).node_details(load)["runs"]
+    assert len(listed) == 20 and {run["airflow"]["run_id"] for run in listed} == {
+        f"scheduled__2024-01-{day:02d}" for day in range(6, 26)
+    }  # the first DAG runs are too old for the job's details
+    queries = LineageQueries(source)
+    assert queries.airflow_runs(load, "scheduled__2024-01-01") == [
+        run_id("nightly.load-1-try2"),
+        run_id("nightly.load-1-try1"),
+    ]
+    assert queries.airflow_runs(load, "scheduled__2024-01-25") == [run_id("nightly.load-25-try1")]
+    assert queries.airflow_runs(job_node("nightly"), "scheduled__2024-01-01") == [run_id("nightly-1")]
+    assert queries.airflow_runs(load, "manual__2024-01-01") == []
+    assert queries.scoped(lambda dag: dag == "other").airflow_runs(load, "scheduled__2024-01-01") == []
+    assert queries.scoped(lambda dag: dag == "nightly").airflow_runs(load, "scheduled__2024-01-01") == [
+        run_id("nightly.load-1-try2"),
+        run_id("nightly.load-1-try1"),
+    ]
+    source.close()
+    store.close()

@@ -14,11 +14,12 @@ import sqlalchemy as sa
 
 from airflow_lineage_plus.exceptions import StoreDamaged, StoreUnavailable
 from airflow_lineage_plus.store import SCHEMA_VERSION, LineageStore, ddl, raw_event, schema, sqlite_url
-from tests.support.graph_builders import cross_dag_world, orders_pipeline
+from tests.support.graph_builders import cross_dag_world, daily_runs, orders_pipeline
 
 EVENTS = [json.dumps(e).encode() for e in orders_pipeline()]
-#: with the events of an asset-triggered DAG run (schema 4's ``lineage_plus_run_trigger``)
-UPGRADED_EVENTS = EVENTS + [json.dumps(e).encode() for e in cross_dag_world()]
+#: with the events of an asset-triggered DAG run (schema 4's ``lineage_plus_run_trigger``) and of DAG runs
+#: the provider named (schema 5's ``lineage_plus_run.airflow_run_key``)
+UPGRADED_EVENTS = EVENTS + [json.dumps(e).encode() for e in cross_dag_world() + daily_runs(2)]
 
 
 def test_a_new_store_has_its_tables_and_the_schema_version(store_url: str) -> None:
@@ -155,7 +156,7 @@ def test_a_missing_store_is_not_created_when_only_reading(tmp_path: Path) -> Non
 def test_the_documented_ddl_creates_what_the_store_creates() -> None:
     for dialect in ("sqlite", "postgresql", "mysql"):
         text = ddl(dialect)
-        assert text.count("CREATE TABLE") == 14 and text.count("CREATE INDEX") == 6
+        assert text.count("CREATE TABLE") == 14 and text.count("CREATE INDEX") == 7
     assert "BYTEA" in ddl("postgresql") and "LONGBLOB" in ddl("mysql")
 
 
@@ -180,11 +181,20 @@ def test_processes_opening_a_new_store_at_once_all_get_it(store_url: str) -> Non
 
 
 def _downgraded(store_url: str, version: int) -> None:
-    """The store as ``version`` 1, 2 or 3 of the schema left it: version 3, no ``lineage_plus_run_trigger``;
-    version 2, no folded state (every edge an event named, without when first reported or whether
-    declared); version 1: no ``node_key``, no edges."""
+    """The store as ``version`` 1 to 4 of the schema left it: version 4, no ``lineage_plus_run``
+    ``airflow_run_key``; version 3, no ``lineage_plus_run_trigger`` either; version 2, no folded state
+    (every edge an event named, without when first reported or whether declared); version 1: no
+    ``node_key``, no edges."""
     engine = sa.create_engine(store_url)
     with engine.begin() as connection:
+        connection.exec_driver_sql("DROP INDEX lineage_plus_run_airflow_idx")
+        connection.exec_driver_sql("ALTER TABLE lineage_plus_run DROP COLUMN airflow_run_key")
+        if version == 4:
+            connection.exec_driver_sql(
+                "UPDATE lineage_plus_meta SET value = '4' WHERE name = 'schema_version'"
+            )
+            engine.dispose()
+            return
         for table in reversed(schema.FOLDED):
             if table is schema.run_trigger or (version < 3 and table is not schema.edge):
                 connection.exec_driver_sql(f"DROP TABLE {table.name}")
@@ -216,7 +226,7 @@ def _state(store: LineageStore) -> dict[str, list[tuple[Any, ...]]]:
     return {name: [tuple(row) for row in rows] for name, rows in state.items()}
 
 
-@pytest.mark.parametrize("version", [1, 2, 3])
+@pytest.mark.parametrize("version", [1, 2, 3, 4])
 def test_an_older_store_gets_its_node_keys_and_folded_state_on_first_use(
     store_url: str, version: int
 ) -> None:
@@ -224,8 +234,10 @@ def test_an_older_store_gets_its_node_keys_and_folded_state_on_first_use(
     assert store.append(UPGRADED_EVENTS).added == len(UPGRADED_EVENTS)
     expected = _state(store)
     store.close()
-    assert all(key is not None for _, key in expected["keys"]) and len(expected["lineage_plus_run"]) == 10
+    assert all(key is not None for _, key in expected["keys"]) and len(expected["lineage_plus_run"]) == 15
     assert len(expected["lineage_plus_run_trigger"]) == 1  # the cross-DAG link (schema 4)
+    named = [row for row in expected["lineage_plus_run"] if row[-1] is not None]
+    assert len(named) == 5  # the two daily DAG runs and their three task runs (schema 5)
     _downgraded(store_url, version)
     upgraded = LineageStore(store_url)
     try:
@@ -234,7 +246,7 @@ def test_an_older_store_gets_its_node_keys_and_folded_state_on_first_use(
             found = connection.exec_driver_sql(
                 "SELECT value FROM lineage_plus_meta WHERE name = 'schema_version'"
             ).scalar()
-        assert found == str(SCHEMA_VERSION) == "4"
+        assert found == str(SCHEMA_VERSION) == "5"
         assert upgraded.append(UPGRADED_EVENTS).added == 0  # nothing lost, nothing doubled
     finally:
         upgraded.close()

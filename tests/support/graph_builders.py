@@ -155,14 +155,17 @@ def parent_facet(job: str, run: str, namespace: str = JOB_NS) -> dict[str, Any]:
     return facet(run={"runId": run_id(run)}, job={"namespace": namespace, "name": job})
 
 
-def airflow_facets(dag_id: str, *, task_id: str | None = None) -> dict[str, Any]:
+def airflow_facets(
+    dag_id: str, *, task_id: str | None = None, dag_run: str | None = None, try_number: int = 1
+) -> dict[str, Any]:
     """The provider's facet carrying the DAG id: ``airflow`` for a task run, ``airflowDagRun`` for a DAG
-    run (only the parts the graph reads, plus ids)."""
+    run (only the parts the graph reads, plus ids; ``dag_run``: the DAG run's Airflow ``run_id``)."""
+    dag_run_ids = {"dag_id": dag_id, **({"run_id": dag_run} if dag_run is not None else {})}
     if task_id is None:
-        return {"airflowDagRun": facet(dag={"dag_id": dag_id}, dagRun={"dag_id": dag_id})}
-    return {
-        "airflow": facet(dag={"dag_id": dag_id}, task={"task_id": task_id}, taskInstance={"try_number": 1})
-    }
+        return {"airflowDagRun": facet(dag={"dag_id": dag_id}, dagRun=dag_run_ids)}
+    task_instance = {"try_number": try_number, **({"map_index": -1} if dag_run is not None else {})}
+    facets = {"dag": {"dag_id": dag_id}, "task": {"task_id": task_id}, "taskInstance": task_instance}
+    return {"airflow": facet(**facets, **({"dagRun": dag_run_ids} if dag_run is not None else {}))}
 
 
 def with_run_facets(events: list[dict[str, Any]], facets: dict[str, Any]) -> list[dict[str, Any]]:
@@ -402,6 +405,27 @@ def tie_events() -> list[dict[str, Any]]:
             },
         ),
     ]
+
+
+def daily_runs(days: int, *, retried_day: int = 1) -> list[dict[str, Any]]:
+    """``days`` daily DAG runs of ``nightly`` (Airflow run_id ``scheduled__2024-01-DD``), each with its
+    ``load`` task: one try a day, two on ``retried_day`` (the first FAILED, then COMPLETE), newest last."""
+    events: list[dict[str, Any]] = []
+    for day in range(1, days + 1):
+        dag_run = f"scheduled__2024-01-{day:02d}"
+        start = day * 60.0
+        events += with_run_facets(
+            run_pair("nightly", f"nightly-{day}", start, start + 10),
+            airflow_facets("nightly", dag_run=dag_run),
+        )
+        tries = [("FAILED", 1), ("COMPLETE", 2)] if day == retried_day else [("COMPLETE", 1)]
+        for state, number in tries:
+            label = f"nightly.load-{day}-try{number}"
+            parent = parent_facet("nightly", f"nightly-{day}")
+            ids = airflow_facets("nightly", task_id="load", dag_run=dag_run, try_number=number)
+            pair = run_pair("nightly.load", label, start + number, start + number + 0.5, state)
+            events += with_run_facets(pair, {**ids, "parent": parent})
+    return events
 
 
 def _task(dag: str, task: str, run: str, start: float, *state: str, **kwargs: Any) -> list[dict[str, Any]]:

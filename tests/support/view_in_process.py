@@ -25,7 +25,10 @@ def serve_in_view(patch: pytest.MonkeyPatch, log: Path) -> None:
 
     patch.setenv("AIRFLOW__LINEAGE_PLUS__EVENT_LOG_PATH", str(log))
     view = LineagePlusPlugin.fastapi_apps[0]["app"].build()
-    patch.setattr(view.state, "lineage_reader", LineageReader())
+    # Starlette's State keeps its attributes in its ``_state`` dict, and pytest 9's setattr restores only
+    # an instance's ``__dict__`` entries (pytest#10644): its undo would delete the reader, not restore it.
+    assert "lineage_reader" in view.state._state
+    patch.setitem(view.state._state, "lineage_reader", LineageReader())
 
 
 @contextmanager
