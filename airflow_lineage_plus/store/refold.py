@@ -58,7 +58,7 @@ def _add_airflow_run_keys(connection: sa.Connection) -> None:
     """Schema 4 -> 5: ``lineage_plus_run.airflow_run_key`` (a DAG run's runs, found by its Airflow
     ``run_id``), filled by folding again the stored events that carry the provider's ``dagRun``."""
     _add_todays_run_columns(connection)
-    fold_stored(connection, Folder(connection.dialect), only=b'"dagRun"')
+    fold_stored(connection, Folder(connection.dialect), only=b'"dagRun"', runs_only=True)
 
 
 def _add_todays_run_columns(connection: sa.Connection) -> None:
@@ -80,10 +80,12 @@ def fold_stored(
     fill_node_keys: bool = False,
     progress: Callable[[int], None] | None = None,
     only: bytes | None = None,
+    runs_only: bool = False,
 ) -> dict[str, int]:
     """Fold every stored event into the folded-state tables, in batches of :data:`UPGRADE_BATCH` (in the
     transaction of ``connection``); with ``fill_node_keys``, set each event's ``node_key`` too; with
-    ``only``, just the events whose JSON holds those bytes. What could not be folded is counted and
+    ``only``, just the events whose JSON holds those bytes; with ``runs_only``, into ``lineage_plus_run``
+    alone (the other tables already hold what those events say). What could not be folded is counted and
     returned; ``progress`` is told how many events each batch read."""
     table, last = schema.event, 0
     problems: dict[str, int] = {}
@@ -103,7 +105,7 @@ def fold_stored(
         if fill_node_keys and keys:
             statement = sa.update(table).where(table.c.id == sa.bindparam("row_id"))
             connection.execute(statement.values(node_key=sa.bindparam("key")), keys)
-        folder.write(connection, facts)
+        folder.write(connection, Facts(runs=facts.runs) if runs_only else facts)
         for kind, number in facts.problems.items():
             problems[kind] = problems.get(kind, 0) + number
         if progress is not None:

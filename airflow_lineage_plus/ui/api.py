@@ -10,6 +10,7 @@ filesystem or renders HTML, so a hostile dataset name stays data.
 from __future__ import annotations
 
 import json
+from http import HTTPStatus
 from typing import Annotated, Any
 
 from fastapi import APIRouter, HTTPException, Query, status
@@ -87,7 +88,7 @@ def _as_of(value: str | None) -> int | None:
         return to_micros(value.strip())
     except ValueError:
         raise HTTPException(
-            status.HTTP_422_UNPROCESSABLE_ENTITY, "asOf is an ISO-8601 time, e.g. 2026-03-01T12:00:00Z"
+            HTTPStatus.UNPROCESSABLE_ENTITY, "asOf is an ISO-8601 time, e.g. 2026-03-01T12:00:00Z"
         ) from None
 
 
@@ -359,13 +360,13 @@ async def schema_diff(
         try:
             schema = json.loads(proposed)
         except ValueError:
-            raise HTTPException(status.HTTP_422_UNPROCESSABLE_ENTITY, "proposed is not JSON") from None
+            raise HTTPException(HTTPStatus.UNPROCESSABLE_ENTITY, "proposed is not JSON") from None
 
     def query(queries: Any) -> dict[str, Any]:
         try:
             answer: dict[str, Any] = queries.schema_diff(node, schema, as_of=when)
         except ValueError as error:  # a proposed schema of another shape: say which
-            raise HTTPException(status.HTTP_422_UNPROCESSABLE_ENTITY, str(error)) from None
+            raise HTTPException(HTTPStatus.UNPROCESSABLE_ENTITY, str(error)) from None
         return answer
 
     return await lineage.ask(query)
