@@ -1,4 +1,5 @@
-"""Hand-built OpenLineage events for graph tests (every facet carries _producer and _schemaURL)."""
+"""Hand-built OpenLineage events for graph tests: every facet carries _producer and the _schemaURL of
+the schema it is valid against (tests/test_hand_built_events.py validates every world built here)."""
 
 from __future__ import annotations
 
@@ -9,18 +10,39 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
+from openlineage.client import facet_v2 as ol
+
+from airflow_lineage_plus.custom_facets import SKIP_REASONS, SkipStateRunFacet
+
 PRODUCER = "https://example.com/tests"
 BASE = datetime(2026, 3, 1, tzinfo=timezone.utc)
 JOB_NS = "pipeline"
 DS_NS = "warehouse"
+SPEC = "https://openlineage.io/spec/2-0-2/OpenLineage.json"
+
+# Each standard facet's _schemaURL, the version the installed client writes.
+SCHEMA = ol.schema_dataset.SchemaDatasetFacet._get_schema()
+COLUMN_LINEAGE = ol.column_lineage_dataset.ColumnLineageDatasetFacet._get_schema()
+DATASET_OWNERSHIP = ol.ownership_dataset.OwnershipDatasetFacet._get_schema()
+JOB_OWNERSHIP = ol.ownership_job.OwnershipJobFacet._get_schema()
+PARENT = ol.parent_run.ParentRunFacet._get_schema()
+ERROR_MESSAGE = ol.error_message_run.ErrorMessageRunFacet._get_schema()
+SQL = ol.sql_job.SQLJobFacet._get_schema()
+JOB_DEPENDENCIES = ol.job_dependencies_run.JobDependenciesRunFacet._get_schema()
+QUALITY_METRICS = ol.data_quality_metrics_dataset.DataQualityMetricsDatasetFacet._get_schema()
+QUALITY_ASSERTIONS = ol.data_quality_assertions_dataset.DataQualityAssertionsDatasetFacet._get_schema()
+OUTPUT_STATISTICS = ol.output_statistics_output_dataset.OutputStatisticsOutputDatasetFacet._get_schema()
+SKIP_STATE = SkipStateRunFacet._get_schema()
+# The spec's base definition, for a facet whose body here is partial (the provider's airflow, airflowDagRun,
+# airflowState) or is not its own schema's (a free-text skip reason, a lower-case execution mode).
+RUN_FACET = f"{SPEC}#/$defs/RunFacet"
+#: What a facet built without a schema says: a document that does not exist, so validating it fails.
+NO_SCHEMA = "https://openlineage.io/spec/facets/1-0-0/Facet.json"
 
 
-def facet(**body: Any) -> dict[str, Any]:
-    return {
-        "_producer": PRODUCER,
-        "_schemaURL": "https://openlineage.io/spec/facets/1-0-0/Facet.json",
-        **body,
-    }
+def facet(schema_url: str = NO_SCHEMA, **body: Any) -> dict[str, Any]:
+    """A facet of ``body`` valid against the schema ``schema_url`` names (one of the constants above)."""
+    return {"_producer": PRODUCER, "_schemaURL": schema_url, **body}
 
 
 def at(minute: float) -> str:
@@ -42,11 +64,12 @@ def ds(
     """A dataset; ``columns`` maps an output column to (input dataset name, input column, subtype)."""
     facets: dict[str, Any] = {}
     if fields is not None:
-        facets["schema"] = facet(fields=[{"name": n, "type": t} for n, t in fields])
+        facets["schema"] = facet(SCHEMA, fields=[{"name": n, "type": t} for n, t in fields])
     if owners is not None:
-        facets["ownership"] = facet(owners=[{"name": o, "type": "team"} for o in owners])
+        facets["ownership"] = facet(DATASET_OWNERSHIP, owners=[{"name": o, "type": "team"} for o in owners])
     if columns is not None:
         facets["columnLineage"] = facet(
+            COLUMN_LINEAGE,
             fields={
                 column: {
                     "inputFields": [
@@ -65,7 +88,7 @@ def ds(
                     ]
                 }
                 for column, inputs in columns.items()
-            }
+            },
         )
     item: dict[str, Any] = {"namespace": namespace, "name": name}
     if facets:
@@ -93,7 +116,7 @@ def event(
         "inputs": list(inputs),
         "outputs": list(outputs),
         "producer": PRODUCER,
-        "schemaURL": "https://openlineage.io/spec/2-0-2/OpenLineage.json#/$defs/RunEvent",
+        "schemaURL": f"{SPEC}#/$defs/RunEvent",
     }
 
 
@@ -113,7 +136,7 @@ def job_event(
         "inputs": list(inputs),
         "outputs": list(outputs),
         "producer": PRODUCER,
-        "schemaURL": "https://openlineage.io/spec/2-0-2/OpenLineage.json#/$defs/JobEvent",
+        "schemaURL": f"{SPEC}#/$defs/JobEvent",
     }
 
 
@@ -136,10 +159,15 @@ def run_pair(
     inputs, outputs = list(inputs), list(outputs)
     facets: dict[str, Any] = {}
     if error is not None:
-        facets["errorMessage"] = facet(message=error, programmingLanguage="python")
+        facets.update(error_message(error))
     if skipped is not None:
-        facets["lineagePlus_skipState"] = facet(skipped=True, reason=skipped)
-    job_facets = {"ownership": facet(owners=[{"name": o} for o in owners])} if owners is not None else None
+        schema = SKIP_STATE if skipped in SKIP_REASONS else RUN_FACET
+        facets["lineagePlus_skipState"] = facet(schema, skipped=True, reason=skipped)
+    job_facets = (
+        {"ownership": facet(JOB_OWNERSHIP, owners=[{"name": o} for o in owners])}
+        if owners is not None
+        else None
+    )
 
     def bare(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
         return items if full_start else [{"namespace": d["namespace"], "name": d["name"]} for d in items]
@@ -150,9 +178,14 @@ def run_pair(
     ]
 
 
+def error_message(message: str) -> dict[str, Any]:
+    """The standard ``errorMessage`` run facet of a Python task's error."""
+    return {"errorMessage": facet(ERROR_MESSAGE, message=message, programmingLanguage="python")}
+
+
 def parent_facet(job: str, run: str, namespace: str = JOB_NS) -> dict[str, Any]:
     """The standard ``parent`` run facet naming ``job``'s run ``run`` (a label, see :func:`run_id`)."""
-    return facet(run={"runId": run_id(run)}, job={"namespace": namespace, "name": job})
+    return facet(PARENT, run={"runId": run_id(run)}, job={"namespace": namespace, "name": job})
 
 
 def airflow_facets(
@@ -162,10 +195,10 @@ def airflow_facets(
     run (only the parts the graph reads, plus ids; ``dag_run``: the DAG run's Airflow ``run_id``)."""
     dag_run_ids = {"dag_id": dag_id, **({"run_id": dag_run} if dag_run is not None else {})}
     if task_id is None:
-        return {"airflowDagRun": facet(dag={"dag_id": dag_id}, dagRun=dag_run_ids)}
+        return {"airflowDagRun": facet(RUN_FACET, dag={"dag_id": dag_id}, dagRun=dag_run_ids)}
     task_instance = {"try_number": try_number, **({"map_index": -1} if dag_run is not None else {})}
     facets = {"dag": {"dag_id": dag_id}, "task": {"task_id": task_id}, "taskInstance": task_instance}
-    return {"airflow": facet(**facets, **({"dagRun": dag_run_ids} if dag_run is not None else {}))}
+    return {"airflow": facet(RUN_FACET, **facets, **({"dagRun": dag_run_ids} if dag_run is not None else {}))}
 
 
 def with_run_facets(events: list[dict[str, Any]], facets: dict[str, Any]) -> list[dict[str, Any]]:
@@ -305,7 +338,7 @@ def varied_events() -> list[dict[str, Any]]:
             "fct-2",
             12.5,
             outputs=[ds("fct_daily_orders")],
-            run_facets={"lineagePlus_executionMode": facet(mode="cached")},
+            run_facets={"lineagePlus_executionMode": facet(RUN_FACET, mode="cached")},
         )
     )
     events += run_pair(
@@ -357,15 +390,17 @@ def tie_events() -> list[dict[str, Any]]:
     declarations (JobEvents): two of one job that never runs (the later drops an input), one of a job
     that also ran (its runs' facts win)."""
     parent = {"namespace": "pipeline", "name": "orders"}
-    dag_run = {"parent": facet(run={"runId": run_id("dag-1")}, job=parent)}
+    dag_run = {"parent": facet(PARENT, run={"runId": run_id("dag-1")}, job=parent)}
     tie_a = ds("tie_ds", fields=[("a", "INT")], owners=["team:a"])
     tie_b = ds("tie_ds", fields=[("a", "BIGINT")], owners=["team:b"])
-    skip = {"lineagePlus_skipState": facet(skipped=True, reason="r-b")}
-    skip_other = {"lineagePlus_skipState": facet(skipped=True, reason="r-a")}
+    skip = {"lineagePlus_skipState": facet(RUN_FACET, skipped=True, reason="r-b")}
+    skip_other = {"lineagePlus_skipState": facet(RUN_FACET, skipped=True, reason="r-a")}
     upstream_failed = {
-        "lineagePlus_skipState": facet(skipped=True, reason="TRIGGER_RULE", state="upstream_failed")
+        "lineagePlus_skipState": facet(
+            SKIP_STATE, skipped=True, reason="TRIGGER_RULE", state="upstream_failed"
+        )
     }
-    airflow = {"airflow": facet(dag={"dag_id": "orders"}), **dag_run}
+    airflow = {"airflow": facet(RUN_FACET, dag={"dag_id": "orders"}), **dag_run}
     declared_v1 = [ds("stg_orders"), ds("fx_rates")]
     return [
         job_event("orders.planned", 20, inputs=declared_v1, outputs=[ds("plan", fields=[("a", "INT")])]),
@@ -383,14 +418,16 @@ def tie_events() -> list[dict[str, Any]]:
         event("ABORT", "orders.after", "after-1", 43, run_facets=upstream_failed),
         event("ABORT", "orders.after", "after-1", 43, run_facets=skip),
         event("START", "orders.after", "after-1", 42.5, run_facets=airflow),
-        event("FAIL", "orders.erring", "err-1", 42, run_facets={"errorMessage": facet(message="b")}),
-        event("FAIL", "orders.erring", "err-1", 42, run_facets={"errorMessage": facet(message="a")}),
+        event("FAIL", "orders.erring", "err-1", 42, run_facets=error_message("b")),
+        event("FAIL", "orders.erring", "err-1", 42, run_facets=error_message("a")),
         event(
             "RUNNING",
             "orders",
             "dag-1",
             50,
-            run_facets={"airflowState": facet(dagRunState="running", tasksState={"report": "skipped"})},
+            run_facets={
+                "airflowState": facet(RUN_FACET, dagRunState="running", tasksState={"report": "skipped"})
+            },
         ),
         event(
             "COMPLETE",
@@ -399,6 +436,7 @@ def tie_events() -> list[dict[str, Any]]:
             51,
             run_facets={
                 "airflowState": facet(
+                    RUN_FACET,
                     dagRunState="success",
                     tasksState={"report": "success", "x": "skipped", "y": "upstream_failed"},
                 )
@@ -409,7 +447,7 @@ def tie_events() -> list[dict[str, Any]]:
 
 def daily_runs(days: int, *, retried_day: int = 1) -> list[dict[str, Any]]:
     """``days`` daily DAG runs of ``nightly`` (Airflow run_id ``scheduled__2024-01-DD``), each with its
-    ``load`` task: one try a day, two on ``retried_day`` (the first FAILED, then COMPLETE), newest last."""
+    ``load`` task: one try a day, two on ``retried_day`` (the first FAIL, then COMPLETE), newest last."""
     events: list[dict[str, Any]] = []
     for day in range(1, days + 1):
         dag_run = f"scheduled__2024-01-{day:02d}"
@@ -418,7 +456,7 @@ def daily_runs(days: int, *, retried_day: int = 1) -> list[dict[str, Any]]:
             run_pair("nightly", f"nightly-{day}", start, start + 10),
             airflow_facets("nightly", dag_run=dag_run),
         )
-        tries = [("FAILED", 1), ("COMPLETE", 2)] if day == retried_day else [("COMPLETE", 1)]
+        tries = [("FAIL", 1), ("COMPLETE", 2)] if day == retried_day else [("COMPLETE", 1)]
         for state, number in tries:
             label = f"nightly.load-{day}-try{number}"
             parent = parent_facet("nightly", f"nightly-{day}")
@@ -465,7 +503,7 @@ def permissions_world() -> list[dict[str, Any]]:
         outputs=[ds("scores")],
         error="beta secret boom",
     )
-    events[-1]["job"]["facets"] = {"sql": facet(query="SELECT secret FROM beta_private")}
+    events[-1]["job"]["facets"] = {"sql": facet(SQL, query="SELECT secret FROM beta_private")}
     events += _task(
         "alpha", "publish", "alpha-publish", 2, inputs=[ds("scores")], outputs=[ds("alpha_report")]
     )
@@ -497,7 +535,8 @@ def permissions_world() -> list[dict[str, Any]]:
         "late_child", "late", "beta.score", "beta-score-not-logged", 1.5, outputs=[ds("late_out")]
     )
     events += _child("stray_child", "stray", "ghost.task", "ghost-run", 1.6, outputs=[ds("stray_out")])
-    events.append({"eventTime": at(9), "dataset": ds("lonely_ds"), "producer": PRODUCER})  # no job at all
+    lonely = {"eventTime": at(9), "dataset": ds("lonely_ds"), "producer": PRODUCER}  # no job at all
+    events.append({**lonely, "schemaURL": f"{SPEC}#/$defs/DatasetEvent"})
     return events
 
 
@@ -511,15 +550,7 @@ def job_dependencies(*upstream: tuple[str, str | None]) -> dict[str, Any]:
             entry["run"] = {"runId": run_id(run)}
         entry["dependency_type"] = "IMPLICIT_ASSET_DEPENDENCY"
         entries.append(entry)
-    return {
-        "jobDependencies": {
-            "_producer": PRODUCER,
-            "_schemaURL": "https://openlineage.io/spec/facets/1-0-1/JobDependenciesRunFacet.json"
-            "#/$defs/JobDependenciesRunFacet",
-            "upstream": entries,
-            "downstream": [],
-        }
-    }
+    return {"jobDependencies": facet(JOB_DEPENDENCIES, upstream=entries, downstream=[])}
 
 
 def cross_dag_world(*, orders_fail: bool = True, rerun: bool = False) -> list[dict[str, Any]]:

@@ -5,20 +5,32 @@ from __future__ import annotations
 
 from typing import Any
 
-from tests.support.graph_builders import DS_NS, event, facet
+from tests.support.graph_builders import (
+    DS_NS,
+    OUTPUT_STATISTICS,
+    QUALITY_ASSERTIONS,
+    QUALITY_METRICS,
+    SCHEMA,
+    SQL,
+    event,
+    facet,
+)
 
 DAY = 24 * 60
 NOISE = (1.0, 0.98, 1.01, 0.99, 1.0, 0.98, 1.01, 1.02)  # ±2 % from run to run, the last day +2 %
 
 
 def output(name: str, rows: int | None, nulls: int | None, fields: list[tuple[str, str]]) -> dict[str, Any]:
-    facets: dict[str, Any] = {"schema": facet(fields=[{"name": n, "type": t} for n, t in fields])}
+    facets: dict[str, Any] = {"schema": facet(SCHEMA, fields=[{"name": n, "type": t} for n, t in fields])}
     output_facets: dict[str, Any] = {}
     if rows is not None:
         facets["dataQualityMetrics"] = facet(
-            rowCount=rows, bytes=rows * 100, columnMetrics={"email": {"nullCount": nulls or 0}}
+            QUALITY_METRICS,
+            rowCount=rows,
+            bytes=rows * 100,
+            columnMetrics={"email": {"nullCount": nulls or 0}},
         )
-        output_facets["outputStatistics"] = facet(rowCount=rows, size=rows * 100)
+        output_facets["outputStatistics"] = facet(OUTPUT_STATISTICS, rowCount=rows, size=rows * 100)
     return {"namespace": DS_NS, "name": name, "facets": facets, "outputFacets": output_facets}
 
 
@@ -67,7 +79,7 @@ def week(days: int = 8, **last: Any) -> list[dict[str, Any]]:
             state=last.get("state", "COMPLETE") if final else "COMPLETE",
             minutes=last.get("minutes", 10 + day % 2) if final else 10 + day % 2,
             inputs=[{"namespace": DS_NS, "name": "raw.contacts"}],
-            job_facets={"sql": facet(query=sql)},
+            job_facets={"sql": facet(SQL, query=sql)},
         )
     return events
 
@@ -75,10 +87,11 @@ def week(days: int = 8, **last: Any) -> list[dict[str, Any]]:
 def assertions(results: list[tuple[str, str | None, bool]]) -> dict[str, Any]:
     """A ``dataQualityAssertions`` facet of (assertion, column, success) results."""
     return facet(
+        QUALITY_ASSERTIONS,
         assertions=[
             {"assertion": a, "success": ok, **({"column": c} if c is not None else {})}
             for a, c, ok in results
-        ]
+        ],
     )
 
 
