@@ -674,9 +674,12 @@ def test_a_marquez_that_never_answers_is_503_within_the_deadline_while_airflow_k
     assert health[1].status_code == 200, "Airflow's own routes must not wait for lineage"
     assert health[0] <= timing.bound(0.5, quick_health), (health[0], quick_health)
     assert {response.status_code for _, response in answers} == {503}
-    # each answer at its 1 s deadline: not before, and within the margin of the deadline and the baseline
+    # each answer at its 1 s deadline: not before, and within the margin of the deadline and the baseline;
+    # the 50 answers leave through the test client's one event loop one after another, so the last may
+    # wait for the 49 before it: one baseline request each (a CI run saw 2.33 s with a 34 ms baseline)
     took = sorted(seconds for seconds, _ in answers)
-    assert took[0] >= 1.0 and took[-1] <= timing.bound(1.0, quick_node), (took[0], took[-1], quick_node)
+    last = timing.bound(1.0, quick_node, factor=len(answers))
+    assert took[0] >= 1.0 and took[-1] <= last, (took[0], took[-1], quick_node)
     for _, response in answers:
         assert response.headers["retry-after"] == "5"
         assert "127.0.0.1" not in response.text and "marquez" not in response.text.lower()
