@@ -29,7 +29,7 @@ from airflow_lineage_plus.graph.model import LineageGraph
 from airflow_lineage_plus.graph.records import ColumnInput, Fields, JobRecord
 from airflow_lineage_plus.graph.runs import AIRFLOW_UPSTREAM_FAILED, RunRecord
 from airflow_lineage_plus.graph.schema_diff import diff_fields
-from airflow_lineage_plus.graph.source import LineageSource
+from airflow_lineage_plus.graph.source import MAX_AIRFLOW_RUNS, LineageSource
 from airflow_lineage_plus.marquez_client import MarquezClient
 from airflow_lineage_plus.store import wire as w
 
@@ -352,8 +352,9 @@ class MarquezSource(LineageSource):
 
     def airflow_runs(self, job_id: str, airflow_run_id: str) -> list[str]:
         """The job's runs (``/runs``, newest first, a page at a time) whose ``airflow`` facet names the
-        DAG run, up to ``MAX_PAGES`` pages: the reading stops at the first page after the DAG run's runs,
-        at a short page, or at a page that repeats the one before (a Marquez that ignores ``offset``)."""
+        DAG run, at most ``MAX_AIRFLOW_RUNS``, up to ``MAX_PAGES`` pages: the reading stops at the first
+        page after the DAG run's runs, at a short page, or at a page that repeats the one before (a
+        Marquez that ignores ``offset``)."""
         _, namespace, name = ids.split_node_id(job_id)
         path = self._job_path(namespace, name) + "/runs"
         found: list[str] = []
@@ -369,10 +370,10 @@ class MarquezSource(LineageSource):
                 if r.get("id") and (task_instance_ids(r.get("facets")) or {}).get("run_id") == airflow_run_id
             ]
             found += matches
-            if (found and not matches) or len(page) < PAGE:
+            if (found and not matches) or len(page) < PAGE or len(found) >= MAX_AIRFLOW_RUNS:
                 break
             previous = page
-        return found
+        return found[:MAX_AIRFLOW_RUNS]
 
     def run_details(self, run_id: str) -> dict[str, Any]:
         data = self._get(f"/jobs/runs/{quote(run_id, safe='')}", missing=f"unknown run {run_id}")

@@ -15,6 +15,11 @@ if TYPE_CHECKING:
     from airflow_lineage_plus.graph.history import History, LatestAssertions
 
 
+#: runs of one job in one Airflow DAG run a source reads at most (:meth:`LineageSource.airflow_runs`): a
+#: task instance's tries are a handful; a producer naming one DAG run in thousands of runs costs no more
+MAX_AIRFLOW_RUNS = 100
+
+
 class LineageSource(abc.ABC):
     """A place lineage is read from. Queries work on the :class:`LineageGraph` it hands out."""
 
@@ -66,8 +71,9 @@ class LineageSource(abc.ABC):
 
     def airflow_runs(self, job_id: str, airflow_run_id: str) -> list[str]:
         """Ids of the job's runs in one Airflow DAG run (``airflow_run_id``: its ``run_id``), newest first:
-        the tries of a task instance. This default looks among the runs :meth:`node_details` lists (the
-        newest only); the lineage store finds them however old the DAG run is."""
+        the tries of a task instance, at most :data:`MAX_AIRFLOW_RUNS`. This default looks among the runs
+        :meth:`node_details` lists (the newest only); the lineage store finds them however old the DAG run
+        is."""
         found = []
         for run in self.node_details(job_id).get("runs") or ():
             if run.get("runId") and (run.get("airflow") or {}).get("run_id") == airflow_run_id:

@@ -32,7 +32,7 @@ from airflow_lineage_plus.graph.focus import FocusedGraph
 from airflow_lineage_plus.graph.history import History, LatestAssertions
 from airflow_lineage_plus.graph.model import LineageGraph
 from airflow_lineage_plus.graph.records import Fields
-from airflow_lineage_plus.graph.source import LineageSource
+from airflow_lineage_plus.graph.source import MAX_AIRFLOW_RUNS, LineageSource
 from airflow_lineage_plus.graph.stored_graph import StoredGraph
 from airflow_lineage_plus.store import LineageStore
 from airflow_lineage_plus.store import facts as f
@@ -178,7 +178,7 @@ class StoreSource(LineageSource):
         return StoredGraph(self.store).jobs_of_run(run_id)
 
     def airflow_runs(self, job_id: str, airflow_run_id: str) -> list[str]:
-        return FoldedState(self.store).airflow_run_ids(job_id, airflow_run_id)
+        return FoldedState(self.store).airflow_run_ids(job_id, airflow_run_id, MAX_AIRFLOW_RUNS)
 
     def run_details(self, run_id: str) -> dict[str, Any]:
         graph = StoredGraph(self.store, keep_refs=True)

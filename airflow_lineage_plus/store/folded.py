@@ -115,6 +115,7 @@ _AIRFLOW_RUNS = (
         _run.c.job_key == sa.bindparam("job_key"), _run.c.airflow_run_key == sa.bindparam("airflow_run_key")
     )
     .order_by(_run.c.sort_time.desc(), _run.c.run_id.desc())
+    .limit(sa.bindparam("limit"))
 )
 _JOB_IDS = sa.select(_node.c.node_key, _node.c.node_id).where(_keys(_node.c.node_key))
 _IO = (
@@ -250,12 +251,12 @@ class FoldedState:
         """Every run of the jobs ``job_keys``, with its state and parent."""
         return [_run_of(row) for row in self._rows(_JOB_RUNS, job_keys)]
 
-    def airflow_run_ids(self, job_id: str, airflow_run_id: str) -> list[str]:
+    def airflow_run_ids(self, job_id: str, airflow_run_id: str, limit: int) -> list[str]:
         """The ids of the job's runs whose events name the Airflow DAG run ``airflow_run_id`` (its
-        ``run_id``), newest first: every try of a task instance, however old the DAG run. Keys are
+        ``run_id``), the newest ``limit``: every try of a task instance, however old the DAG run. Keys are
         hashed, so a caller compares the ids its runs' facets name (a shared key is possible, not
         likely)."""
-        keys = {"job_key": f.key_of(job_id), "airflow_run_key": f.key_of(airflow_run_id)}
+        keys = {"job_key": f.key_of(job_id), "airflow_run_key": f.key_of(airflow_run_id), "limit": limit}
         with self.batch():
             rows = self._local.connection.execute(_AIRFLOW_RUNS, keys).all()
         return [str(row[0]) for row in rows]

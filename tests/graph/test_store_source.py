@@ -17,17 +17,21 @@ from hypothesis import strategies as st
 
 from airflow_lineage_plus.cli import run
 from airflow_lineage_plus.graph import LineageQueries, LineageSource, open_source
+from airflow_lineage_plus.graph.source import MAX_AIRFLOW_RUNS
 from airflow_lineage_plus.graph.store_source import StoreSource
 from airflow_lineage_plus.graph.stored_graph import StoredGraph
 from airflow_lineage_plus.store import LineageStore, raw_event, schema
 from airflow_lineage_plus.timestamps import to_micros
 from tests.support.graph_builders import (
+    airflow_facets,
     daily_runs,
     dataset_node,
     job_node,
     permissions_world,
     run_id,
+    run_pair,
     varied_events,
+    with_run_facets,
     write_log,
 )
 from tests.support.store_engines import ENGINES, new_store_url
@@ -299,5 +303,21 @@ def test_a_task_instances_tries_are_found_however_old_its_dag_run(engine_url: st
         run_id("nightly.load-1-try2"),
         run_id("nightly.load-1-try1"),
     ]
+    source.close()
+    store.close()
+
+
+def test_a_producer_naming_one_dag_run_in_many_runs_costs_at_most_the_bound(engine_url: str) -> None:
+    store = _emptied(engine_url)
+    ids = airflow_facets("nightly", task_id="load", dag_run="scheduled__2024-01-01")
+    hostile = [
+        item
+        for number in range(MAX_AIRFLOW_RUNS + 1)
+        for item in with_run_facets(run_pair("nightly.load", f"flood-{number}", number, number + 0.5), ids)
+    ]
+    store.append([json.dumps(e).encode() for e in hostile])
+    source = StoreSource(store)
+    found = LineageQueries(source).airflow_runs(job_node("nightly.load"), "scheduled__2024-01-01")
+    assert found == [run_id(f"flood-{number}") for number in range(MAX_AIRFLOW_RUNS, 0, -1)]  # the newest 100
     source.close()
     store.close()
