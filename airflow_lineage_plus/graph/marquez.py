@@ -16,6 +16,7 @@ earlier time its newest job version by then is its declaration.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 from urllib.parse import quote
@@ -64,20 +65,26 @@ class MarquezSource(LineageSource):
     def _pages(
         self, path: str, key: str, *, missing: str | None = None, max_pages: int = MAX_PAGES
     ) -> list[dict[str, Any]]:
-        """Every item of a paged listing, at most ``max_pages`` pages; stops when a page repeats the
-        previous one (a Marquez that ignores ``offset`` would otherwise be read for ever)."""
-        items: list[dict[str, Any]] = []
+        """Every item of a paged listing, at most ``max_pages`` pages (:meth:`_each_page`)."""
+        return [
+            item for page in self._each_page(path, key, missing=missing, max_pages=max_pages) for item in page
+        ]
+
+    def _each_page(
+        self, path: str, key: str, *, missing: str | None = None, max_pages: int = MAX_PAGES
+    ) -> Iterator[list[Any]]:
+        """The pages of a paged listing, at most ``max_pages``, until a short one; stops when a page
+        repeats the previous one (a Marquez that ignores ``offset`` would otherwise be read for ever)."""
         previous: list[Any] | None = None
         for number in range(max_pages):
             body = self._get(path, {"limit": PAGE, "offset": number * PAGE}, missing=missing)
             page = list((body or {}).get(key) or []) if isinstance(body, dict) else []
             if page == previous:
-                break
-            items += page
+                return
+            yield page
             if len(page) < PAGE:
-                break
+                return
             previous = page
-        return items
 
     @staticmethod
     def _dataset_path(namespace: str, name: str) -> str:
@@ -356,23 +363,18 @@ class MarquezSource(LineageSource):
         page after the DAG run's runs, at a short page, or at a page that repeats the one before (a
         Marquez that ignores ``offset``)."""
         _, namespace, name = ids.split_node_id(job_id)
-        path = self._job_path(namespace, name) + "/runs"
         found: list[str] = []
-        previous: list[Any] | None = None
-        for number in range(MAX_PAGES):
-            body = self._get(path, {"limit": PAGE, "offset": number * PAGE})
-            page = [r for r in _dict(body).get("runs") or [] if isinstance(r, dict)]
-            if page == previous:
-                break
+        for page in self._each_page(self._job_path(namespace, name) + "/runs", "runs"):
             matches = [
                 str(r["id"])
                 for r in page
-                if r.get("id") and (task_instance_ids(r.get("facets")) or {}).get("run_id") == airflow_run_id
+                if isinstance(r, dict)
+                and r.get("id")
+                and (task_instance_ids(r.get("facets")) or {}).get("run_id") == airflow_run_id
             ]
             found += matches
-            if (found and not matches) or len(page) < PAGE or len(found) >= MAX_AIRFLOW_RUNS:
+            if (found and not matches) or len(found) >= MAX_AIRFLOW_RUNS:
                 break
-            previous = page
         return found[:MAX_AIRFLOW_RUNS]
 
     def run_details(self, run_id: str) -> dict[str, Any]:
