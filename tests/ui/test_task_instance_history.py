@@ -1,6 +1,6 @@
 """The Lineage tab of an old DAG run: a task's tries are found however many DAG runs came after it.
 
-``tests/dags/trivial.py`` runs for real 22 times in one Airflow process (more DAG runs than a job's details
+``tests/dags/trivial.py`` runs for real 21 times in one Airflow process (more DAG runs than a job's details
 list); the Lineage view, mounted in Airflow's own app, then opens the task-instance tab of the first one.
 """
 
@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
-from tests.support.harness import AirflowRunner, DagRunResult, Recording
+from tests.support.harness import TESTS, AirflowRunner, DagRunResult, Recording
 from tests.support.view_in_process import simple_auth_airflow
 
 pytestmark = [pytest.mark.airflow, pytest.mark.minutes(2)]
@@ -28,7 +28,7 @@ def recorded(airflow_db: Path, tmp_path_factory: pytest.TempPathFactory) -> tupl
     workdir = tmp_path_factory.mktemp("many-dag-runs")
     days = [f"2024-03-{day:02d}T00:00:00+00:00" for day in range(1, DAG_RUNS + 1)]
     results = AirflowRunner(workdir).run_many(
-        Path(__file__).parents[1] / "dags" / "trivial.py",
+        TESTS / "dags" / "trivial.py",
         recordings=[Recording("trivial", logical_date=day) for day in days],
     )
     assert [result.returncode for result in results] == [0] * DAG_RUNS, results[0].output[-3000:]
