@@ -207,7 +207,7 @@ class _Question:
         """The job's runs started at or before ``as_of``, newest first."""
         found = self.recent.get(job.id)
         if found is None:
-            found = self.recent[job.id] = _recent(self.graph, job, self.as_of)
+            found = self.recent[job.id] = self.graph.newest_runs(job, self.count, self.as_of)
         return found
 
     def has_dataset(self, dataset_id: str) -> bool:
@@ -382,8 +382,8 @@ def latest_assertions(
     for dataset_id in datasets:
         last = _last_ran(view, adjacent[dataset_id], MAX_JOBS, bounds)
         for job in (view.job_record(j) for j in sorted(last)):
-            finished = (r for r in _recent(view, job, as_of) if r.state != "RUNNING") if job else iter(())
-            run = next(finished, None)
+            newest = view.newest_runs(job, 1, as_of) if job is not None else []
+            run = next((r for r in newest if r.state != "RUNNING"), None)
             if job is not None and run is not None and run.run_id is not None:
                 chosen.append((dataset_id, job, run, run.run_id))
     runs = {run_id: run for _, _, run, run_id in chosen}
@@ -402,12 +402,6 @@ def latest_assertions(
     for assertions in found.values():
         assertions.sort(key=lambda a: (a.at, a.job_id), reverse=True)
     return found
-
-
-def _recent(graph: LineageGraph, job: JobRecord, as_of: int | None) -> list[RunRecord]:
-    """The job's runs started at or before ``as_of``, newest first."""
-    runs = [r for r in graph.all_runs(job) if as_of is None or (r.started_at or 0) <= as_of]
-    return sorted(runs, key=RunRecord.sort_key, reverse=True)
 
 
 def _last_ran(

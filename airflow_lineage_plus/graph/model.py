@@ -241,12 +241,29 @@ class LineageGraph:
             synthetic.parent_run_id = dag_run_id
             yield synthetic
 
+    def state_runs(self, job: JobRecord) -> Iterator[RunRecord]:
+        """The runs that decide the job's latest run and current edges: :meth:`all_runs` here; a graph
+        that reads a job's newest runs only gives those it read (they decide both)."""
+        return self.all_runs(job)
+
+    def dag_runs(self, job: JobRecord) -> tuple[list[RunRecord], frozenset[str]]:
+        """What says which DAGs the job's runs belong to: its runs, and the DAG ids of runs not among them
+        (none here; a graph that reads a job's newest runs only counts the others' DAGs)."""
+        return job.runs, frozenset()
+
+    def newest_runs(self, job: JobRecord, count: int, as_of: int | None = None) -> list[RunRecord]:
+        """The job's runs started at or before ``as_of`` (all: None), newest first: every one here; a
+        graph that reads a job's newest runs only may give fewer, never fewer than the newest ``count``
+        and than those holding its newest ``count`` completed ones."""
+        runs = [r for r in self.all_runs(job) if as_of is None or (r.started_at or 0) <= as_of]
+        return sorted(runs, key=RunRecord.sort_key, reverse=True)
+
     def latest_run(self, job: JobRecord) -> RunRecord | None:
         """The run that started last."""
         cached = job.latest_cache
         if cached is not None and cached[0] == self.version:
             return cached[1]
-        latest = max(self.all_runs(job), key=RunRecord.sort_key, default=None)
+        latest = max(self.state_runs(job), key=RunRecord.sort_key, default=None)
         job.latest_cache = (self.version, latest)
         return latest
 
@@ -255,13 +272,13 @@ class LineageGraph:
         cached = job.current_cache
         if cached is not None and cached[0] == self.version:
             return cached[1]
-        current = retirement.current_edges(self.all_runs(job))
+        current = retirement.current_edges(self.state_runs(job))
         job.current_cache = (self.version, current)
         return current
 
     def completed_key(self, job: JobRecord) -> tuple[int, str] | None:
         """Sort key of the job's latest completed run (None without one)."""
-        runs = list(self.all_runs(job))
+        runs = list(self.state_runs(job))
         return retirement.latest_completed_key(runs, (run.sort_key() for run in runs))
 
     def prefetch(self, node_ids: Iterable[str], *, upstream: bool) -> None:

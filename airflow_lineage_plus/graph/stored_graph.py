@@ -7,6 +7,13 @@ dataset with its schemas, the edges next to a node) the first time they are touc
 :class:`~.model.LineageGraph`; one is made per question (or per refresh of a long-lived reader), so what
 it read stays consistent for the question, and the next one sees what was written since.
 
+A job's runs are read newest first, :data:`RUN_WINDOW` of them (and, when none of those completed, every
+run: its current edges start at its latest completed run), so a question costs the same after a year of
+hourly runs as after a day. What needs older runs reads them when it asks (:meth:`StoredGraph.all_runs`:
+a job's details, freshness, a run's children); what needs only the newest asks for those
+(:meth:`~.model.LineageGraph.state_runs`, :meth:`~.model.LineageGraph.newest_runs`), and per-DAG
+visibility counts the DAGs of the runs not read without reading them (:meth:`StoredGraph.dag_runs`).
+
 A store may also be a *scratch* store: the folded state of events kept elsewhere (a log given to
 ``--events``, the events up to a time in the past), folded into it before they are read (the hooks
 ``_prepare_*``, which :class:`~.focus.FocusedGraph` fills).
@@ -15,7 +22,7 @@ A store may also be a *scratch* store: the folded state of events kept elsewhere
 from __future__ import annotations
 
 import weakref
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 import orjson
@@ -29,6 +36,10 @@ from airflow_lineage_plus.graph.runs import RunRecord
 from airflow_lineage_plus.store import LineageStore
 from airflow_lineage_plus.store import facts as f
 from airflow_lineage_plus.store.folded import FoldedState, Run, RunIo
+
+#: a job's newest runs a question reads at first (more when it asks): enough for its latest run, its
+#: current edges and a history of 2 x 7 + 1 runs (what-changed's default baseline) with room to spare
+RUN_WINDOW = 32
 
 
 class _Records(dict[str, Any]):
@@ -66,6 +77,9 @@ class StoredGraph(LineageGraph):
 
     ``keep_refs``: runs know where their events are (for details and run histories)."""
 
+    #: the newest runs of a job read at first (:data:`RUN_WINDOW`)
+    run_window = RUN_WINDOW
+
     def __init__(self, store: LineageStore, *, keep_refs: bool = False) -> None:
         super().__init__()
         self.store = store
@@ -83,6 +97,10 @@ class StoredGraph(LineageGraph):
         self._children_read: set[str] = set()
         self._io_read: set[str] = set()
         self._triggers_read: set[str] = set()
+        #: jobs whose older runs are not read: the start (else first event) time their read runs begin at
+        self._partial: dict[str, int] = {}
+        #: how many runs of such a job name each DAG id (:meth:`dag_runs`)
+        self._dag_counts: dict[str, dict[str | None, int]] = {}
 
     # -- hooks of a scratch store: fold what the nodes need before reading them ---------------------
     def _prepare_jobs(self, job_ids: list[str]) -> None:
@@ -99,7 +117,8 @@ class StoredGraph(LineageGraph):
 
     # -- reading records ----------------------------------------------------------------------------
     def load_jobs(self, job_ids: Iterable[str]) -> None:
-        """Read the jobs not read yet (with every run of theirs, and the DAG runs that skipped them)."""
+        """Read the jobs not read yet: each with its newest runs (every run when none of those completed;
+        see the module docstring) and the DAG runs that skipped it."""
         wanted = [j for j in dict.fromkeys(job_ids) if j not in self._jobs_read and j.startswith("job:")]
         if not wanted:
             return
@@ -115,13 +134,38 @@ class StoredGraph(LineageGraph):
                 _job_facts(job, facts)
                 dict.__setitem__(self.jobs, job_id, job)
                 keys[node.node_key] = job_id
-            runs = self._run_records(self.state.job_runs(keys), keys)
-            for run in sorted(runs, key=RunRecord.sort_key):
-                owner: JobRecord | None = dict.get(self.jobs, run.job_id)
-                if owner is not None:
-                    self.add_run(owner, run)
+            rows, partial = self.state.newest_job_runs(keys, self.run_window)
+            self._add_runs(self._run_records(rows, keys))
+            self._partial.update((keys[key], since) for key, since in partial.items())
+            # its current edges start at its latest completed run: without one read, every run counts
+            self._read_rest(
+                [
+                    keys[key]
+                    for key in partial
+                    if not any(run.completed for run in dict.__getitem__(self.jobs, keys[key]).runs)
+                ]
+            )
             self._read_io([self.jobs[job_id] for job_id in keys.values()])
             self._skips(keys)
+
+    def _read_rest(self, job_ids: list[str]) -> None:
+        """Read every run of these jobs (those read already stay the same objects)."""
+        wanted = [job_id for job_id in job_ids if self._partial.pop(job_id, None) is not None]
+        if not wanted:
+            return
+        keys = {f.key_of(job_id): job_id for job_id in wanted}
+        with self.state.batch():
+            runs = self._run_records(self.state.job_runs(keys), keys)
+        have = {run.run_id for job_id in wanted for run in dict.__getitem__(self.jobs, job_id).runs}
+        self._add_runs([run for run in runs if run.run_id not in have])
+        for job_id in wanted:
+            dict.__getitem__(self.jobs, job_id).runs.sort(key=RunRecord.sort_key)
+
+    def _add_runs(self, runs: Iterable[RunRecord]) -> None:
+        for run in sorted(runs, key=RunRecord.sort_key):
+            owner: JobRecord | None = dict.get(self.jobs, run.job_id)
+            if owner is not None:
+                self.add_run(owner, run)
 
     def _read_io(self, jobs: Iterable[JobRecord]) -> None:
         """Read what the runs that decide each job's current edges reported: its latest completed run
@@ -289,6 +333,48 @@ class StoredGraph(LineageGraph):
         return self.catalog.last_event_times(job_ids)
 
     # -- what the queries read ----------------------------------------------------------------------
+    def all_runs(self, job: JobRecord) -> Iterator[RunRecord]:
+        """Every run of the job (its older runs read first, when they were not)."""
+        if job.id in self._partial:
+            self._read_rest([job.id])
+        return super().all_runs(job)
+
+    def state_runs(self, job: JobRecord) -> Iterator[RunRecord]:
+        """The runs read (enough for its latest run and current edges: :meth:`load_jobs`)."""
+        return super().all_runs(job)
+
+    def dag_runs(self, job: JobRecord) -> tuple[list[RunRecord], frozenset[str]]:
+        """The runs read and the DAG ids the others name, counted in the store; every run when one of the
+        others names no DAG (its parent's decides)."""
+        if job.id not in self._partial:
+            return job.runs, frozenset()
+        if job.id not in self._dag_counts:  # those of every job read so far with runs not read, at once
+            wanted = {f.key_of(j): j for j in self._partial if j not in self._dag_counts}
+            found = self.state.job_dags(wanted)
+            self._dag_counts.update((job_id, found.get(key, {})) for key, job_id in wanted.items())
+        dags = self._dag_counts[job.id]
+        if dags.get(None, 0) > sum(run.dag_id is None for run in job.runs):
+            self._read_rest([job.id])
+            return job.runs, frozenset()
+        return job.runs, frozenset(dag for dag in dags if dag is not None)
+
+    def newest_runs(self, job: JobRecord, count: int, as_of: int | None = None) -> list[RunRecord]:
+        """The runs read, when they hold the newest ``count`` runs and ``count`` completed ones started
+        at or before ``as_of``; else (after reading the rest) every run."""
+        since = self._partial.get(job.id)
+        if since is not None:
+            runs = sorted(
+                (r for r in self.state_runs(job) if as_of is None or (r.started_at or 0) <= as_of),
+                key=RunRecord.sort_key,
+                reverse=True,
+            )
+            # what starts at ``since`` or later is every run of that span: the newest of all runs
+            read = [run for run in runs if run.sort_key()[0] >= since]
+            if len(read) >= count and sum(run.completed for run in read) >= count:
+                return read
+            self._read_rest([job.id])
+        return super().newest_runs(job, count, as_of)
+
     def has_node(self, node_id: str) -> bool:
         if node_id.startswith("job:"):
             return self.job_record(node_id) is not None

@@ -117,8 +117,9 @@ class Visibility:
         return found
 
     def _runs_dags(self, job: JobRecord, depth: int) -> frozenset[str | None]:
-        dags: set[str | None] = set()
-        for run in job.runs:
+        runs, older = self.graph.dag_runs(job)
+        dags: set[str | None] = set(older)
+        for run in runs:
             if run.dag_id is not None:  # the common case, without a set per run
                 dags.add(run.dag_id)
             else:

@@ -25,6 +25,8 @@ from airflow_lineage_plus.store.database import LineageStore
 
 #: keys per query (well under every engine's limit of bound parameters)
 CHUNK = 500
+#: before every time a run sorts by
+_EARLIEST = -(2**62)
 #: nodes a search looks at most (then ranked: a question has a bounded cost)
 MAX_MATCHES = 50_000
 _T = TypeVar("_T")
@@ -108,6 +110,37 @@ _RUN_COLUMNS = _RUN_COLUMNS.select_from(
     )
 )
 _JOB_RUNS = _RUN_COLUMNS.where(_keys(_run.c.job_key))
+#: each job's newest runs: those started (else first seen) at or after the ``skip + 1``-th newest's time
+#: (all, when fewer), and whether it has older ones; each a few index probes, however many runs it has
+_newer, _older = _run.alias("newer"), _run.alias("older")
+_windows = (
+    sa.select(
+        _node.c.node_key.label("job_key"),
+        sa.select(_newer.c.sort_time)
+        .where(_newer.c.job_key == _node.c.node_key)
+        .order_by(_newer.c.sort_time.desc())
+        .limit(1)
+        .offset(sa.bindparam("skip"))
+        .scalar_subquery()
+        .label("since"),
+    )
+    .where(_keys(_node.c.node_key))
+    .subquery()
+)
+_NEWEST_RUNS = _RUN_COLUMNS.add_columns(
+    _windows.c.since,
+    sa.exists()
+    .where(_older.c.job_key == _windows.c.job_key, _older.c.sort_time < _windows.c.since)
+    .label("partial"),
+).where(
+    _run.c.job_key == _windows.c.job_key,
+    _run.c.sort_time >= sa.func.coalesce(_windows.c.since, _EARLIEST),
+)
+_JOB_DAGS = (
+    sa.select(_run.c.job_key, _run.c.dag_id, sa.func.count())
+    .where(_keys(_run.c.job_key))
+    .group_by(_run.c.job_key, _run.c.dag_id)
+)
 _RUNS = _RUN_COLUMNS.where(_keys(_run.c.run_key))
 _AIRFLOW_RUNS = (
     sa.select(_run.c.run_id)
@@ -250,6 +283,29 @@ class FoldedState:
     def job_runs(self, job_keys: Iterable[int]) -> list[Run]:
         """Every run of the jobs ``job_keys``, with its state and parent."""
         return [_run_of(row) for row in self._rows(_JOB_RUNS, job_keys)]
+
+    def newest_job_runs(self, job_keys: Iterable[int], window: int) -> tuple[list[Run], dict[int, int]]:
+        """The newest ``window`` runs of each job (by start, else first event; more when several share
+        the ``window``-th's time: every run from that time on), and, for the jobs with older runs, the
+        time those read start at."""
+        runs, partial = [], {}
+        for chunk in _chunks(job_keys):
+            with self.batch():
+                found = self._local.connection.execute(_NEWEST_RUNS, {"keys": chunk, "skip": window - 1})
+                rows = found.all()
+            for row in rows:
+                run = _run_of(row[:-2])
+                runs.append(run)
+                if row[-1]:
+                    partial[run.row.job_key] = int(row[-2])
+        return runs, partial
+
+    def job_dags(self, job_keys: Iterable[int]) -> dict[int, dict[str | None, int]]:
+        """How many runs of each job name each DAG id (``None``: runs naming none), by job key."""
+        found: dict[int, dict[str | None, int]] = {}
+        for job_key, dag_id, number in self._rows(_JOB_DAGS, job_keys):
+            found.setdefault(int(job_key), {})[dag_id] = int(number)
+        return found
 
     def airflow_run_ids(self, job_id: str, airflow_run_id: str, limit: int) -> list[str]:
         """The ids of the job's runs whose events name the Airflow DAG run ``airflow_run_id`` (its

@@ -1,0 +1,217 @@
+"""A graph read from the store reads each job's newest runs, and the older ones only when a question needs
+them; every answer is the one reading every run gives (on SQLite and PostgreSQL)."""
+
+from __future__ import annotations
+
+import copy
+import json
+import uuid
+from collections.abc import Iterator
+from datetime import datetime, timedelta
+from typing import Any
+
+import pytest
+
+from airflow_lineage_plus.graph import LineageQueries
+from airflow_lineage_plus.graph.store_source import StoreSource
+from airflow_lineage_plus.graph.stored_graph import RUN_WINDOW, StoredGraph
+from airflow_lineage_plus.store import LineageStore
+from airflow_lineage_plus.timestamps import to_micros
+from tests.graph.test_store_source import answers
+from tests.support.graph_builders import (
+    airflow_facets,
+    at,
+    daily_runs,
+    dataset_node,
+    ds,
+    job_node,
+    parent_facet,
+    run_id,
+    run_pair,
+    varied_events,
+    with_run_facets,
+)
+from tests.support.what_changed_events import DAY, week
+
+#: a window no test world fills: every run read at once
+EVERY_RUN = 10_000
+NIGHTLY_LOAD = job_node("nightly.load")
+STG = dataset_node("stg.contacts")
+
+
+def _store(url: str, events: list[dict[str, Any]]) -> LineageStore:
+    store = LineageStore(url)
+    store.append(json.dumps(item).encode() for item in events)
+    return store
+
+
+@pytest.fixture
+def nightly(store_url: str) -> Iterator[LineageStore]:
+    """40 daily runs of ``nightly.load`` (41 tries: day 1 has two)."""
+    store = _store(store_url, daily_runs(40))
+    yield store
+    store.close()
+
+
+@pytest.fixture
+def forty_days(store_url: str) -> Iterator[LineageStore]:
+    """40 days of the what-changed pipeline, the last with fewer rows and new SQL."""
+    store = _store(store_url, week(40, rows=800, sql="SELECT id FROM raw.contacts"))
+    yield store
+    store.close()
+
+
+def _with_window(monkeypatch: pytest.MonkeyPatch, window: int) -> None:
+    monkeypatch.setattr(StoredGraph, "run_window", window)
+
+
+def test_a_job_has_its_newest_runs_read_until_a_question_asks_for_every_run(nightly: LineageStore) -> None:
+    graph = StoredGraph(nightly)
+    graph.load_jobs([NIGHTLY_LOAD])
+    job = graph.jobs[NIGHTLY_LOAD]
+    newest = [run_id(f"nightly.load-{day}-try1") for day in range(40 - RUN_WINDOW + 1, 41)]
+    assert [run.run_id for run in job.runs] == newest
+    latest = graph.latest_run(job)
+    assert latest is not None and latest.run_id == run_id("nightly.load-40-try1")
+    assert len(job.runs) == RUN_WINDOW  # deciding the latest run read nothing more
+    assert len(list(graph.all_runs(job))) == 41
+    assert [run.run_id for run in job.runs][-RUN_WINDOW:] == newest
+    assert job.runs[0].run_id == run_id("nightly.load-1-try1")
+
+
+def test_the_newest_runs_a_history_asks_for_are_read_only_past_the_window(
+    nightly: LineageStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _with_window(monkeypatch, 20)
+    graph = StoredGraph(nightly)
+    graph.load_jobs([NIGHTLY_LOAD])
+    job = graph.jobs[NIGHTLY_LOAD]
+    assert len(graph.newest_runs(job, 15)) == 20  # the window holds them: nothing more read
+    assert len(job.runs) == 20
+    assert job.runs[10].run_id == run_id("nightly.load-31-try1")
+    # as of day 31 the 20 read hold 11 runs: the rest is read (days 1 to 31, and day 1's retry)
+    as_of_day_31 = graph.newest_runs(job, 15, as_of=job.runs[10].sort_key()[0])
+    assert (len(as_of_day_31), len(job.runs)) == (32, 41)
+
+
+def test_a_job_whose_newest_runs_never_completed_is_read_whole_for_its_current_edges(
+    store_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    events = run_pair("etl", "etl-1", 1, 2, outputs=[ds("old_table")])
+    for day in range(2, 6):
+        events += run_pair("etl", f"etl-{day}", day * 10, day * 10 + 1, "FAIL", outputs=[ds("new_table")])
+    store = _store(store_url, events)
+    try:
+        _with_window(monkeypatch, 2)
+        graph = StoredGraph(store)
+        graph.load_jobs([job_node("etl")])
+        job = graph.jobs[job_node("etl")]
+        assert len(job.runs) == 5
+        assert graph.current_io(job) == {
+            (job_node("etl"), dataset_node("old_table")),
+            (job_node("etl"), dataset_node("new_table")),
+        }
+    finally:
+        store.close()
+
+
+def _earlier(events: list[dict[str, Any]], days: int) -> list[dict[str, Any]]:
+    """``events`` again, ``days`` earlier, as runs of their own."""
+    found = copy.deepcopy(events)
+    for item in found:
+        moment = datetime.fromisoformat(item["eventTime"].replace("Z", "+00:00")) - timedelta(days=days)
+        item["eventTime"] = moment.isoformat().replace("+00:00", "Z")
+        for holder in (item.get("run"), item.get("run", {}).get("facets", {}).get("parent", {}).get("run")):
+            if holder and "runId" in holder:
+                holder["runId"] = str(uuid.uuid5(uuid.NAMESPACE_URL, f"{days}:{holder['runId']}"))
+    return found
+
+
+@pytest.mark.parametrize(("window", "read_at_first"), [(1, 21), (2, 6), (3, 9)])
+def test_every_question_reading_a_few_runs_of_each_job_at_first_answers_as_reading_all(
+    store_url: str, window: int, read_at_first: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Three jobs of 6, 6 and 9 runs; the newest run of each did not complete, so a window of one reads
+    every run at once (their current edges start at the latest completed run)."""
+    world = varied_events()
+    store = _store(store_url, _earlier(world, 2) + _earlier(world, 1) + world)
+    try:
+        _with_window(monkeypatch, EVERY_RUN)
+        expected = answers(StoreSource(store))
+        graph = StoredGraph(store)
+        graph.load_all()
+        runs = sum(len(job.runs) for job in graph.jobs.values())
+        _with_window(monkeypatch, window)
+        windowed = StoredGraph(store)
+        windowed.load_all()
+        read = sum(len(job.runs) for job in windowed.jobs.values())
+        assert (runs, read) == (21, read_at_first)
+        assert answers(StoreSource(store)) == expected
+    finally:
+        store.close()
+
+
+@pytest.mark.parametrize("window", [1, 2, 15, 20])
+def test_what_changed_and_run_histories_read_from_a_window_are_those_of_every_run(
+    forty_days: LineageStore, window: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def ask() -> list[Any]:
+        queries = LineageQueries(StoreSource(forty_days))
+        return [
+            queries.what_changed(STG, 7, 10, now=0),
+            queries.what_changed(STG, 3, 10, now=0, as_of=to_micros(at(30.5 * DAY))),
+            queries.node_details(job_node("stg_contacts")),
+            queries.failed_upstream(STG, 10),
+        ]
+
+    expected = ask()
+    kinds = sorted(change["kind"] for change in expected[0]["changes"])
+    assert kinds == ["bytes", "rowCount", "sql"]
+    _with_window(monkeypatch, window)
+    assert ask() == expected
+
+
+def _two_dag_world() -> list[dict[str, Any]]:
+    """``etl.load`` ran in DAG ``secret`` once, then in DAG ``open`` four times; ``dbt.model`` (no DAG
+    of its own) ran under each of those runs; ``open.report`` reads both their tables."""
+    events: list[dict[str, Any]] = []
+    for day in range(1, 6):
+        dag = "secret" if day == 1 else "open"
+        load = f"etl.load-{day}"
+        events += with_run_facets(
+            run_pair("etl.load", load, day * 10, day * 10 + 1, outputs=[ds("loaded")]),
+            airflow_facets(dag, task_id="load"),
+        )
+        events += with_run_facets(
+            run_pair("dbt.model", f"dbt.model-{day}", day * 10 + 2, day * 10 + 3, outputs=[ds("modelled")]),
+            {"parent": parent_facet("etl.load", load)},
+        )
+    events += with_run_facets(
+        run_pair(
+            "open.report", "report-1", 60, 61, inputs=[ds("loaded"), ds("modelled")], outputs=[ds("report")]
+        ),
+        airflow_facets("open", task_id="report"),
+    )
+    return events
+
+
+def test_a_reader_of_one_dag_sees_no_job_whose_unread_older_runs_belong_to_another(
+    store_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = _store(store_url, _two_dag_world())
+    try:
+
+        def ask() -> list[Any]:
+            scoped = LineageQueries(StoreSource(store)).scoped(lambda dag_id: dag_id == "open")
+            return [scoped.upstream(dataset_node("report"), 10), scoped.node_details(job_node("open.report"))]
+
+        expected = ask()
+        shown = json.dumps(expected)
+        assert "open.report" in shown and "etl.load" not in shown and "dbt.model" not in shown
+        _with_window(monkeypatch, 2)
+        graph = StoredGraph(store)
+        graph.load_jobs([job_node("etl.load"), job_node("dbt.model")])
+        assert [len(graph.jobs[job_node(name)].runs) for name in ("etl.load", "dbt.model")] == [2, 2]
+        assert ask() == expected
+    finally:
+        store.close()
