@@ -160,6 +160,7 @@ class StoredGraph(LineageGraph):
         self._add_runs([run for run in runs if run.run_id not in have])
         for job_id in wanted:
             dict.__getitem__(self.jobs, job_id).runs.sort(key=RunRecord.sort_key)
+        self._skips(keys)
 
     def _add_runs(self, runs: Iterable[RunRecord]) -> None:
         for run in sorted(runs, key=RunRecord.sort_key):
@@ -231,8 +232,15 @@ class StoredGraph(LineageGraph):
             self.children.setdefault(run.parent_run_id, set()).add(job.id)
 
     def _skips(self, job_keys: dict[int, str]) -> None:
-        """The DAG runs whose latest ``tasksState`` says these jobs did not run, and those DAG runs."""
-        skipped = self.state.skipped_in(job_keys)
+        """The DAG runs whose latest ``tasksState`` says these jobs did not run, and those DAG runs; of a
+        job whose older runs are not read, those sent since its runs read began (an older one is of a DAG
+        run that started before them, read with them: :meth:`_read_rest`)."""
+        since = {key: self._partial.get(job_id) for key, job_id in job_keys.items()}
+        skipped = [
+            row
+            for row in self.state.skipped_in(job_keys)
+            if (begin := since.get(row.job_key)) is None or row.event_time >= begin
+        ]
         if not skipped:
             return
         tasks = self.state.facts({row.dag_run_key for row in skipped})

@@ -64,6 +64,8 @@ class SkippedIn(NamedTuple):
     job_key: int
     dag_run_key: int
     upstream_failed: int
+    #: when that tasksState was sent (its DAG run started before)
+    event_time: int
 
 
 def _chunks(keys: Iterable[_T]) -> Iterator[list[_T]]:
@@ -175,6 +177,7 @@ _SKIPPED = (
         schema.skipped_task.c.job_key,
         schema.skipped_task.c.dag_run_key,
         schema.skipped_task.c.upstream_failed,
+        schema.skipped_task.c.event_time,
     )
     .join(
         _fact,

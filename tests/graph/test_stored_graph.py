@@ -19,11 +19,13 @@ from airflow_lineage_plus.store import LineageStore
 from airflow_lineage_plus.timestamps import to_micros
 from tests.graph.test_store_source import answers
 from tests.support.graph_builders import (
+    RUN_FACET,
     airflow_facets,
     at,
     daily_runs,
     dataset_node,
     ds,
+    facet,
     job_node,
     parent_facet,
     run_id,
@@ -213,5 +215,49 @@ def test_a_reader_of_one_dag_sees_no_job_whose_unread_older_runs_belong_to_anoth
         graph.load_jobs([job_node("etl.load"), job_node("dbt.model")])
         assert [len(graph.jobs[job_node(name)].runs) for name in ("etl.load", "dbt.model")] == [2, 2]
         assert ask() == expected
+    finally:
+        store.close()
+
+
+def _check_skipped_on(days: tuple[int, ...]) -> list[dict[str, Any]]:
+    """40 daily runs of DAG ``nightly``; its task ``check`` ran each day but ``days``, when the DAG run's
+    tasksState says it was skipped."""
+    events: list[dict[str, Any]] = []
+    for day in range(1, 41):
+        start, skipped = day * 60.0, day in days
+        tasks = {"check": "skipped" if skipped else "success"}
+        state = {"airflowState": facet(RUN_FACET, dagRunState="success", tasksState=tasks)}
+        dag_run = {**airflow_facets("nightly", dag_run=f"scheduled__{day}"), **state}
+        events += with_run_facets(run_pair("nightly", f"nightly-{day}", start, start + 10), dag_run)
+        if not skipped:
+            task = {
+                **airflow_facets("nightly", task_id="check"),
+                "parent": parent_facet("nightly", f"nightly-{day}"),
+            }
+            events += with_run_facets(run_pair("nightly.check", f"check-{day}", start + 1, start + 2), task)
+    return events
+
+
+def test_skip_records_older_than_a_jobs_runs_read_are_read_with_its_older_runs(
+    store_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = _store(store_url, _check_skipped_on((3, 5, 39)))
+    check = job_node("nightly.check")
+    try:
+        _with_window(monkeypatch, EVERY_RUN)
+        everything = LineageQueries(StoreSource(store)).node_details(check)
+        _with_window(monkeypatch, RUN_WINDOW)
+        graph = StoredGraph(store)
+        graph.load_jobs([check])
+        job = graph.jobs[check]
+        not_run = [run for run in graph.state_runs(job) if run.run_id is None]
+        assert (len(job.runs), [run.parent_run_id for run in not_run]) == (32, [run_id("nightly-39")])
+        assert [run.run_id or run.parent_run_id for run in graph.newest_runs(job, 3)][:3] == [
+            run_id("check-40"),
+            run_id("nightly-39"),
+            run_id("check-38"),
+        ]
+        assert len(list(graph.all_runs(job))) == 37 + 3
+        assert LineageQueries(StoreSource(store)).node_details(check) == everything
     finally:
         store.close()
