@@ -9,6 +9,15 @@ Then the log is truncated and refilled while threads keep asking: the server mus
 show the new log.
 
     python benchmarks/api_server_memory.py --log /tmp/graph_1m.jsonl --refreshes 200
+
+With ``--store URL`` (the store the log was imported into: ``lineage-plus import LOG --store URL``; a
+SQLite file is copied first) the server reads the lineage store instead (``graph_source = store``, as
+installed): each round stores one more generated DAG run (as a worker's transport would) and asks the
+lineage (depth 4) and ``what-changed`` of a random dataset, every 20th round also the view's first page
+(``/attention``, which reads every job); its resident memory is sampled every round, and the time of
+each ``/attention`` is printed. No truncation then (a store is not a file rotated in place).
+
+    python benchmarks/api_server_memory.py --log /tmp/ev1m.jsonl --store sqlite:////tmp/ev1m.jsonl.db
 """
 
 from __future__ import annotations
@@ -63,8 +72,11 @@ def marker_event() -> bytes:
 
 
 @contextmanager
-def api_server(log: Path, workdir: Path, env: dict[str, str] | None = None) -> Iterator[tuple[str, int]]:
-    """(base URL, pid) of a real ``airflow api-server`` over ``log``; stopped (process group) after."""
+def api_server(
+    log: Path, workdir: Path, env: dict[str, str] | None = None, store: str | None = None
+) -> Iterator[tuple[str, int]]:
+    """(base URL, pid) of a real ``airflow api-server`` over ``log`` (over the lineage store ``store``
+    when given); stopped (process group) after."""
     passwords = workdir / "passwords.json"
     passwords.write_text(json.dumps({USER: PASSWORD}))
     port = free_port()
@@ -79,6 +91,11 @@ def api_server(log: Path, workdir: Path, env: dict[str, str] | None = None) -> I
         "AIRFLOW__API_AUTH__JWT_SECRET": "lineage-plus-memory-" + "m" * 64,
         "AIRFLOW__API__BASE_URL": f"http://127.0.0.1:{port}/",
     }
+    if store is not None:
+        environment |= {
+            "AIRFLOW__LINEAGE_PLUS__GRAPH_SOURCE": "store",
+            "AIRFLOW__LINEAGE_PLUS__STORE_URL": store,
+        }
     airflow = str(Path(sys.executable).parent / "airflow")
     output = (workdir / "api-server.log").open("wb")
     process = subprocess.Popen(
@@ -162,6 +179,52 @@ def refreshes(
     return samples
 
 
+def ask(base: str, token: str, route: str, timeout: float = 300, **params: Any) -> tuple[int, float]:
+    """(status, seconds) of one GET of a Lineage view route."""
+    began = time.perf_counter()
+    query = urllib.parse.urlencode(params)
+    status, _ = _request(f"{base}/lineage-plus/api/{route}?{query}", token, timeout=timeout)
+    return status, time.perf_counter() - began
+
+
+def store_rounds(
+    base: str, token: str, pid: int, store: str, rounds: int, workdir: Path
+) -> tuple[list[float], list[float], dict[int, int]]:
+    """Resident memory after each round (one DAG run stored, then questions of random datasets: see the
+    module docstring), the seconds of each ``/attention``, and the statuses answered."""
+    import random
+
+    from airflow_lineage_plus.store import LineageStore
+    from airflow_lineage_plus.store.facts import DATASET_KIND
+    from airflow_lineage_plus.store.folded import FoldedState
+
+    writer = LineageStore(store)
+    datasets = sorted(FoldedState(writer).node_ids(DATASET_KIND))
+    rng = random.Random(5)
+    batch = workdir / "batch.jsonl"
+    samples: list[float] = []
+    firsts: list[float] = []
+    statuses: dict[int, int] = {}
+    try:
+        for round_ in range(rounds):
+            generate(batch, events=42, datasets=400, jobs=20, seed=1000 + round_)
+            writer.append(batch.read_bytes().splitlines())
+            node = rng.choice(datasets)
+            asked = [
+                ask(base, token, "lineage", node=node, depth=4),
+                ask(base, token, "what-changed", node=node),
+            ]
+            if round_ % 20 == 0:
+                asked.append(ask(base, token, "attention"))
+                firsts.append(round(asked[-1][1], 2))
+            for status, _ in asked:
+                statuses[status] = statuses.get(status, 0) + 1
+            samples.append(round(rss_mib(pid), 1))
+    finally:
+        writer.close()
+    return samples, firsts, statuses
+
+
 def truncate_under_load(base: str, token: str, log: Path, workdir: Path, readers: int = 4) -> dict[str, Any]:
     """Truncate the log in place and refill it while threads keep asking; what they got."""
     stop, outcomes = threading.Event(), {"ok": 0, "not_found": 0, "other": []}
@@ -205,6 +268,7 @@ def main() -> None:
     )
     parser.add_argument("--log", type=Path, required=True, help="an event log (copied: it is appended to)")
     parser.add_argument("--refreshes", type=int, default=200)
+    parser.add_argument("--store", help="serve this lineage store (the log imported into it) instead")
     args = parser.parse_args()
     workdir = Path(tempfile.mkdtemp(prefix="alp-server-memory-"))
     try:
@@ -213,6 +277,9 @@ def main() -> None:
         airflow = str(Path(sys.executable).parent / "airflow")
         subprocess.run([airflow, "db", "migrate"], env=env, check=True, capture_output=True, timeout=900)
         log = workdir / "events.jsonl"
+        if args.store:
+            _serve_store(args, workdir, env)
+            return
         shutil.copy(args.log, log)
         with api_server(log, workdir, env) as (base, pid):
             token = login(base)
@@ -242,6 +309,38 @@ def main() -> None:
         )
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
+
+
+def _serve_store(args: argparse.Namespace, workdir: Path, env: dict[str, str]) -> None:
+    store = str(args.store)
+    if store.startswith("sqlite:///"):  # the rounds write to it: a copy
+        copy = workdir / "store.db"
+        shutil.copy(store.removeprefix("sqlite:///"), copy)
+        store = f"sqlite:///{copy}"
+    log = workdir / "spool.jsonl"  # (the transport's spool; nothing is read from it)
+    with api_server(log, workdir, env, store=store) as (base, pid):
+        token = login(base)
+        idle = round(rss_mib(pid), 1)
+        samples, attention_s, statuses = store_rounds(base, token, pid, store, args.refreshes, workdir)
+        alive = psutil.pid_exists(pid)
+    print(
+        json.dumps(
+            {
+                "store": args.store,
+                "rss_mib_before_questions": idle,
+                "rss_mib_after_round": {
+                    str(i + 1): samples[i]
+                    for i in (0, 9, 19, 49, 99, 149, len(samples) - 1)
+                    if i < len(samples)
+                },
+                "rss_mib_peak": max(samples),
+                "attention_s": attention_s,
+                "statuses": statuses,
+                "server_alive": alive,
+            },
+            indent=2,
+        )
+    )
 
 
 if __name__ == "__main__":
