@@ -255,8 +255,7 @@ class LineageGraph:
         """The job's runs started at or before ``as_of`` (all: None), newest first: every one here; a
         graph that reads a job's newest runs only may give fewer, never fewer than the newest ``count``
         and than those holding its newest ``count`` completed ones."""
-        runs = [r for r in self.all_runs(job) if as_of is None or (r.started_at or 0) <= as_of]
-        return sorted(runs, key=RunRecord.sort_key, reverse=True)
+        return newest_first(self.all_runs(job), as_of)
 
     def latest_run(self, job: JobRecord) -> RunRecord | None:
         """The run that started last."""
@@ -369,3 +368,9 @@ class LineageGraph:
 
     def column_readers_of(self, dataset_id: str, column: str) -> set[tuple[str, str]]:
         return self.column_readers.get((dataset_id, column), set())
+
+
+def newest_first(runs: Iterable[RunRecord], as_of: int | None = None) -> list[RunRecord]:
+    """``runs`` started at or before ``as_of`` (all: None), newest first."""
+    started = (r for r in runs if as_of is None or (r.started_at or 0) <= as_of)
+    return sorted(started, key=RunRecord.sort_key, reverse=True)

@@ -30,7 +30,7 @@ import orjson
 from airflow_lineage_plus import node_ids as ids
 from airflow_lineage_plus.graph import retirement
 from airflow_lineage_plus.graph.catalog import Catalog, StoreCatalog
-from airflow_lineage_plus.graph.model import LineageGraph
+from airflow_lineage_plus.graph.model import LineageGraph, newest_first
 from airflow_lineage_plus.graph.records import ColumnInput, DatasetRecord, JobRecord
 from airflow_lineage_plus.graph.runs import RunRecord
 from airflow_lineage_plus.store import LineageStore
@@ -371,11 +371,7 @@ class StoredGraph(LineageGraph):
         at or before ``as_of``; else (after reading the rest) every run."""
         since = self._partial.get(job.id)
         if since is not None:
-            runs = sorted(
-                (r for r in self.state_runs(job) if as_of is None or (r.started_at or 0) <= as_of),
-                key=RunRecord.sort_key,
-                reverse=True,
-            )
+            runs = newest_first(self.state_runs(job), as_of)
             # what starts at ``since`` or later is every run of that span: the newest of all runs
             read = [run for run in runs if run.sort_key()[0] >= since]
             if len(read) >= count and sum(run.completed for run in read) >= count:
