@@ -8,7 +8,8 @@ in this order: a writer whose latest run failed (``FAILED``), the nearest upstre
 failed (``FAILED``), a writer whose latest run was skipped (``SKIPPED``), else the writer, which simply
 has not written since (``LATE``: still running, not scheduled, or slower than its target).
 
-Read from the event log (it needs every job, which Marquez's neighbourhood API does not list).
+Read from the lineage store (it needs every job with a target, which Marquez's neighbourhood API does
+not list).
 
 A reader of some DAGs only (``may_read_dag``, :mod:`airflow_lineage_plus.graph.visibility`) gets the
 breaches of the datasets they may see, counted among those only, by the targets and the runs of the
@@ -80,7 +81,8 @@ def _targets(graph: LineageGraph, visibility: Visibility | None = None) -> dict[
     """dataset id -> freshness target in minutes (the smallest of its writers': the jobs whose current
     edges write it, not a dataset a job stopped writing; only writers ``visibility`` shows)."""
     targets: dict[str, int] = {}
-    for job in graph.jobs.values():
+    for job_id in graph.job_ids_with_slo():
+        job = graph.jobs[job_id]
         if job.slo_minutes is None or (visibility is not None and not visibility.job(job.id)):
             continue
         for dataset_id, _ in graph.neighbours(job.id, upstream=False, declared_too=False):
@@ -148,7 +150,7 @@ def breaches(
     now = w.to_micros(moment.isoformat())
     found = []
     with source.guard():
-        graph = source.full_graph()
+        graph = source.whole_graph()
         visibility = Visibility(graph, may_read_dag) if may_read_dag is not None else None
         targets = _targets(graph, visibility)  # a hidden writer's SLO is not the reader's to see
         for dataset_id, minutes in sorted(targets.items()):
@@ -229,7 +231,7 @@ def freshness_alerts(
     telling what the recipient may read (docs/alerts.md)."""
     alerts: list[Alert] = []
     with source.guard():
-        graph = source.full_graph()
+        graph = source.whole_graph()
     for breach in found:
         impact = downstream_impact(source, [breach.dataset["id"]])
         tell = _teller(breach, graph, base_url)

@@ -60,9 +60,12 @@ def rank_search(found: list[tuple[str, str, str]], needle: str) -> list[tuple[st
 
 
 def failed_jobs(graph: LineageGraph) -> list[str]:
-    """Ids of the graph's jobs whose latest run FAILED or ABORTED, sorted."""
-    return sorted(
-        job.id
-        for job in graph.jobs.values()
-        if (run := graph.latest_run(job)) is not None and run.state in FAILED_STATES
-    )
+    """Ids of the graph's jobs whose latest run FAILED or ABORTED, sorted (of those the graph finds may
+    have: :meth:`~.model.LineageGraph.maybe_failed_job_ids`)."""
+    found = []
+    for job_id in graph.maybe_failed_job_ids():
+        job = graph.job_record(job_id)
+        run = graph.latest_run(job) if job is not None else None
+        if run is not None and run.state in FAILED_STATES:
+            found.append(job_id)
+    return sorted(found)

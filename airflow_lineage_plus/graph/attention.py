@@ -16,27 +16,11 @@ from airflow_lineage_plus.graph.what_changed import node_changes, visible_histor
 from airflow_lineage_plus.store import wire as w
 
 if TYPE_CHECKING:
-    from airflow_lineage_plus.graph.model import LineageGraph
     from airflow_lineage_plus.graph.queries import LineageQueries
 
 DAY = 86_400_000_000
 #: the most recently written datasets looked at (a bounded cost whatever the graph's size)
 MAX_SCANNED = 200
-
-
-def _dataset_ids(graph: LineageGraph) -> list[str]:
-    node_ids = getattr(graph, "node_ids", None)  # an indexed graph lists ids without reading records
-    return list(node_ids("dataset:")) if callable(node_ids) else list(graph.datasets)
-
-
-def recent_datasets(graph: LineageGraph, since: int, limit: int = MAX_SCANNED) -> list[str]:
-    """Ids of the datasets last written at or after ``since`` (epoch microseconds), newest first."""
-    found = []
-    for node_id in _dataset_ids(graph):
-        record = graph.dataset_record(node_id)
-        if record is not None and record.write_time >= since:
-            found.append((record.write_time, node_id))
-    return [node_id for _, node_id in sorted(found, reverse=True)[:limit]]
 
 
 def attention(
@@ -56,7 +40,7 @@ def attention(
     _, _, graph, failed = queries.source.summary()
     visibility = queries.visibility(graph)
     shown = visibility.node if visibility is not None else (lambda node_id: True)
-    candidates = [d for d in recent_datasets(graph, now - within) if shown(d)]
+    candidates = [d for d in graph.written_since(now - within, MAX_SCANNED) if shown(d)]
     writers = sorted(
         {
             job

@@ -300,6 +300,28 @@ class LineageGraph:
         """The next questions read the triggers of these runs (:attr:`triggers`), and the upstream runs
         and jobs they name: a graph that reads its records as they are touched reads them at once."""
 
+    # -- questions about every node (a graph that reads records as touched finds the few they need) --
+    def maybe_failed_job_ids(self) -> list[str]:
+        """Ids of the jobs whose latest run may have FAILED or ABORTED (every job here; a graph that reads
+        its records as they are touched gives fewer, never leaving one out): the caller decides by
+        :meth:`latest_run`."""
+        return sorted(self.jobs)
+
+    def job_ids_with_slo(self) -> list[str]:
+        """Ids of the jobs with a freshness target (``slo_minutes``), sorted."""
+        return sorted(job.id for job in self.jobs.values() if job.slo_minutes is not None)
+
+    def written_since(self, since: int, limit: int) -> list[str]:
+        """Ids of up to ``limit`` datasets last written at or after ``since`` (epoch microseconds),
+        newest first."""
+        found = [
+            (record.write_time, node_id)
+            for node_id, record in self.datasets.items()
+            if record.write_ref is not None and record.write_time >= since  # (never written: no ref)
+        ]
+        found.sort(key=lambda item: (-item[0], item[1]))
+        return [node_id for _, node_id in found[:limit]]
+
     def has_node(self, node_id: str) -> bool:
         return node_id in self.jobs or node_id in self.datasets
 

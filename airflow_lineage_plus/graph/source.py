@@ -119,6 +119,13 @@ class LineageSource(abc.ABC):
             "([lineage_plus] graph_source = events, or --events)"
         )
 
+    def whole_graph(self) -> LineageGraph:
+        """The whole graph for a question about every job (the failed jobs, freshness), which finds the
+        nodes it needs by :meth:`~.LineageGraph.maybe_failed_job_ids` and the like: here
+        :meth:`full_graph`; a source whose graph reads its records as they are touched (the store) reads
+        just those."""
+        return self.full_graph()
+
     def refresh(self) -> int:
         """Pick up new lineage; returns how many new events were read (0 when not applicable)."""
         return 0

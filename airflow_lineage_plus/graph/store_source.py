@@ -135,6 +135,10 @@ class StoreSource(LineageSource):
         graph.load_all()
         return graph
 
+    def whole_graph(self) -> LineageGraph:
+        """Every node, each read when touched (questions about every job ask the store which they need)."""
+        return StoredGraph(self.store)
+
     @property
     def graph(self) -> LineageGraph:
         """The whole graph, every record read, as of the last :meth:`refresh` (for tests and small
@@ -155,7 +159,7 @@ class StoreSource(LineageSource):
         return first, last
 
     def summary(self) -> tuple[int, int, LineageGraph, list[str]]:
-        graph = self.full_graph()
+        graph = self.whole_graph()
         datasets, jobs = FoldedState(self.store).counts()
         return datasets, jobs, graph, failed_jobs(graph)
 

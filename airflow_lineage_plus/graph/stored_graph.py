@@ -445,6 +445,24 @@ class StoredGraph(LineageGraph):
         """Every dataset the store knows."""
         return self.state.node_ids(f.DATASET_KIND)
 
+    def maybe_failed_job_ids(self) -> list[str]:
+        """The jobs whose newest run ended badly (a query of the folded state), read."""
+        found = self.state.jobs_ended_badly()
+        self.load_jobs(found)
+        return found
+
+    def job_ids_with_slo(self) -> list[str]:
+        """The jobs with a freshness target (a query of the folded state), read."""
+        found = self.state.jobs_with(f.SLO)
+        self.load_jobs(found)
+        return [job_id for job_id in found if (job := self.jobs.get(job_id)) and job.slo_minutes is not None]
+
+    def written_since(self, since: int, limit: int) -> list[str]:
+        """The datasets last written since ``since`` (a query of the folded state's index), read."""
+        found = self.state.written_since(since, limit)
+        self.load_datasets(found)
+        return found
+
     def load_all(self) -> None:
         """Read every job and dataset (for questions about all of them: freshness, the summary)."""
         self.load_jobs(self.all_job_ids())

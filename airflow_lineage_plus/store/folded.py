@@ -190,6 +190,42 @@ _SKIPPED = (
     )
     .where(_keys(schema.skipped_task.c.job_key))
 )
+#: the jobs with a run started (else first seen) at their newest run's time that ended ABORTED or FAILED:
+#: a few index probes per job (driven by the jobs: the run table is not scanned)
+_newest_time = (
+    sa.select(_newer.c.sort_time)
+    .where(_newer.c.job_key == _node.c.node_key)
+    .order_by(_newer.c.sort_time.desc())
+    .limit(1)
+    .correlate(_node)
+    .scalar_subquery()
+)
+_LATEST_ENDED_BADLY = sa.select(_node.c.node_id).where(
+    _node.c.kind == f.JOB_KIND,
+    sa.exists()
+    .select_from(_run.join(_state, _state.c.run_key == _run.c.run_key))
+    .correlate(_node)
+    .where(
+        _run.c.job_key == _node.c.node_key,
+        _run.c.sort_time == _newest_time,
+        _state.c.rank >= f.TERMINAL_RANK["ABORT"],
+    ),
+)
+#: the jobs with a fact of one kind (a probe of the fact table's key per job)
+_JOBS_WITH = (
+    sa.select(_node.c.node_id)
+    .join(_fact, sa.and_(_fact.c.subject_key == _node.c.node_key, _fact.c.fact == sa.bindparam("fact")))
+    .where(_node.c.kind == f.JOB_KIND)
+)
+#: the datasets last written at or after a time, newest first (``lineage_plus_fact_write_idx``)
+_WRITTEN_SINCE = (
+    sa.select(_node.c.node_id)
+    .select_from(_fact)
+    .join(_node, _node.c.node_key == _fact.c.subject_key)
+    .where(_fact.c.fact == f.WRITE, _fact.c.event_time >= sa.bindparam("since"))
+    .order_by(_fact.c.event_time.desc(), _node.c.node_id)
+    .limit(sa.bindparam("limit"))
+)
 _NODE_WIDTH, _FACT_WIDTH = len(_node.c), len(_fact.c)
 _RUN_WIDTH, _STATE_WIDTH, _PARENT_WIDTH = len(_run.c), len(_state.c), len(_parent.c)
 
@@ -368,9 +404,9 @@ class FoldedState:
         return sorted({(str(reader), str(reader_column)) for _, reader, reader_column in rows})
 
     # -- every node ---------------------------------------------------------------------------------
-    def _all(self, statement: Any) -> Sequence[Any]:
+    def _all(self, statement: Any, parameters: dict[str, Any] | None = None) -> Sequence[Any]:
         with self.store.read() as connection:
-            return connection.execute(statement).all()
+            return connection.execute(statement, parameters).all()
 
     def node_ids(self, kind: int) -> list[str]:
         """The ids of every job (``kind`` 0) or dataset (1)."""
@@ -392,6 +428,22 @@ class FoldedState:
         )
         rows = self._all(sa.select(_node.c.kind, _node.c.namespace, _node.c.name).where(matches).limit(limit))
         return [(int(k), str(ns), str(n)) for k, ns, n in rows]
+
+    def jobs_ended_badly(self) -> list[str]:
+        """The ids of the jobs whose newest run (by start, else first event; every run of that time)
+        ended ABORTED or FAILED: those whose latest run may have failed (a later not-run run, a skip
+        record, may still be their latest), each a few index probes."""
+        return sorted({str(node_id) for (node_id,) in self._all(_LATEST_ENDED_BADLY)})
+
+    def jobs_with(self, fact: str) -> list[str]:
+        """The ids of the jobs with a ``fact`` (:data:`~.facts.SLO`: the jobs with a freshness target)."""
+        return sorted(str(node_id) for (node_id,) in self._all(_JOBS_WITH, {"fact": fact}))
+
+    def written_since(self, since: int, limit: int) -> list[str]:
+        """The ids of up to ``limit`` datasets last written at or after ``since`` (epoch microseconds),
+        newest first."""
+        rows = self._all(_WRITTEN_SINCE, {"since": since, "limit": limit})
+        return [str(node_id) for (node_id,) in rows]
 
     def counts(self) -> tuple[int, int]:
         """(datasets, jobs)."""

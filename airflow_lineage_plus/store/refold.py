@@ -61,6 +61,15 @@ def _add_airflow_run_keys(connection: sa.Connection) -> None:
     fold_stored(connection, Folder(connection.dialect), only=b'"dagRun"', runs_only=True)
 
 
+def _add_write_index(connection: sa.Connection) -> None:
+    """Schema 5 -> 6: ``lineage_plus_fact_write_idx`` (the datasets written since a time), built from the
+    facts already stored (nothing is folded again)."""
+    indexes = {index["name"] for index in sa.inspect(connection).get_indexes(schema.fact.name)}
+    for index in schema.fact.indexes:
+        if index.name not in indexes:
+            index.create(connection)
+
+
 def _add_todays_run_columns(connection: sa.Connection) -> None:
     """The columns of ``lineage_plus_run`` added after version 3 (``airflow_run_key``, its index), which
     today's fold writes: added before any upgrade step folds (an older step folds with today's rules)."""
@@ -138,4 +147,5 @@ UPGRADES: dict[int, Callable[[sa.Connection], None]] = {
     2: _add_folded_state,
     3: _add_run_triggers,
     4: _add_airflow_run_keys,
+    5: _add_write_index,
 }

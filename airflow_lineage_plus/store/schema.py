@@ -32,7 +32,9 @@ import sqlalchemy as sa
 from sqlalchemy.dialects import mysql, postgresql, sqlite
 from sqlalchemy.schema import CreateIndex, CreateTable
 
-SCHEMA_VERSION = 5
+from airflow_lineage_plus.store.facts import WRITE
+
+SCHEMA_VERSION = 6
 
 metadata = sa.MetaData()
 
@@ -181,6 +183,16 @@ fact = sa.Table(  # the newest value of a fact of a job, dataset or run, by (eve
     sa.Column("tie", _TIE, nullable=False),
     sa.Column("value", _JSON_TEXT, nullable=False),
     sqlite_with_rowid=False,
+)
+#: version 6: the datasets written since a time, newest first (the view's first page); partial where the
+#: engine has partial indexes (only ``write`` facts: no cost to the other facts' writes)
+_WRITES = fact.c.fact == WRITE
+sa.Index(
+    "lineage_plus_fact_write_idx",
+    fact.c.fact,
+    fact.c.event_time,
+    sqlite_where=_WRITES,
+    postgresql_where=_WRITES,
 )
 
 dataset_schema = sa.Table(  # every distinct (name, type) schema of a dataset, and when it was seen last

@@ -13,6 +13,9 @@ from typing import Any
 import pytest
 
 from airflow_lineage_plus.graph import LineageQueries
+from airflow_lineage_plus.graph.answers import failed_jobs
+from airflow_lineage_plus.graph.model import LineageGraph
+from airflow_lineage_plus.graph.runs import FAILED_STATES
 from airflow_lineage_plus.graph.store_source import StoreSource
 from airflow_lineage_plus.graph.stored_graph import RUN_WINDOW, StoredGraph
 from airflow_lineage_plus.store import LineageStore
@@ -259,5 +262,69 @@ def test_skip_records_older_than_a_jobs_runs_read_are_read_with_its_older_runs(
         ]
         assert len(list(graph.all_runs(job))) == 37 + 3
         assert LineageQueries(StoreSource(store)).node_details(check) == everything
+    finally:
+        store.close()
+
+
+def _every_job_world() -> list[dict[str, Any]]:
+    """Jobs whose newest run decides whether they failed: ``fixed`` failed then completed, ``broke``
+    completed then failed, ``aborted`` ended ABORTED, ``skipped`` ended ABORT with a skip facet, ``check``
+    failed and was then skipped by a later DAG run (its latest run is that not-run run), ``tied`` has two
+    runs started together (one FAILED, the other the latest by run id); ``slo.writer`` has a freshness
+    target and writes ``fresh``."""
+    slo = {"lineagePlus_sloTier": facet(tier="gold", freshnessMinutes=60)}
+    events = varied_events()
+    events += run_pair("fixed", "fixed-1", 1, 2, "FAIL", outputs=[ds("fixed_out")])
+    events += run_pair("fixed", "fixed-2", 3, 4, outputs=[ds("fixed_out")])
+    events += run_pair("broke", "broke-1", 1, 2, outputs=[ds("broke_out")])
+    events += run_pair("broke", "broke-2", 3, 4, "FAIL", outputs=[ds("broke_out")])
+    events += run_pair("aborted", "aborted-1", 5, 6, "ABORT")
+    events += run_pair("skipped", "skipped-1", 5, 6, "ABORT", skipped="branch not taken")
+    events += run_pair("tied", "tied-1", 7, 8, "FAIL")
+    events += run_pair("tied", "tied-2", 7, 9)
+    events += with_run_facets(
+        run_pair("nightly.check", "check-1", 11, 12, "FAIL"),
+        {**airflow_facets("nightly", task_id="check"), "parent": parent_facet("nightly", "nightly-1")},
+    )
+    events += with_run_facets(run_pair("nightly", "nightly-1", 10, 13), airflow_facets("nightly"))
+    tasks = {"airflowState": facet(RUN_FACET, dagRunState="success", tasksState={"check": "skipped"})}
+    events += with_run_facets(
+        run_pair("nightly", "nightly-2", 20, 23), {**airflow_facets("nightly"), **tasks}
+    )
+    for item in run_pair("slo.writer", "slo-1", 30, 31, outputs=[ds("fresh")]):
+        item["job"]["facets"] = slo
+        events.append(item)
+    return events
+
+
+def test_the_store_finds_the_failed_jobs_the_slo_jobs_and_the_recent_writes_a_whole_graph_finds(
+    store_url: str,
+) -> None:
+    store = _store(store_url, _every_job_world())
+    try:
+        whole = StoredGraph(store)
+        whole.load_all()
+        failed = [
+            j.id for j in whole.jobs.values() if (r := whole.latest_run(j)) and r.state in FAILED_STATES
+        ]
+        assert sorted(failed) == [
+            job_node(name) for name in ("aborted", "broke", "orders.build_fct", "orders.load_orders")
+        ]
+        lazy = StoredGraph(store)
+        assert failed_jobs(lazy) == sorted(failed)
+        # only the jobs whose newest run ended badly were read: those, and three whose latest run did not fail
+        maybe = [job_node("skipped"), job_node("nightly.check"), job_node("tied")]
+        assert sorted(dict.keys(lazy.jobs)) == sorted([*failed, *maybe])
+        assert StoredGraph(store).job_ids_with_slo() == LineageGraph.job_ids_with_slo(whole)
+        assert whole.job_ids_with_slo() == [job_node("slo.writer")]
+        for since in (-1, to_micros(at(3.5)), to_micros(at(30)), to_micros(at(31)), to_micros(at(99))):
+            for limit in (1, 3, 1000):
+                expected = LineageGraph.written_since(whole, since, limit)
+                assert StoredGraph(store).written_since(since, limit) == expected
+        newest = StoredGraph(store).written_since(to_micros(at(4)), 10)
+        assert newest[:2] == [dataset_node("fresh"), dataset_node("stg_orders")]
+        assert newest[-2:] == [dataset_node("broke_out"), dataset_node("fixed_out")]  # both at 4: by id
+        assert (len(newest), StoredGraph(store).written_since(to_micros(at(31.5)), 10)) == (6, [])
+        assert len(LineageGraph.written_since(whole, -1, 1000)) == len(whole.datasets) - 1  # one only read
     finally:
         store.close()
