@@ -64,8 +64,13 @@ def _add_airflow_run_keys(connection: sa.Connection) -> None:
 def _add_write_index(connection: sa.Connection) -> None:
     """Schema 5 -> 6: ``lineage_plus_fact_write_idx`` (the datasets written since a time), built from the
     facts already stored (nothing is folded again)."""
-    indexes = {index["name"] for index in sa.inspect(connection).get_indexes(schema.fact.name)}
-    for index in schema.fact.indexes:
+    _create_missing_indexes(connection, schema.fact)
+
+
+def _create_missing_indexes(connection: sa.Connection, table: sa.Table) -> None:
+    """Create the indexes of ``table`` today's schema has and the store's table lacks."""
+    indexes = {index["name"] for index in sa.inspect(connection).get_indexes(table.name)}
+    for index in table.indexes:
         if index.name not in indexes:
             index.create(connection)
 
@@ -73,13 +78,10 @@ def _add_write_index(connection: sa.Connection) -> None:
 def _add_todays_run_columns(connection: sa.Connection) -> None:
     """The columns of ``lineage_plus_run`` added after version 3 (``airflow_run_key``, its index), which
     today's fold writes: added before any upgrade step folds (an older step folds with today's rules)."""
-    inspector = sa.inspect(connection)
-    if "airflow_run_key" not in {column["name"] for column in inspector.get_columns(schema.run.name)}:
+    columns = {column["name"] for column in sa.inspect(connection).get_columns(schema.run.name)}
+    if "airflow_run_key" not in columns:
         connection.exec_driver_sql("ALTER TABLE lineage_plus_run ADD COLUMN airflow_run_key BIGINT")
-    indexes = {index["name"] for index in inspector.get_indexes(schema.run.name)}
-    for index in schema.run.indexes:
-        if index.name == "lineage_plus_run_airflow_idx" and index.name not in indexes:
-            index.create(connection)
+    _create_missing_indexes(connection, schema.run)
 
 
 def fold_stored(
