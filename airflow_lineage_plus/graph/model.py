@@ -301,6 +301,34 @@ class LineageGraph:
         and jobs they name: a graph that reads its records as they are touched reads them at once."""
 
     # -- questions about every node (a graph that reads records as touched finds the few they need) --
+    def all_job_ids(self) -> list[str]:
+        """The id of every job, sorted (a graph that reads its records as they are touched asks its
+        store, without reading them)."""
+        return sorted(self.jobs)
+
+    def run_dag_ids(self, job_ids: Iterable[str]) -> dict[str, frozenset[str]]:
+        """The DAG ids the runs of each of these jobs name themselves (not those a run without one
+        inherits from its parent: :mod:`.visibility`); a job with none, or not in the graph, is left
+        out."""
+        found = {}
+        for job_id in job_ids:
+            job = self.job_record(job_id)
+            dags = frozenset(run.dag_id for run in job.runs if run.dag_id is not None) if job else None
+            if dags:
+                found[job_id] = dags
+        return found
+
+    def run_times(self, job_ids: Iterable[str]) -> tuple[int | None, int | None]:
+        """The earliest and the latest first event, start or end time of these jobs' runs, not-run runs
+        included (:meth:`all_runs`); ``(None, None)`` when they have none."""
+        return time_span(
+            moment
+            for job_id in job_ids
+            if (job := self.job_record(job_id)) is not None
+            for run in self.all_runs(job)
+            for moment in (run.first_seen, run.start, run.end)
+        )
+
     def maybe_failed_job_ids(self) -> list[str]:
         """Ids of the jobs whose latest run may have FAILED or ABORTED (every job here; a graph that reads
         its records as they are touched gives fewer, never leaving one out): the caller decides by
@@ -396,3 +424,9 @@ def newest_first(runs: Iterable[RunRecord], as_of: int | None = None) -> list[Ru
     """``runs`` started at or before ``as_of`` (all: None), newest first."""
     started = (r for r in runs if as_of is None or (r.started_at or 0) <= as_of)
     return sorted(started, key=RunRecord.sort_key, reverse=True)
+
+
+def time_span(moments: Iterable[int | None]) -> tuple[int | None, int | None]:
+    """The earliest and the latest of ``moments`` (None skipped); ``(None, None)`` when none is known."""
+    known = [moment for moment in moments if moment is not None]
+    return min(known, default=None), max(known, default=None)

@@ -15,7 +15,7 @@ from airflow_lineage_plus.graph import failed
 from airflow_lineage_plus.graph import what_changed as changes
 from airflow_lineage_plus.graph.ancestry import descendant_jobs, ran_by_nodes
 from airflow_lineage_plus.graph.columns import column_walk
-from airflow_lineage_plus.graph.model import LineageGraph
+from airflow_lineage_plus.graph.model import LineageGraph, time_span
 from airflow_lineage_plus.graph.names import lint_names
 from airflow_lineage_plus.graph.records import DatasetRecord, JobRecord
 from airflow_lineage_plus.graph.schema_diff import diff_fields, parse_proposed
@@ -40,6 +40,8 @@ Edge = dict[str, Any]
 HIGH_ABOVE, MEDIUM_ABOVE = 5, 1
 #: how many search hits a reader's search looks through to find the ones they may see
 MAX_SEARCH_SCAN = 2_000
+#: how many jobs the time range of a reader of some DAGs decides at a time (what it holds at once)
+TIME_RANGE_JOBS = 500
 
 
 def node_dict(graph: LineageGraph, node_id: str, depth: int) -> Node:
@@ -557,18 +559,17 @@ class LineageQueries:
         return {"from": w.format_micros(first), "to": w.format_micros(last)}
 
     def _visible_time_range(self) -> tuple[int | None, int | None]:
-        graph = self.source.full_graph()
-        visibility = self.visibility(graph)
-        assert visibility is not None
-        times = [
-            moment
-            for job in graph.jobs.values()
-            if visibility.job(job.id)
-            for run in graph.all_runs(job)
-            for moment in (run.first_seen, run.start, run.end)
-            if moment is not None
-        ]
-        return min(times, default=None), max(times, default=None)
+        """The span of the runs of the jobs this reader may see, :data:`TIME_RANGE_JOBS` jobs at a time,
+        each lot in a fresh whole graph (a store's reads what deciding the lot needs, and lets it go)."""
+        job_ids = self.source.whole_graph().all_job_ids()
+        spans: list[int | None] = []
+        for start in range(0, len(job_ids), TIME_RANGE_JOBS):
+            lot = job_ids[start : start + TIME_RANGE_JOBS]
+            graph = self.source.whole_graph()
+            visibility = self.visibility(graph)
+            assert visibility is not None
+            spans += graph.run_times(visibility.jobs(lot))
+        return time_span(spans)
 
     def may_read(self, dag_id: str) -> bool:
         """Whether this reader may read the DAG ``dag_id`` (always, unscoped)."""

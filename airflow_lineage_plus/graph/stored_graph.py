@@ -30,7 +30,7 @@ import orjson
 from airflow_lineage_plus import node_ids as ids
 from airflow_lineage_plus.graph import retirement
 from airflow_lineage_plus.graph.catalog import Catalog, StoreCatalog
-from airflow_lineage_plus.graph.model import LineageGraph, newest_first
+from airflow_lineage_plus.graph.model import LineageGraph, newest_first, time_span
 from airflow_lineage_plus.graph.records import ColumnInput, DatasetRecord, JobRecord
 from airflow_lineage_plus.graph.runs import RunRecord
 from airflow_lineage_plus.store import LineageStore
@@ -438,12 +438,31 @@ class StoredGraph(LineageGraph):
         return set(dict.keys(self.jobs))
 
     def all_job_ids(self) -> list[str]:
-        """Every job the store knows."""
-        return self.state.node_ids(f.JOB_KIND)
+        """Every job the store knows, sorted."""
+        return sorted(self.state.node_ids(f.JOB_KIND))
 
     def all_dataset_ids(self) -> list[str]:
         """Every dataset the store knows."""
         return self.state.node_ids(f.DATASET_KIND)
+
+    def run_dag_ids(self, job_ids: Iterable[str]) -> dict[str, frozenset[str]]:
+        """Counted in the store (a query, no run read)."""
+        keys = {f.key_of(job_id): job_id for job_id in job_ids}
+        found = {
+            keys[key]: frozenset(dag for dag in dags if dag is not None)
+            for key, dags in self.state.job_dags(keys).items()
+            if key in keys
+        }
+        return {job_id: dags for job_id, dags in found.items() if dags}
+
+    def run_times(self, job_ids: Iterable[str]) -> tuple[int | None, int | None]:
+        """The span of the runs in the store (a query, no run read), and of the not-run runs of the jobs
+        with skip records (those jobs read whole: a not-run run has its DAG run's times)."""
+        keys = {f.key_of(job_id): job_id for job_id in job_ids}
+        skipped = sorted({keys[row.job_key] for row in self.state.skipped_in(keys) if row.job_key in keys})
+        self.load_jobs(skipped)
+        self._read_rest(skipped)
+        return time_span((*self.state.run_times(keys), *super().run_times(skipped)))
 
     def maybe_failed_job_ids(self) -> list[str]:
         """The jobs whose newest run ended badly (a query of the folded state), read."""

@@ -33,7 +33,7 @@ reader may not see is there, and nothing about it.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import attrs
@@ -150,6 +150,20 @@ class Visibility:
         if known is None:
             known = self._jobs[job_id] = all(self.may_read_dag(dag) for dag in self.job_dags(job_id))
         return known
+
+    def jobs(self, job_ids: Sequence[str]) -> list[str]:
+        """The visible ones among ``job_ids``, in order. A job one of whose runs names a DAG the reader
+        may not read is hidden without its records being read (the graph counts the DAG ids its runs
+        name); the rest are read at once and decided by :meth:`job`."""
+        named = self.graph.run_dag_ids(job_ids)
+        maybe = []
+        for job_id in job_ids:
+            if all(self.may_read_dag(dag_id) for dag_id in named.get(job_id, ())):
+                maybe.append(job_id)
+            else:
+                self._jobs[job_id] = False
+        self.graph.prefetch_records(maybe)
+        return [job_id for job_id in maybe if self.job(job_id)]
 
     def dataset(self, dataset_id: str) -> bool:
         """Visible when a visible job reads or writes it, or no job does; a dataset this graph does not

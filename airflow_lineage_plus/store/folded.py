@@ -143,6 +143,18 @@ _JOB_DAGS = (
     .where(_keys(_run.c.job_key))
     .group_by(_run.c.job_key, _run.c.dag_id)
 )
+#: the earliest and the latest of the runs' first event, start and end times (one row per chunk of jobs)
+_RUN_TIMES = (
+    sa.select(
+        *(
+            aggregate(column)
+            for aggregate in (sa.func.min, sa.func.max)
+            for column in (_run.c.first_seen, _run.c.start, _state.c.end_time)
+        )
+    )
+    .select_from(_run.outerjoin(_state, _state.c.run_key == _run.c.run_key))
+    .where(_keys(_run.c.job_key))
+)
 _RUNS = _RUN_COLUMNS.where(_keys(_run.c.run_key))
 _AIRFLOW_RUNS = (
     sa.select(_run.c.run_id)
@@ -345,6 +357,14 @@ class FoldedState:
         for job_key, dag_id, number in self._rows(_JOB_DAGS, job_keys):
             found.setdefault(int(job_key), {})[dag_id] = int(number)
         return found
+
+    def run_times(self, job_keys: Iterable[int]) -> tuple[int | None, int | None]:
+        """The earliest and the latest first event, start or end time of any run of the jobs ``job_keys``
+        (None: they have no run), without reading the runs."""
+        times = [
+            int(moment) for row in self._rows(_RUN_TIMES, job_keys) for moment in row if moment is not None
+        ]
+        return min(times, default=None), max(times, default=None)
 
     def airflow_run_ids(self, job_id: str, airflow_run_id: str, limit: int) -> list[str]:
         """The ids of the job's runs whose events name the Airflow DAG run ``airflow_run_id`` (its

@@ -12,12 +12,13 @@ from typing import Any
 
 import pytest
 
-from airflow_lineage_plus.graph import LineageQueries
+from airflow_lineage_plus.graph import LineageQueries, queries
 from airflow_lineage_plus.graph.answers import failed_jobs
 from airflow_lineage_plus.graph.model import LineageGraph
 from airflow_lineage_plus.graph.runs import FAILED_STATES
 from airflow_lineage_plus.graph.store_source import StoreSource
 from airflow_lineage_plus.graph.stored_graph import RUN_WINDOW, StoredGraph
+from airflow_lineage_plus.graph.visibility import Visibility
 from airflow_lineage_plus.store import LineageStore
 from airflow_lineage_plus.timestamps import to_micros
 from tests.graph.test_store_source import answers
@@ -326,5 +327,66 @@ def test_the_store_finds_the_failed_jobs_the_slo_jobs_and_the_recent_writes_a_wh
         assert newest[-2:] == [dataset_node("broke_out"), dataset_node("fixed_out")]  # both at 4: by id
         assert (len(newest), StoredGraph(store).written_since(to_micros(at(31.5)), 10)) == (6, [])
         assert len(LineageGraph.written_since(whole, -1, 1000)) == len(whole.datasets) - 1  # one only read
+    finally:
+        store.close()
+
+
+def _time_range_world() -> list[dict[str, Any]]:
+    """DAG ``nightly`` ran daily for 40 days, its task ``check`` skipped on the last (its not-run run has
+    that DAG run's times, the latest of the DAG); one run of the ``nightly`` job also names DAG ``secret``,
+    so that job is hidden from a reader of ``nightly`` only; ``dbt.model`` ran under check's day-20 run (no
+    DAG of its own: check's); ``secret.load`` ran first, ``orphan`` (no DAG, no parent) last."""
+    events = _check_skipped_on((40,))
+    events += with_run_facets(run_pair("nightly", "nightly-secret", 30, 31), airflow_facets("secret"))
+    events += with_run_facets(
+        run_pair("dbt.model", "model-20", 1202, 1203), {"parent": parent_facet("nightly.check", "check-20")}
+    )
+    events += with_run_facets(
+        run_pair("secret.load", "load-1", 5, 6), airflow_facets("secret", task_id="load")
+    )
+    events += run_pair("orphan", "orphan-1", 5000, 5001)
+    return events
+
+
+@pytest.mark.parametrize(("window", "lot"), [(RUN_WINDOW, 500), (2, 1)])
+def test_the_time_range_of_a_reader_of_some_dags_spans_the_runs_they_may_see_not_run_runs_included(
+    store_url: str, monkeypatch: pytest.MonkeyPatch, window: int, lot: int
+) -> None:
+    _with_window(monkeypatch, window)
+    monkeypatch.setattr(queries, "TIME_RANGE_JOBS", lot)
+    store = _store(store_url, _time_range_world())
+    try:
+        source = StoreSource(store)
+
+        def span(*dags: str) -> dict[str, Any]:
+            return LineageQueries(source).scoped(lambda dag_id: dag_id in dags).time_range()
+
+        # check's day-40 not-run run ends with nightly-40, at 40 * 60 + 10: later than any run of check
+        assert span("nightly") == {"from": at(61), "to": at(2410)}
+        assert span("nightly", "secret") == {"from": at(5), "to": at(2410)}
+        assert span("other") == {"from": None, "to": None}
+        assert LineageQueries(source).time_range() == {"from": at(5), "to": at(5001)}
+        # a job whose runs name a DAG the reader may not read is decided unread; only jobs with skip
+        # records are read for their not-run runs' times
+        graph = StoredGraph(store)
+        visible = Visibility(graph, lambda dag_id: dag_id == "nightly").jobs(graph.all_job_ids())
+        assert visible == [job_node("dbt.model"), job_node("nightly.check")]
+        assert job_node("nightly") not in graph.read_job_ids()
+        assert job_node("secret.load") not in graph.read_job_ids()
+        fresh = StoredGraph(store)
+        assert fresh.run_times(visible) == (to_micros(at(61)), to_micros(at(2410)))
+        assert fresh.read_job_ids() == {job_node("nightly.check")}
+        # the store's count and aggregates answer as the rules over every record read do
+        whole = StoredGraph(store)
+        whole.run_window = EVERY_RUN
+        whole.load_all()
+        every = whole.all_job_ids()
+        assert StoredGraph(store).run_dag_ids(every) == LineageGraph.run_dag_ids(whole, every)
+        assert LineageGraph.run_dag_ids(whole, every) == {
+            job_node("nightly"): frozenset({"nightly", "secret"}),
+            job_node("nightly.check"): frozenset({"nightly"}),
+            job_node("secret.load"): frozenset({"secret"}),
+        }
+        assert StoredGraph(store).run_times(every) == LineageGraph.run_times(whole, every)
     finally:
         store.close()
