@@ -40,7 +40,7 @@ def attention(
     _, _, graph, failed = queries.source.summary()
     visibility = queries.visibility(graph)
     shown = visibility.node if visibility is not None else (lambda node_id: True)
-    candidates = [d for d in graph.written_since(now - within, MAX_SCANNED) if shown(d)]
+    candidates = queries.written_since(now - within, MAX_SCANNED)
     writers = sorted(
         {
             job

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import functools
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any, Concatenate, ParamSpec, TypeVar
 
 import attrs
@@ -40,8 +40,9 @@ Edge = dict[str, Any]
 HIGH_ABOVE, MEDIUM_ABOVE = 5, 1
 #: how many search hits a reader's search looks through to find the ones they may see
 MAX_SEARCH_SCAN = 2_000
-#: how many jobs the time range of a reader of some DAGs decides at a time (what it holds at once)
-TIME_RANGE_JOBS = 500
+#: how many jobs a question about every job a reader of some DAGs may see decides at a time (the time
+#: slider's range, the datasets written lately): what it holds at once
+JOB_LOT = 500
 
 
 def node_dict(graph: LineageGraph, node_id: str, depth: int) -> Node:
@@ -559,17 +560,43 @@ class LineageQueries:
         return {"from": w.format_micros(first), "to": w.format_micros(last)}
 
     def _visible_time_range(self) -> tuple[int | None, int | None]:
-        """The span of the runs of the jobs this reader may see, :data:`TIME_RANGE_JOBS` jobs at a time,
-        each lot in a fresh whole graph (a store's reads what deciding the lot needs, and lets it go)."""
+        """The span of the runs of the jobs this reader may see."""
+        return time_span(moment for graph, jobs in self._visible_lots() for moment in graph.run_times(jobs))
+
+    def written_since(self, since: int, limit: int) -> list[str]:
+        """Ids of up to ``limit`` datasets this reader may see, last written at or after ``since`` (epoch
+        microseconds), newest first. A reader of some DAGs gets those their visible jobs write (found job
+        by job, however many other DAGs wrote since), and those the newest ``limit`` writes of all hold
+        that they may see (a dataset no job writes, say)."""
+        graph = self.source.whole_graph()
+        newest = graph.written_since(since, limit)
+        visibility = self.visibility(graph)
+        if visibility is None:
+            return newest
+        found = {dataset: graph.dataset_record(dataset) for dataset in newest if visibility.node(dataset)}
+        for lot, jobs in self._visible_lots():
+            lot.prefetch_edges(jobs)
+            outputs = {d for job in jobs for d, _ in lot.neighbours(job, upstream=False, declared_too=False)}
+            lot.prefetch_records(outputs)
+            found.update((dataset, lot.dataset_record(dataset)) for dataset in outputs)
+        times = [
+            (record.write_time, dataset)
+            for dataset, record in found.items()
+            if record is not None and record.write_ref is not None and record.write_time >= since
+        ]
+        times.sort(key=lambda item: (-item[0], item[1]))
+        return [dataset for _, dataset in times[:limit]]
+
+    def _visible_lots(self) -> Iterator[tuple[LineageGraph, list[str]]]:
+        """Every job this reader may see, :data:`JOB_LOT` jobs decided at a time, each lot in a fresh
+        whole graph (a store's reads what deciding the lot needs, and lets it go): that graph and the
+        lot's visible jobs."""
         job_ids = self.source.whole_graph().all_job_ids()
-        spans: list[int | None] = []
-        for start in range(0, len(job_ids), TIME_RANGE_JOBS):
-            lot = job_ids[start : start + TIME_RANGE_JOBS]
+        for start in range(0, len(job_ids), JOB_LOT):
             graph = self.source.whole_graph()
             visibility = self.visibility(graph)
             assert visibility is not None
-            spans += graph.run_times(visibility.jobs(lot))
-        return time_span(spans)
+            yield graph, visibility.jobs(job_ids[start : start + JOB_LOT])
 
     def may_read(self, dag_id: str) -> bool:
         """Whether this reader may read the DAG ``dag_id`` (always, unscoped)."""

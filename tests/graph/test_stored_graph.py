@@ -353,7 +353,7 @@ def test_the_time_range_of_a_reader_of_some_dags_spans_the_runs_they_may_see_not
     store_url: str, monkeypatch: pytest.MonkeyPatch, window: int, lot: int
 ) -> None:
     _with_window(monkeypatch, window)
-    monkeypatch.setattr(queries, "TIME_RANGE_JOBS", lot)
+    monkeypatch.setattr(queries, "JOB_LOT", lot)
     store = _store(store_url, _time_range_world())
     try:
         source = StoreSource(store)
