@@ -27,6 +27,7 @@ stored once.
 from __future__ import annotations
 
 import os
+import ssl
 import threading
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
@@ -53,17 +54,24 @@ BATCH_EVENTS = 500
 #: seconds one batch of a background flush may take
 FLUSH_TIMEOUT = 30.0
 
-_clients: dict[int, httpx.Client] = {}
+_clients: dict[tuple[int, str], httpx.Client] = {}
 _clients_lock = threading.Lock()
 
 
-def _client() -> httpx.Client:
-    """This process's HTTP client (a forked child makes its own: connections cannot cross a fork)."""
-    pid = os.getpid()
+def _client(scheme: str) -> httpx.Client:
+    """This process's HTTP client for URLs of ``scheme`` (a forked child makes its own: connections cannot
+    cross a fork). The provider sends each task event from a process forked for it, so each event pays for
+    a new client: for ``https`` one that loads the CA bundle (about 16 ms); for ``http`` one whose TLS
+    context trusts no certificate, which costs about 1 ms and, were it ever asked for a TLS connection,
+    would refuse it rather than skip the check."""
+    found = (os.getpid(), scheme)
     with _clients_lock:
-        client = _clients.get(pid)
+        client = _clients.get(found)
         if client is None:
-            client = _clients[pid] = httpx.Client(follow_redirects=False)
+            verify: ssl.SSLContext | bool = (
+                ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT) if scheme == "http" else True
+            )
+            client = _clients[found] = httpx.Client(follow_redirects=False, verify=verify)
         return client
 
 
@@ -81,6 +89,7 @@ class CollectorWriter:
         self.base = url.rstrip("/")
         self.key = key
         parsed = httpx.URL(self.base)
+        self.scheme = parsed.scheme
         self.where = str(parsed.copy_with(username=None, password=None)) + ENDPOINT
         self.timeout = timeout
         self.flusher = BackgroundFlush(spool, f"the {self.what} {self.where}")
@@ -108,7 +117,7 @@ class CollectorWriter:
         key = self.key()
         if key:
             headers["Authorization"] = f"Bearer {key}"
-        response = _client().post(
+        response = _client(self.scheme).post(
             self.base + path, content=body, headers=headers, timeout=timeout or self.timeout
         )
         if response.status_code in (200, 201, 202, 204):

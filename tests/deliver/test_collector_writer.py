@@ -8,6 +8,7 @@ side is a real ``airflow dags test`` and the package's transport built by the Op
 
 from __future__ import annotations
 
+import contextlib
 import json
 import socket
 import time
@@ -17,12 +18,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import httpx
 import orjson
 import pytest
 from openlineage.client.transport import get_default_factory
 
 from airflow_lineage_plus.cli.store_commands import flush_spool
-from airflow_lineage_plus.deliver import event_log_transport, spool_retry
+from airflow_lineage_plus.deliver import collector_writer, event_log_transport, spool_retry
 from airflow_lineage_plus.deliver.collector_writer import CollectorSink, CollectorWriter, _batch_outcome
 from airflow_lineage_plus.deliver.event_log_transport import EventLogTransport
 from airflow_lineage_plus.deliver.serialize import dumps
@@ -284,3 +286,85 @@ def test_a_batch_answer_with_events_to_retry_keeps_the_spool_and_one_without_det
     }
     assert _batch_outcome(refused, 3) == (2, 0, 1)
     assert _batch_outcome({}, 4) == (4, 0, 0)  # the spec's 204: all taken
+
+
+def _self_signed(directory: Path) -> tuple[Path, Path]:
+    """A certificate for 127.0.0.1 signed by its own key, and that key (PEM files)."""
+    import datetime
+    import ipaddress
+
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "127.0.0.1")])
+    now = datetime.datetime.now(datetime.timezone.utc)
+    certificate = (
+        x509.CertificateBuilder()
+        .subject_name(name)
+        .issuer_name(name)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - datetime.timedelta(minutes=5))
+        .not_valid_after(now + datetime.timedelta(hours=1))
+        .add_extension(
+            x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]), False
+        )
+        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+        .sign(key, hashes.SHA256())
+    )
+    cert_file, key_file = directory / "cert.pem", directory / "key.pem"
+    cert_file.write_bytes(certificate.public_bytes(serialization.Encoding.PEM))
+    key_file.write_bytes(
+        key.private_bytes(
+            serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+        )
+    )
+    return cert_file, key_file
+
+
+@contextlib.contextmanager
+def _tls_server(cert_file: Path, key_file: Path) -> Iterator[str]:
+    """An HTTPS server on 127.0.0.1 answering 200 to every GET; its base URL."""
+    import http.server
+    import ssl
+    import threading
+
+    class Answer(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            self.send_response(200)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Answer)
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(cert_file, key_file)
+    server.socket = context.wrap_socket(server.socket, server_side=True)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"https://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_the_client_kept_for_plain_http_refuses_a_tls_connection_and_the_https_one_checks_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The ``http`` client loads no CA bundle (cheap in each forked emitting process): asked for an
+    ``https`` URL it fails the certificate check instead of skipping it. The ``https`` client checks
+    against the CAs it trusts (here ``SSL_CERT_FILE``): the same server is reached."""
+    monkeypatch.setattr(collector_writer, "_clients", {})
+    cert_file, key_file = _self_signed(tmp_path)
+    with _tls_server(cert_file, key_file) as base:
+        with pytest.raises(httpx.ConnectError, match="CERTIFICATE_VERIFY_FAILED"):
+            collector_writer._client("http").get(base + "/", timeout=5)
+        monkeypatch.setenv("SSL_CERT_FILE", str(cert_file))
+        assert collector_writer._client("https").get(base + "/", timeout=5).status_code == 200
+        assert collector_writer._client("https") is collector_writer._client("https")  # one per process
