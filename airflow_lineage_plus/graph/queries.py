@@ -4,18 +4,18 @@ from __future__ import annotations
 
 import functools
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any, Concatenate, ParamSpec, TypeVar
 
 import attrs
 
 from airflow_lineage_plus import node_ids as ids
 from airflow_lineage_plus.exceptions import NodeNotFound
-from airflow_lineage_plus.graph import failed
+from airflow_lineage_plus.graph import failed, visible_jobs
 from airflow_lineage_plus.graph import what_changed as changes
 from airflow_lineage_plus.graph.ancestry import descendant_jobs, ran_by_nodes
 from airflow_lineage_plus.graph.columns import column_walk
-from airflow_lineage_plus.graph.model import LineageGraph, time_span
+from airflow_lineage_plus.graph.model import LineageGraph
 from airflow_lineage_plus.graph.names import lint_names
 from airflow_lineage_plus.graph.records import DatasetRecord, JobRecord
 from airflow_lineage_plus.graph.schema_diff import diff_fields, parse_proposed
@@ -40,9 +40,6 @@ Edge = dict[str, Any]
 HIGH_ABOVE, MEDIUM_ABOVE = 5, 1
 #: how many search hits a reader's search looks through to find the ones they may see
 MAX_SEARCH_SCAN = 2_000
-#: how many jobs a question about every job a reader of some DAGs may see decides at a time (the time
-#: slider's range, the datasets written lately): what it holds at once
-JOB_LOT = 500
 
 
 def node_dict(graph: LineageGraph, node_id: str, depth: int) -> Node:
@@ -556,47 +553,15 @@ class LineageQueries:
         reader of some DAGs only, the earliest and the latest time of the runs they may see."""
         first, last = self.source.time_range()
         if self.may_read_dag is not None and (first, last) != (None, None):
-            first, last = self._visible_time_range()
+            first, last = visible_jobs.time_range(self.source, self.may_read_dag)
         return {"from": w.format_micros(first), "to": w.format_micros(last)}
-
-    def _visible_time_range(self) -> tuple[int | None, int | None]:
-        """The span of the runs of the jobs this reader may see."""
-        return time_span(moment for graph, jobs in self._visible_lots() for moment in graph.run_times(jobs))
 
     def written_since(self, since: int, limit: int) -> list[str]:
         """Ids of up to ``limit`` datasets this reader may see, last written at or after ``since`` (epoch
-        microseconds), newest first. A reader of some DAGs gets those their visible jobs write (found job
-        by job, however many other DAGs wrote since), and those the newest ``limit`` writes of all hold
-        that they may see (a dataset no job writes, say)."""
-        graph = self.source.whole_graph()
-        newest = graph.written_since(since, limit)
-        visibility = self.visibility(graph)
-        if visibility is None:
-            return newest
-        found = {dataset: graph.dataset_record(dataset) for dataset in newest if visibility.node(dataset)}
-        for lot, jobs in self._visible_lots():
-            lot.prefetch_edges(jobs)
-            outputs = {d for job in jobs for d, _ in lot.neighbours(job, upstream=False, declared_too=False)}
-            lot.prefetch_records(outputs)
-            found.update((dataset, lot.dataset_record(dataset)) for dataset in outputs)
-        times = [
-            (record.write_time, dataset)
-            for dataset, record in found.items()
-            if record is not None and record.write_ref is not None and record.write_time >= since
-        ]
-        times.sort(key=lambda item: (-item[0], item[1]))
-        return [dataset for _, dataset in times[:limit]]
-
-    def _visible_lots(self) -> Iterator[tuple[LineageGraph, list[str]]]:
-        """Every job this reader may see, :data:`JOB_LOT` jobs decided at a time, each lot in a fresh
-        whole graph (a store's reads what deciding the lot needs, and lets it go): that graph and the
-        lot's visible jobs."""
-        job_ids = self.source.whole_graph().all_job_ids()
-        for start in range(0, len(job_ids), JOB_LOT):
-            graph = self.source.whole_graph()
-            visibility = self.visibility(graph)
-            assert visibility is not None
-            yield graph, visibility.jobs(job_ids[start : start + JOB_LOT])
+        microseconds), newest first (a reader of some DAGs: :func:`.visible_jobs.written_since`)."""
+        if self.may_read_dag is None:
+            return self.source.whole_graph().written_since(since, limit)
+        return visible_jobs.written_since(self.source, self.may_read_dag, since, limit)
 
     def may_read(self, dag_id: str) -> bool:
         """Whether this reader may read the DAG ``dag_id`` (always, unscoped)."""

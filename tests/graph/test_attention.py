@@ -46,10 +46,10 @@ def _changes(queries: LineageQueries) -> list[tuple[str, str]]:
 def test_a_reader_of_one_dag_gets_its_changes_however_many_other_dags_wrote_since(
     store_url: str, monkeypatch: pytest.MonkeyPatch, lot: int
 ) -> None:
-    from airflow_lineage_plus.graph import queries as queries_module
+    from airflow_lineage_plus.graph import visible_jobs
 
     monkeypatch.setattr(attention, "MAX_SCANNED", SCANNED)
-    monkeypatch.setattr(queries_module, "JOB_LOT", lot)
+    monkeypatch.setattr(visible_jobs, "JOB_LOT", lot)
     store = LineageStore(store_url)
     try:
         store.append(json.dumps(item).encode() for item in _world())

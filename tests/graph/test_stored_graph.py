@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from airflow_lineage_plus.graph import LineageQueries, queries
+from airflow_lineage_plus.graph import LineageQueries, visible_jobs
 from airflow_lineage_plus.graph.answers import failed_jobs
 from airflow_lineage_plus.graph.model import LineageGraph
 from airflow_lineage_plus.graph.runs import FAILED_STATES
@@ -353,7 +353,7 @@ def test_the_time_range_of_a_reader_of_some_dags_spans_the_runs_they_may_see_not
     store_url: str, monkeypatch: pytest.MonkeyPatch, window: int, lot: int
 ) -> None:
     _with_window(monkeypatch, window)
-    monkeypatch.setattr(queries, "JOB_LOT", lot)
+    monkeypatch.setattr(visible_jobs, "JOB_LOT", lot)
     store = _store(store_url, _time_range_world())
     try:
         source = StoreSource(store)
