@@ -10,17 +10,17 @@ What it costs, and what is kept between questions:
   needs (:class:`RunFacts`, the newest ``RUNS_KEPT`` kept by the source's :class:`RunReader`): a job and
   its outputs, and the next question, read the same runs;
 * a dataset's history reads only the runs that can be among its newest: the candidate jobs (its writers,
-  or for a source every reader) are taken newest first, by the time of each job's latest event (the
-  catalog knows it without folding the job), and no further once ``runs`` writes newer than the next
+  or for a source its readers) are taken newest first, by the time of each job's latest event or skip
+  record (:meth:`.model.LineageGraph.newest_adjacent`: a store finds a source's readers that ran last
+  through an index, without a probe per reader), and no further once ``runs`` writes newer than the next
   job's latest event are found. A source read by every job of a large log (a shared calendar table) thus
   costs the few jobs that read it last, not all of them; the answer is the one a read of all of them
   gives;
 * the latest assertions on a dataset are taken from the jobs next to it that ran last, found the same
-  way: jobs are read newest latest event first (a skip record counts as an event: a run that did not run
-  starts with its DAG run), and none past the point where none left can have run later than the ones
-  kept;
-* what a question starts from (which datasets have events, their edges and writers, the writers' latest
-  event times) is read at once for all its nodes.
+  way (a skip record counts as an event: a run that did not run starts with its DAG run), and none past
+  the point where none left can have run later than the ones kept;
+* what a question starts from (which datasets have events, their writers' edges, the writers' latest
+  event times, the first readers of each source) is read at once for all its nodes.
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ from airflow_lineage_plus.graph.history import (
     LatestAssertions,
     digest,
 )
-from airflow_lineage_plus.graph.model import LineageGraph
+from airflow_lineage_plus.graph.model import LineageGraph, latest_first
 from airflow_lineage_plus.graph.records import JobRecord
 from airflow_lineage_plus.graph.runs import RunRecord
 from airflow_lineage_plus.graph.stored_graph import StoredGraph
@@ -183,24 +183,25 @@ class _Question:
     ) -> None:
         self.graph, self.count, self.reader, self.as_of, self.bounds = graph, count, reader, as_of, bounds
         self.recent: dict[str, list[RunRecord]] = {}
+        self.readers: dict[str, _Newest] = {}  # of each source, its readers that ran last first
 
     def prepare(self, node_ids: Sequence[str]) -> set[str]:
         """Read at once what the histories of these nodes start from: which datasets the catalog knows,
-        their edges, their writers (with their runs), the time of each candidate job's latest event, and
-        the first readers of each source; the datasets the catalog knows."""
+        their writers (with their runs and the time of each one's latest event), and the readers of each
+        source that ran last (the store finds those without reading the others: a source every job
+        reads); the datasets the catalog knows."""
         graph = self.graph
         known = graph.catalog.known(n for n in node_ids if n.startswith("dataset:"))
-        graph.load_edges(sorted(known))
+        graph.load_writers(sorted(known))
         writers = sorted({job for dataset in known for job in graph.pred.get(dataset, ())})
         graph.load_jobs(writers)
+        _read_bounds(graph, writers, self.bounds)
         # a source (no writer) is read by its readers that ran last (:meth:`newest`): the first batch of
         # each source's, at once
-        readers = [sorted(graph.succ.get(d, ())) for d in known if not graph.pred.get(d)]
-        _read_bounds(graph, {job for jobs in readers for job in jobs}.union(writers), self.bounds)
+        sources = sorted(d for d in known if not graph.pred.get(d))
         first = max(self.count, MIN_CHUNK)
-        graph.load_jobs(
-            sorted({j for jobs in readers for j in sorted(jobs, key=_by_bound(self.bounds))[:first]})
-        )
+        self.readers = _Newest.of(graph, sources, writers=False, readers=True, first=first)
+        graph.load_jobs(sorted({job for jobs in self.readers.values() for job in jobs.head(first)}))
         return known
 
     def runs_of(self, job: JobRecord) -> list[RunRecord]:
@@ -245,35 +246,35 @@ class _Question:
         records = [job for job in (graph.job_record(j) for j in sorted(j for j, _ in writers)) if job]
         slo = [job.slo_minutes for job in records if job.slo_minutes is not None]
         least = min(slo) if slo else None
-        found = self.newest(dataset_id, [job.id for job in records], readers=False)
+        _read_bounds(graph, [job.id for job in records], self.bounds)
+        ordered = latest_first({job.id: self.bounds[job.id] for job in records})
+        found = self.newest(dataset_id, _Newest(graph, dataset_id, ordered), readers=False)
         if not found:
-            graph.load_edges((dataset_id,))  # (read already by :meth:`prepare`)
-            found = self.newest(dataset_id, sorted(graph.succ.get(dataset_id, ())), readers=True)
+            readers = self.readers.get(dataset_id)
+            if readers is None:
+                first = max(self.count, MIN_CHUNK)
+                readers = _Newest.of(graph, [dataset_id], writers=False, readers=True, first=first)[
+                    dataset_id
+                ]
+            found = self.newest(dataset_id, readers, readers=True)
         return History(dataset_id, tuple(found), least)
 
-    def newest(self, dataset_id: str, job_ids: list[str], *, readers: bool) -> list[DatasetRun]:
-        """The dataset's newest ``count`` runs among the newest ``count`` completed runs of each job (of
-        ``job_ids``, sorted; with ``readers``, candidates that may not read it), newest first by (time,
-        run id), ties in job order: what reading every job gives, reading jobs newest first and none
-        past the point where no run of theirs can be among the newest (see the module docstring)."""
+    def newest(self, dataset_id: str, jobs: _Newest, *, readers: bool) -> list[DatasetRun]:
+        """The dataset's newest ``count`` runs among the newest ``count`` completed runs of each of
+        ``jobs`` (its writers, or with ``readers`` its readers), newest first by (time, run id), then by
+        job id: what reading every job gives, reading jobs newest first and none past the point where no
+        run of theirs can be among the newest (see the module docstring)."""
         count, graph = self.count, self.graph
-        rank = {job_id: at for at, job_id in enumerate(job_ids)}
-        _read_bounds(graph, job_ids, self.bounds)
-        order = sorted(job_ids, key=_by_bound(self.bounds))
-        best: list[tuple[int, str, int, int, DatasetRun]] = []  # (at, run id, -job rank, -run rank, run)
-        real: set[str] = set()
-        folded, chunk = 0, max(count, MIN_CHUNK)
-        for position, job_id in enumerate(order):
-            bound = self.bounds[job_id]
+        best: list[tuple[int, str, str, int, DatasetRun]] = []  # (at, run id, job id, run rank, run)
+        folded, chunk, position = 0, max(count, MIN_CHUNK), 0
+        while (item := jobs.at(position)) is not None:
+            job_id, bound = item
             if len(best) >= count and bound is not None and bound < best[count - 1][0]:
                 break  # every later job's runs are older than the newest found
-            if readers:
-                if position >= folded:  # fold the next candidates at once, twice as many each time
-                    graph.load_jobs(order[folded : folded + chunk])
-                    folded, chunk = folded + chunk, 2 * chunk
-                    real = self._readers(dataset_id)
-                if job_id not in real:
-                    continue
+            if readers and position >= folded:  # fold the next candidates at once, twice as many each time
+                graph.load_jobs(jobs.head(folded + chunk)[folded:])
+                folded, chunk = folded + chunk, 2 * chunk
+            position += 1
             job = graph.job_record(job_id)
             if job is None:
                 continue
@@ -284,15 +285,54 @@ class _Question:
                 figures = fact.datasets.get(dataset_id)
                 if figures is not None:
                     at, run_id = _key(run)
-                    best.append((at, run_id, -rank[job_id], -i, DatasetRun(run_id, job_id, at, *figures)))
-            best.sort(key=lambda b: b[:4], reverse=True)
+                    best.append((at, run_id, job_id, i, DatasetRun(run_id, job_id, at, *figures)))
+            best.sort(key=lambda b: (b[2], b[3]))  # ties: the least job id, its newer run first
+            best.sort(key=lambda b: b[:2], reverse=True)
             del best[count:]
         return [b[4] for b in best]
 
-    def _readers(self, dataset_id: str) -> set[str]:
-        """The dataset's readers among the jobs read so far (edges a run reported, retired ones too)."""
-        read = self.graph.read_job_ids()
-        return {job for job in self.graph.succ.get(dataset_id, ()) if job in read}
+
+class _Newest:
+    """The jobs next to a dataset with the time no run of each starts after, newest first
+    (:meth:`.model.LineageGraph.newest_adjacent`), asked of the graph as far as they are read."""
+
+    def __init__(
+        self,
+        graph: LineageGraph,
+        dataset_id: str,
+        found: list[tuple[str, int | None]],
+        sides: tuple[bool, bool] | None = None,
+    ) -> None:
+        """``found``: the first jobs; ``sides``: (writers, readers) to ask the graph for more, None when
+        ``found`` holds every one."""
+        self.graph, self.dataset_id, self.found, self.sides = graph, dataset_id, found, sides
+
+    @classmethod
+    def of(
+        cls, graph: LineageGraph, dataset_ids: Sequence[str], *, writers: bool, readers: bool, first: int
+    ) -> dict[str, _Newest]:
+        """The jobs next to each dataset, the ``first`` of each asked for at once."""
+        found = graph.newest_adjacent(dataset_ids, writers=writers, readers=readers, limit=first)
+        return {
+            d: cls(graph, d, jobs, None if complete else (writers, readers))
+            for d, (jobs, complete) in found.items()
+        }
+
+    def at(self, position: int) -> tuple[str, int | None] | None:
+        """The job at ``position`` and its time; None past the last."""
+        while position >= len(self.found) and self.sides is not None:
+            writers, readers = self.sides
+            limit = max(2 * len(self.found), position + 1)
+            jobs, complete = self.graph.newest_adjacent(
+                (self.dataset_id,), writers=writers, readers=readers, limit=limit
+            )[self.dataset_id]
+            self.found, self.sides = jobs, None if complete else self.sides
+        return self.found[position] if position < len(self.found) else None
+
+    def head(self, count: int) -> list[str]:
+        """The first ``count`` jobs (fewer when there are fewer)."""
+        self.at(count - 1)
+        return [job_id for job_id, _ in self.found[:count]]
 
 
 def _key(run: RunRecord) -> tuple[int, str]:
@@ -370,17 +410,13 @@ def latest_assertions(
     most the last :data:`MAX_REFS` of each), all in one read."""
     view.prefetch_records(dataset_ids[:MAX_DATASETS])
     datasets = [d for d in dataset_ids[:MAX_DATASETS] if view.dataset_record(d) is not None]
-    view.prefetch_edges(datasets)
-    # the jobs next to each, writers and readers, by the edges runs reported (retired ones too)
-    adjacent = {d: {*view.pred.get(d, ()), *view.succ.get(d, ())} for d in datasets}
-    bounds: dict[str, int | None] = {}
-    _read_bounds(view, {job for jobs in adjacent.values() for job in jobs}, bounds)
-    view.prefetch_records(  # the first batch of each dataset's jobs (:func:`_last_ran`), at once
-        {job for jobs in adjacent.values() for job in sorted(jobs, key=_by_bound(bounds))[:MAX_JOBS]}
-    )
+    # the jobs next to each, writers and readers, by the edges runs reported (retired ones too), those
+    # that ran last first; the first batch of each dataset's read at once
+    adjacent = _Newest.of(view, datasets, writers=True, readers=True, first=MAX_JOBS)
+    view.prefetch_records({job for jobs in adjacent.values() for job in jobs.head(MAX_JOBS)})
     chosen: list[tuple[str, JobRecord, RunRecord, str]] = []
     for dataset_id in datasets:
-        last = _last_ran(view, adjacent[dataset_id], MAX_JOBS, bounds)
+        last = _last_ran(view, adjacent[dataset_id], MAX_JOBS)
         for job in (view.job_record(j) for j in sorted(last)):
             newest = view.newest_runs(job, 1, as_of) if job is not None else []
             run = next((r for r in newest if r.state != "RUNNING"), None)
@@ -404,26 +440,22 @@ def latest_assertions(
     return found
 
 
-def _last_ran(
-    graph: LineageGraph, jobs: Iterable[str], limit: int, bounds: dict[str, int | None]
-) -> list[str]:
-    """The ``limit`` jobs of ``jobs`` whose latest run started last, that one first (ties: the greater
-    id first). The jobs are read newest latest event first (``bounds`` keeps those times between calls:
-    :meth:`.model.LineageGraph.last_event_times`, skip records included), a batch at a time, and none past
-    the point where no job left can be among them (no run starts after that time): a source read by
-    thousands of jobs costs the few that ran last."""
-    jobs = sorted(set(jobs))
-    _read_bounds(graph, jobs, bounds)
-    order = sorted(jobs, key=_by_bound(bounds))
+def _last_ran(graph: LineageGraph, jobs: _Newest, limit: int) -> list[str]:
+    """The ``limit`` of ``jobs`` whose latest run started last, that one first (ties: the greater id
+    first). The jobs are read newest latest event first (a skip record counts:
+    :meth:`.model.LineageGraph.last_event_times`), a batch at a time, and none past the point where no
+    job left can be among them (no run starts after that time): a source read by thousands of jobs costs
+    the few that ran last."""
     best: list[tuple[int, str]] = []
-    read, chunk = 0, max(limit, MIN_CHUNK)
-    for position, job_id in enumerate(order):
-        bound = bounds[job_id]
+    read, chunk, position = 0, max(limit, MIN_CHUNK), 0
+    while (item := jobs.at(position)) is not None:
+        job_id, bound = item
         if len(best) >= limit and bound is not None and bound < best[limit - 1][0]:
             break  # every job left started its latest run before the last one kept
         if position >= read:
-            graph.prefetch_records(order[read : read + chunk])
+            graph.prefetch_records(jobs.head(read + chunk)[read:])
             read, chunk = read + chunk, 2 * chunk
+        position += 1
         job = graph.job_record(job_id)
         run = graph.latest_run(job) if job is not None else None
         best.append((run.sort_key()[0] if run is not None else -(2**62), job_id))
@@ -438,11 +470,6 @@ def _read_bounds(graph: LineageGraph, job_ids: Iterable[str], bounds: dict[str, 
     missing = sorted({job_id for job_id in job_ids if job_id not in bounds})
     if missing:
         bounds.update(graph.last_event_times(missing))
-
-
-def _by_bound(bounds: Mapping[str, int | None]) -> Callable[[str], tuple[bool, int, str]]:
-    """Sort key of jobs: an unknown latest event time first, then the latest first, then by id."""
-    return lambda job_id: (bounds[job_id] is not None, -(bounds[job_id] or 0), job_id)
 
 
 def _partition(subset: Any) -> tuple[str | None, tuple[tuple[str, str], ...]]:

@@ -23,6 +23,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from airflow_lineage_plus import node_ids as ids
 from airflow_lineage_plus.exceptions import BadEventError, SourceUnavailable
 from airflow_lineage_plus.graph.catalog import Catalog
+from airflow_lineage_plus.graph.model import LineageGraph
 from airflow_lineage_plus.graph.stored_graph import StoredGraph
 from airflow_lineage_plus.store import LineageStore
 from airflow_lineage_plus.store import wire as w
@@ -169,6 +170,20 @@ class FocusedGraph(StoredGraph):
                 self.ensure_jobs((node_id,))  # a job's edges come from its own events
             else:
                 self.ensure_jobs(self._adjacent_jobs(node_id))
+
+    def newest_adjacent(
+        self, dataset_ids: Iterable[str], *, writers: bool, readers: bool, limit: int
+    ) -> dict[str, tuple[list[tuple[str, int | None]], bool]]:
+        """Every job next to each, from the edges folded as of the time (not the scratch store's index)."""
+        return LineageGraph.newest_adjacent(self, dataset_ids, writers=writers, readers=readers, limit=limit)
+
+    def _prepare_writers(self, dataset_ids: list[str]) -> None:
+        for dataset_id in dataset_ids:
+            self.ensure_jobs(
+                other
+                for other in self.catalog.adjacent(dataset_id, upstream=True)
+                if self._may_exist((other, dataset_id))
+            )
 
     def _prepare_children(self, run_ids: list[str]) -> None:
         for run_id in run_ids:

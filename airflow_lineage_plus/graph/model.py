@@ -8,7 +8,7 @@ ties broken by content. The records it holds are in :mod:`.runs` and :mod:`.reco
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 
 from airflow_lineage_plus import node_ids as ids
@@ -296,6 +296,25 @@ class LineageGraph:
         count), where it is known without reading the job's records; None where it is not."""
         return dict.fromkeys(job_ids)
 
+    def newest_adjacent(
+        self, dataset_ids: Iterable[str], *, writers: bool, readers: bool, limit: int
+    ) -> dict[str, tuple[list[tuple[str, int | None]], bool]]:
+        """{dataset id: ((job id, :meth:`last_event_times` time) of the jobs next to it by an edge a run
+        reported, its writers, its readers or both, newest first (an unknown time first, then the latest,
+        then by id): at least the ``limit`` first and each as late as the last of them; whether they are
+        every job next to it)}. Here every job, read at once; a graph that reads its records as they are
+        touched may ask its store for the few that ran last (a source every job reads)."""
+        wanted = list(dict.fromkeys(dataset_ids))
+        self.prefetch_edges(wanted)
+        found = {}
+        for dataset_id in wanted:
+            jobs = {
+                *(self.pred.get(dataset_id, ()) if writers else ()),
+                *(self.succ.get(dataset_id, ()) if readers else ()),
+            }
+            found[dataset_id] = (latest_first(self.last_event_times(jobs)), True)
+        return found
+
     def load_triggers(self, run_ids: Iterable[str]) -> None:
         """The next questions read the triggers of these runs (:attr:`triggers`), and the upstream runs
         and jobs they name: a graph that reads its records as they are touched reads them at once."""
@@ -430,3 +449,9 @@ def time_span(moments: Iterable[int | None]) -> tuple[int | None, int | None]:
     """The earliest and the latest of ``moments`` (None skipped); ``(None, None)`` when none is known."""
     known = [moment for moment in moments if moment is not None]
     return min(known, default=None), max(known, default=None)
+
+
+def latest_first(times: Mapping[str, int | None]) -> list[tuple[str, int | None]]:
+    """(job id, time) of jobs by the time no run of theirs starts after: unknown first, then the latest,
+    then by id."""
+    return sorted(times.items(), key=lambda item: (item[1] is not None, -(item[1] or 0), item[0]))

@@ -30,7 +30,7 @@ import orjson
 from airflow_lineage_plus import node_ids as ids
 from airflow_lineage_plus.graph import retirement
 from airflow_lineage_plus.graph.catalog import Catalog, StoreCatalog
-from airflow_lineage_plus.graph.model import LineageGraph, newest_first, time_span
+from airflow_lineage_plus.graph.model import LineageGraph, latest_first, newest_first, time_span
 from airflow_lineage_plus.graph.records import ColumnInput, DatasetRecord, JobRecord
 from airflow_lineage_plus.graph.runs import RunRecord
 from airflow_lineage_plus.store import LineageStore
@@ -93,12 +93,15 @@ class StoredGraph(LineageGraph):
         self._jobs_read: set[str] = set()
         self._datasets_read: set[str] = set()
         self._edges_read: set[str] = set()
+        self._writers_read: set[str] = set()  # datasets whose writers' edges are read (not the readers')
         self._runs_read: set[str] = set()
         self._children_read: set[str] = set()
         self._io_read: set[str] = set()
         self._triggers_read: set[str] = set()
         #: jobs whose older runs are not read: the start (else first event) time their read runs begin at
         self._partial: dict[str, int] = {}
+        #: (dataset, writers, readers) -> what :meth:`newest_adjacent` found
+        self._adjacent: dict[tuple[str, bool, bool], tuple[list[tuple[str, int | None]], bool]] = {}
         #: how many runs of such a job name each DAG id (:meth:`dag_runs`)
         self._dag_counts: dict[str, dict[str | None, int]] = {}
 
@@ -111,6 +114,9 @@ class StoredGraph(LineageGraph):
 
     def _prepare_edges(self, node_ids: list[str]) -> None:
         """Make the edges of these nodes, and the jobs at their other ends, complete."""
+
+    def _prepare_writers(self, dataset_ids: list[str]) -> None:
+        """Make the edges into these datasets, and the jobs that write them, complete."""
 
     def _prepare_children(self, run_ids: list[str]) -> None:
         """Make the runs whose parent is one of these complete."""
@@ -301,6 +307,22 @@ class StoredGraph(LineageGraph):
         with self.state.batch():
             self._add_edges(self.state.edges(wanted))
 
+    def load_writers(self, dataset_ids: Iterable[str]) -> None:
+        """Read the edges into these datasets (their writers', reported and declared) not read yet, and
+        not those of their readers: :attr:`pred` of each is complete after, :attr:`succ` only after
+        :meth:`load_edges` (an upstream walk through a source every job reads reads one edge of it)."""
+        wanted = [
+            d
+            for d in dict.fromkeys(dataset_ids)
+            if d.startswith("dataset:") and d not in self._edges_read and d not in self._writers_read
+        ]
+        if not wanted:
+            return
+        self._prepare_writers(wanted)
+        self._writers_read.update(wanted)
+        with self.state.batch():
+            self._add_edges(self.state.writer_edges(wanted))
+
     def _add_edges(self, rows: Iterable[f.EdgeRow]) -> None:
         """Put edge rows in the graph (reported and declared ones)."""
         for row in rows:
@@ -314,7 +336,11 @@ class StoredGraph(LineageGraph):
 
     def prefetch(self, node_ids: Iterable[str], *, upstream: bool) -> None:
         nodes = list(node_ids)
-        self.load_edges(nodes)
+        if upstream:  # a dataset's writers only (the jobs' edges are their own: all of them)
+            self.load_edges(n for n in nodes if n.startswith("job:"))
+            self.load_writers(nodes)
+        else:
+            self.load_edges(nodes)
         side = self.pred if upstream else self.succ
         declared = self.declared_pred if upstream else self.declared_succ
         jobs = [n for n in nodes if n.startswith("job:")]
@@ -339,6 +365,23 @@ class StoredGraph(LineageGraph):
 
     def last_event_times(self, job_ids: Iterable[str]) -> dict[str, int | None]:
         return self.catalog.last_event_times(job_ids)
+
+    def newest_adjacent(
+        self, dataset_ids: Iterable[str], *, writers: bool, readers: bool, limit: int
+    ) -> dict[str, tuple[list[tuple[str, int | None]], bool]]:
+        """Asked of the store (:meth:`.FoldedState.newest_adjacent`: of a source every job reads, the few
+        that ran last, by an index), at once for the datasets not asked for as far yet."""
+        wanted = [
+            d
+            for d in dict.fromkeys(dataset_ids)
+            if (known := self._adjacent.get((d, writers, readers))) is None
+            or (not known[1] and len(known[0]) < limit)
+        ]
+        if wanted:
+            sides = [side for side, asked in ((1, writers), (0, readers)) if asked]
+            for dataset_id, (times, complete) in self.state.newest_adjacent(wanted, sides, limit).items():
+                self._adjacent[(dataset_id, writers, readers)] = (latest_first(times), complete)
+        return {d: self._adjacent.get((d, writers, readers), ([], True)) for d in dataset_ids}
 
     # -- what the queries read ----------------------------------------------------------------------
     def all_runs(self, job: JobRecord) -> Iterator[RunRecord]:
@@ -393,7 +436,10 @@ class StoredGraph(LineageGraph):
     def neighbours(
         self, node_id: str, *, upstream: bool, retired: bool = False, declared_too: bool = True
     ) -> list[tuple[str, str]]:
-        self.load_edges((node_id,))
+        if upstream and node_id.startswith("dataset:"):  # its writers (a job's edges are its own: all)
+            self.load_writers((node_id,))
+        else:
+            self.load_edges((node_id,))
         if node_id.startswith("job:"):
             self.load_jobs((node_id,))
         else:  # the jobs on that side say whether each edge is current (and the declared ones, declared)

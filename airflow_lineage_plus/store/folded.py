@@ -19,6 +19,7 @@ from typing import Any, NamedTuple, TypeVar
 
 import sqlalchemy as sa
 
+from airflow_lineage_plus.store import adjacent as a
 from airflow_lineage_plus.store import facts as f
 from airflow_lineage_plus.store import schema
 from airflow_lineage_plus.store.database import LineageStore
@@ -96,6 +97,7 @@ _LAST_SKIPS = (
 )
 _JOB_EDGES = sa.select(*_edge.c).where(_keys(_edge.c.job_key))
 _DATASET_EDGES = sa.select(*_edge.c).where(_keys(_edge.c.dataset_key))
+_WRITER_EDGES = _DATASET_EDGES.where(_edge.c.output == 1)
 #: the facts a run has, each joined to the run's row (one query reads a run whole)
 _RUN_FACTS = (f.ERROR, f.MODE, f.TASKS)
 _run_facts = [_fact.alias(f"run_{name}") for name in _RUN_FACTS]
@@ -313,6 +315,58 @@ class FoldedState:
             found[int(key)] = max(found.get(int(key), int(at)), int(at))
         return found
 
+    def newest_adjacent(
+        self, dataset_ids: Iterable[str], sides: Sequence[int], limit: int
+    ) -> dict[str, tuple[dict[str, int | None], bool]]:
+        """{dataset id: ({job id: :meth:`last_event_times` time, None when not known} of the jobs next to
+        it by an edge a run reported, on ``sides`` (1: its writers, 0: its readers), at least each whose
+        time is at or after the ``limit``-th latest's; whether they are every job next to it)}.
+
+        A dataset with at most :data:`.adjacent.READ_WHOLE` edges has them read whole (with the others,
+        at once). For more (a source every job reads), its jobs come from the newest latest events of
+        all nodes (:data:`.adjacent.SCAN` per job asked for, by an index), then the later skip records of
+        the jobs next to it: a few index probes per job asked for, not one per job next to it. When the
+        newest events hold too few of its jobs, they are read whole after all."""
+        wanted = {f.key_of(d): d for d in dataset_ids}
+        found: dict[str, tuple[dict[str, int | None], bool]] = {}
+        with self.batch():
+            counts = dict(self._rows(a.ADJACENT_COUNTS.params(sides=list(sides)), wanted))
+            for key, count in counts.items():
+                if count > a.READ_WHOLE and (newest := self._newest(wanted[key], sides, limit)):
+                    found[wanted[key]] = (newest, False)
+            whole = {key: d for key, d in wanted.items() if d not in found}
+            rows = self._rows(a.ADJACENT.params(sides=list(sides)), whole)
+            times: dict[str, dict[str, int | None]] = {d: {} for d in whole.values()}
+            for job_id, dataset_id, at, _ in rows:
+                if dataset_id in times:
+                    times[dataset_id][job_id] = a.later(times[dataset_id].get(job_id), at)
+            skips = dict(self._rows(_LAST_SKIPS, {f.key_of(j) for jobs in times.values() for j in jobs}))
+            for dataset_id, jobs in times.items():
+                for job_id in jobs:
+                    jobs[job_id] = a.later(jobs[job_id], skips.get(f.key_of(job_id)))
+                found[dataset_id] = (jobs, True)
+        return found
+
+    def _newest(self, dataset_id: str, sides: Sequence[int], limit: int) -> dict[str, int | None] | None:
+        """The jobs of :meth:`newest_adjacent` of one dataset, from the newest latest events of all; None
+        when those hold too few of its jobs."""
+        connection = self._local.connection
+        params = {"dataset": f.key_of(dataset_id), "sides": list(sides)}
+        scan = {**params, "scan": max(a.SCAN * limit, a.READ_WHOLE)}
+        found = a.latest_times(connection.execute(a.NEWEST_ADJACENT, scan).all(), dataset_id)
+        times = sorted((at for at in found.values() if at is not None), reverse=True)
+        # one older than the limit-th: no job past the scan has the limit-th's time
+        if len(times) <= limit or times[limit - 1] == times[-1]:
+            return None
+        since = times[limit - 1]
+        skipped: dict[int, int] = {}
+        for key, at in connection.execute(a.SKIPPED_SINCE, {"since": since}).all():
+            skipped[int(key)] = max(skipped.get(int(key), int(at)), int(at))
+        for job_id, row_dataset, key in self._rows(a.JOBS_NEXT_TO.params(**params), skipped):
+            if row_dataset == dataset_id:
+                found[job_id] = a.later(found.get(job_id), skipped[int(key)])
+        return {job_id: at for job_id, at in found.items() if at is not None and at >= since}
+
     def node_ids_of(self, keys: Iterable[int]) -> dict[int, str]:
         """The ids of the nodes with these keys."""
         return {int(key): str(node_id) for key, node_id in self._rows(_JOB_IDS, keys)}
@@ -329,6 +383,13 @@ class FoldedState:
             for row in rows
             if jobs.get(row.job_key) == row.job_id or datasets.get(row.dataset_key) == row.dataset_id
         ]
+
+    def writer_edges(self, dataset_ids: Iterable[str]) -> list[f.EdgeRow]:
+        """The edges into the datasets ``dataset_ids`` (their writers'), not the readers' (a source read
+        by every job has as many)."""
+        wanted = {f.key_of(i): i for i in dataset_ids}
+        rows = [f.EdgeRow(*row) for row in self._rows(_WRITER_EDGES, wanted)]
+        return [row for row in rows if wanted.get(row.dataset_key) == row.dataset_id]
 
     # -- runs ---------------------------------------------------------------------------------------
     def job_runs(self, job_keys: Iterable[int]) -> list[Run]:

@@ -67,6 +67,13 @@ def _add_write_index(connection: sa.Connection) -> None:
     _create_missing_indexes(connection, schema.fact)
 
 
+def _add_ref_indexes(connection: sa.Connection) -> None:
+    """Schema 6 -> 7: ``lineage_plus_fact_ref_idx`` and ``lineage_plus_skipped_task_time_idx`` (the jobs
+    next to a dataset, newest first), built from what is stored (nothing is folded again)."""
+    _create_missing_indexes(connection, schema.fact)
+    _create_missing_indexes(connection, schema.skipped_task)
+
+
 def _create_missing_indexes(connection: sa.Connection, table: sa.Table) -> None:
     """Create the indexes of ``table`` today's schema has and the store's table lacks."""
     indexes = {index["name"] for index in sa.inspect(connection).get_indexes(table.name)}
@@ -150,4 +157,5 @@ UPGRADES: dict[int, Callable[[sa.Connection], None]] = {
     3: _add_run_triggers,
     4: _add_airflow_run_keys,
     5: _add_write_index,
+    6: _add_ref_indexes,
 }

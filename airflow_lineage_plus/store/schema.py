@@ -32,9 +32,9 @@ import sqlalchemy as sa
 from sqlalchemy.dialects import mysql, postgresql, sqlite
 from sqlalchemy.schema import CreateIndex, CreateTable
 
-from airflow_lineage_plus.store.facts import WRITE
+from airflow_lineage_plus.store.facts import JOB_REF, WRITE
 
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 7
 
 metadata = sa.MetaData()
 
@@ -195,6 +195,16 @@ sa.Index(
     postgresql_where=_WRITES,
 )
 
+#: version 7: the nodes whose latest event is newest, newest first (the jobs next to a source every job
+#: reads, those that ran last first: :meth:`.folded.FoldedState.newest_adjacent`)
+_REFS = fact.c.fact == JOB_REF
+sa.Index(
+    "lineage_plus_fact_ref_idx",
+    fact.c.fact,
+    fact.c.event_time,
+    sqlite_where=_REFS,
+    postgresql_where=_REFS,
+)
 dataset_schema = sa.Table(  # every distinct (name, type) schema of a dataset, and when it was seen last
     "lineage_plus_dataset_schema",
     metadata,
@@ -225,6 +235,8 @@ skipped_task = sa.Table(  # the jobs a DAG run's tasksState says did not run, pe
     sa.Column("upstream_failed", sa.SmallInteger(), nullable=False),
     sqlite_with_rowid=False,
 )
+#: version 7: the skip records since a time (with ``lineage_plus_fact_ref_idx``)
+sa.Index("lineage_plus_skipped_task_time_idx", skipped_task.c.event_time)
 
 #: the folded-state tables, emptied by ``lineage-plus refold`` before it folds every raw event again
 FOLDED = (

@@ -14,7 +14,7 @@ from airflow_lineage_plus.graph.eventlog import EventLogSource
 from airflow_lineage_plus.graph.history import DatasetRun
 from airflow_lineage_plus.graph.store_source import StoreSource
 from airflow_lineage_plus.graph.stored_graph import StoredGraph
-from airflow_lineage_plus.store import LineageStore
+from airflow_lineage_plus.store import LineageStore, adjacent, folded
 from airflow_lineage_plus.store import wire as w
 from tests.support.graph_builders import DS_NS, at, dataset_node, event, facet, job_node, write_log
 from tests.support.store_engines import ENGINES, new_store_url, store_source_of
@@ -43,14 +43,37 @@ def _readers() -> list[dict[str, Any]]:
     return events + _read("reader_0", "r0-5", 5 * DAY, 500)
 
 
+def _by_index(monkeypatch: pytest.MonkeyPatch) -> list[bool]:
+    """Make the store find the jobs next to a dataset with more than 3 of them by the index of the
+    latest events (``FoldedState.newest_adjacent``), the newest 3 per job asked for; for each time it
+    tried, whether the index answered (False: the newest events held too few, all were read)."""
+    monkeypatch.setattr(adjacent, "READ_WHOLE", 3)
+    monkeypatch.setattr(adjacent, "SCAN", 3)
+    answered: list[bool] = []
+    newest = folded.FoldedState._newest
+
+    def counted(state: folded.FoldedState, *args: Any) -> dict[str, int | None] | None:
+        found = newest(state, *args)
+        answered.append(found is not None)
+        return found
+
+    monkeypatch.setattr(folded.FoldedState, "_newest", counted)
+    return answered
+
+
 def _rows(runs: tuple[Any, ...]) -> list[tuple[str, int | None]]:
     return [(r.job_id, r.rows) for r in runs if isinstance(r, DatasetRun)]
 
 
-@pytest.mark.parametrize("stored", [False, True], ids=["full load", "store"])
-def test_a_source_read_by_many_jobs_reads_only_its_last_readers(tmp_path: Path, stored: bool) -> None:
+@pytest.mark.parametrize(
+    ("stored", "by_index"), [(False, False), (True, False), (True, True)], ids=["full load", "store", "index"]
+)
+def test_a_source_read_by_many_jobs_reads_only_its_last_readers(
+    tmp_path: Path, stored: bool, by_index: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
     log = write_log(tmp_path / "events.jsonl", _readers())
     source = store_source_of(log) if stored else EventLogSource(log)
+    answered = _by_index(monkeypatch) if by_index else []
     try:
         history = source.run_history([CALENDAR], 3)[CALENDAR]
         assert _rows(history.runs) == [
@@ -64,6 +87,9 @@ def test_a_source_read_by_many_jobs_reads_only_its_last_readers(tmp_path: Path, 
         # the 3 newest candidates (as many as runs asked for) are read at once; none of the 17 older ones
         readers = {job for job in graph._jobs_read if "reader_" in job}
         assert readers == {job_node(f"reader_{k}") for k in (0, 19, 18)}
+        # by the index, in each of the two graphs: the 3 readers that ran last, then (is a 4th as late as
+        # the 3rd newest read?) the next 3 (the as-of question folds its own graph, asking no index)
+        assert answered == ([True] * 4 if by_index else [])
         then = source.run_history([CALENDAR], 3, as_of=w.to_micros(at(3 * DAY + 200)))[CALENDAR]
         assert _rows(then.runs) == [(job_node(f"reader_{k}"), 300 + k) for k in (19, 18, 17)]
     finally:
@@ -116,11 +142,20 @@ def _checks() -> list[dict[str, Any]]:
     return events
 
 
-@pytest.mark.parametrize("engine", [None, *ENGINES], ids=["full load", *ENGINES])
+@pytest.mark.parametrize(
+    ("engine", "by_index"),
+    [(None, False), *((e, False) for e in ENGINES), *((e, True) for e in ENGINES)],
+    ids=["full load", *ENGINES, *(f"{e}, index" for e in ENGINES)],
+)
 def test_latest_assertions_of_a_source_read_by_many_jobs_read_only_the_jobs_that_can_have_run_last(
-    tmp_path: Path, engine: str | None, request: pytest.FixtureRequest
+    tmp_path: Path,
+    engine: str | None,
+    by_index: bool,
+    request: pytest.FixtureRequest,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     log = write_log(tmp_path / "events.jsonl", _checks())
+    answered = _by_index(monkeypatch) if by_index else []
     stored = engine is not None
     source: EventLogSource | StoreSource = EventLogSource(log)
     if engine is not None:
@@ -146,5 +181,8 @@ def test_latest_assertions_of_a_source_read_by_many_jobs_read_only_the_jobs_that
         assert checks == {job_node(f"checks.check_{k}") for k in (3, *range(32, 60))} | {
             job_node("checks.check_long")
         }
+        # by the index: check_3 comes from its skip record (its latest event, minute 35, is not among the
+        # newest); asked for 10, then 30 (the next batch), in each of the two graphs
+        assert answered == ([True, True, True, True] if by_index else [])
     finally:
         source.close()

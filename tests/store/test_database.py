@@ -156,7 +156,7 @@ def test_a_missing_store_is_not_created_when_only_reading(tmp_path: Path) -> Non
 def test_the_documented_ddl_creates_what_the_store_creates() -> None:
     for dialect in ("sqlite", "postgresql", "mysql"):
         text = ddl(dialect)
-        assert text.count("CREATE TABLE") == 14 and text.count("CREATE INDEX") == 8
+        assert text.count("CREATE TABLE") == 14 and text.count("CREATE INDEX") == 10
     assert "BYTEA" in ddl("postgresql") and "LONGBLOB" in ddl("mysql")
 
 
@@ -181,12 +181,21 @@ def test_processes_opening_a_new_store_at_once_all_get_it(store_url: str) -> Non
 
 
 def _downgraded(store_url: str, version: int) -> None:
-    """The store as ``version`` 1 to 5 of the schema left it: version 5, no
-    ``lineage_plus_fact_write_idx``; version 4, no ``lineage_plus_run`` ``airflow_run_key`` either; version
-    3, no ``lineage_plus_run_trigger`` either; version 2, no folded state (every edge an event named,
-    without when first reported or whether declared); version 1: no ``node_key``, no edges."""
+    """The store as ``version`` 1 to 6 of the schema left it: version 6, no ``lineage_plus_fact_ref_idx``
+    and no ``lineage_plus_skipped_task_time_idx``; version 5, no ``lineage_plus_fact_write_idx`` either;
+    version 4, no ``lineage_plus_run`` ``airflow_run_key`` either; version 3, no
+    ``lineage_plus_run_trigger`` either; version 2, no folded state (every edge an event named, without
+    when first reported or whether declared); version 1: no ``node_key``, no edges."""
     engine = sa.create_engine(store_url)
     with engine.begin() as connection:
+        connection.exec_driver_sql("DROP INDEX lineage_plus_fact_ref_idx")
+        connection.exec_driver_sql("DROP INDEX lineage_plus_skipped_task_time_idx")
+        if version == 6:
+            connection.exec_driver_sql(
+                "UPDATE lineage_plus_meta SET value = '6' WHERE name = 'schema_version'"
+            )
+            engine.dispose()
+            return
         connection.exec_driver_sql("DROP INDEX lineage_plus_fact_write_idx")
         if version == 5:
             connection.exec_driver_sql(
@@ -233,7 +242,7 @@ def _state(store: LineageStore) -> dict[str, list[tuple[Any, ...]]]:
     return {name: [tuple(row) for row in rows] for name, rows in state.items()}
 
 
-@pytest.mark.parametrize("version", [1, 2, 3, 4, 5])
+@pytest.mark.parametrize("version", [1, 2, 3, 4, 5, 6])
 def test_an_older_store_gets_its_node_keys_and_folded_state_on_first_use(
     store_url: str, version: int
 ) -> None:
@@ -253,9 +262,12 @@ def test_an_older_store_gets_its_node_keys_and_folded_state_on_first_use(
             found = connection.exec_driver_sql(
                 "SELECT value FROM lineage_plus_meta WHERE name = 'schema_version'"
             ).scalar()
-        assert found == str(SCHEMA_VERSION) == "6"
-        indexes = {index["name"] for index in sa.inspect(upgraded.engine).get_indexes("lineage_plus_fact")}
-        assert indexes == {"lineage_plus_fact_write_idx"}
+        assert found == str(SCHEMA_VERSION) == "7"
+        inspector = sa.inspect(upgraded.engine)
+        indexes = {index["name"] for index in inspector.get_indexes("lineage_plus_fact")}
+        assert indexes == {"lineage_plus_fact_write_idx", "lineage_plus_fact_ref_idx"}
+        indexes = {index["name"] for index in inspector.get_indexes("lineage_plus_skipped_task")}
+        assert indexes == {"lineage_plus_skipped_task_time_idx"}
         assert upgraded.append(UPGRADED_EVENTS).added == 0  # nothing lost, nothing doubled
     finally:
         upgraded.close()
