@@ -15,7 +15,9 @@ SQLite store beside it (``lineage-plus import``); then:
 
     python benchmarks/what_changed_bench.py --log /tmp/wc-events.jsonl --generate 1000000
 
-Without ``--generate`` it reuses the log at ``--log`` (and its store, imported first when missing).
+Without ``--generate`` it reuses the log at ``--log`` (and its store, imported first when missing). With
+``--postgres`` it then imports the log into PostgreSQL too (Debian's server, started from a temporary
+directory by ``tests/support/postgres_env.py``) and prints the import time and the warm figures there.
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(HERE.parent / "tests" / "support"))
 
 from generate_events import TASKS_PER_DAG, generate  # noqa: E402
 
@@ -143,6 +146,7 @@ def main() -> None:
     parser.add_argument("--targets", type=int, default=30)
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--seed", type=int, default=11)
+    parser.add_argument("--postgres", action="store_true", help="also import into PostgreSQL and ask it warm")
     args = parser.parse_args()
     os.environ.pop("PYTHONDONTWRITEBYTECODE", None)  # a user's installation has its bytecode cached
     if args.generate:
@@ -181,7 +185,29 @@ def main() -> None:
         f"{statistics.median(answering):.2f} s (max {answering[-1]:.2f} s) over {len(lean)} targets"
     )
     _warm(url, targets)
+    if args.postgres:
+        _postgres(args.log, home, targets)
     shutil.rmtree(home, ignore_errors=True)
+
+
+def _postgres(log: Path, home: Path, targets: list[tuple[str, str]]) -> None:
+    from postgres_env import PostgresServer
+
+    root = Path(tempfile.mkdtemp(prefix="wc-bench-pg-"))
+    server = PostgresServer(root)
+    server.start()
+    try:
+        url = server.url()
+        began = time.perf_counter()
+        command = [sys.executable, "-m", "airflow_lineage_plus.cli", "import", str(log), "--store", url]
+        subprocess.run(
+            command, check=True, capture_output=True, env={**os.environ, "AIRFLOW_HOME": str(home)}
+        )
+        print(f"PostgreSQL: imported in {time.perf_counter() - began:.1f} s")
+        _warm(url, targets)
+    finally:
+        server.stop()
+        shutil.rmtree(root, ignore_errors=True)
 
 
 if __name__ == "__main__":
