@@ -29,8 +29,12 @@ LEFT_OUT=(
 
 LINEAGE_PLUS_VENV="$ROOT/.venv-floor" source "$ROOT/scripts/bootstrap.sh" test
 echo "==> pinning the floor versions"
+# cryptography<51: Airflow 3.1's get_fernet sets an attribute on cryptography's MultiFernet, which
+# cryptography 51 (a Rust class now) refuses, so every connection password reads as nothing once a
+# fernet key is set (the ingest key, SMTP's password). Airflow's constraints file for 3.1.8 pins it lower;
+# Airflow 3.2 and later wrap MultiFernet and run with 51 (scripts/test.sh).
 uv pip install --quiet -p "$ROOT/.venv-floor/bin/python" \
-  "apache-airflow==3.1.*" \
+  "apache-airflow==3.1.*" "cryptography<51" \
   "apache-airflow-providers-openlineage==2.20.0" \
   "openlineage-python==1.53.0" "openlineage-integration-common==1.53.0" "openlineage-sql==1.53.0" \
   "openlineage-dbt==1.53.0"
