@@ -67,6 +67,7 @@ def job_details(graph: LineageGraph, node_id: str, read_ref: ReadRef) -> dict[st
     job_facets = ((event or {}).get("job") or {}).get("facets") or {}
     runs = sorted(graph.all_runs(job), key=RunRecord.sort_key, reverse=True)
     latest = runs[0] if runs else None
+    graph.read_refs(runs[:_RECENT_RUNS])
     return {
         "id": node_id,
         "type": ids.JOB,
@@ -98,6 +99,7 @@ def run_details(graph: LineageGraph, run_id: str, read_ref: ReadRef) -> dict[str
     run = graph.runs.get(run_id)
     if run is None:
         raise NodeNotFound(f"unknown run {run_id}")
+    graph.read_refs((run,))
     events = [e for e in (read_ref(ref) for ref in run.refs) if e is not None]
     events.sort(key=lambda e: _safe_micros(e.get("eventTime")))
     facets: dict[str, Any] = {}
@@ -177,6 +179,7 @@ def _airflow_ids(
     found = _own_airflow_ids(read_ref, job_name, run)
     if found["dag_id"] is None and run is not None:
         for parent in parent_chain(graph, run):
+            graph.read_refs((parent,))
             job = graph.jobs.get(parent.job_id)
             inherited = _own_airflow_ids(read_ref, job.name if job else "", parent)
             if inherited["dag_id"] is not None:

@@ -221,6 +221,7 @@ class _Question:
 
     def job_runs(self, job: JobRecord) -> list[JobRun]:
         runs = self.runs_of(job)[: self.count]
+        self.graph.read_refs(runs)
         facts = iter(self.reader.facts([run for run in runs if run.refs]))
         found = []
         for run in runs:
@@ -281,6 +282,7 @@ class _Question:
             floor = best[count - 1][:2] if len(best) >= count else None
             completed = [r for r in self.runs_of(job) if r.completed][:count]
             eligible = [(i, r) for i, r in enumerate(completed) if floor is None or _key(r) >= floor]
+            graph.read_refs(r for _, r in eligible)
             for (i, run), fact in zip(eligible, self.reader.facts([r for _, r in eligible]), strict=True):
                 figures = fact.datasets.get(dataset_id)
                 if figures is not None:
@@ -423,6 +425,7 @@ def latest_assertions(
             if job is not None and run is not None and run.run_id is not None:
                 chosen.append((dataset_id, job, run, run.run_id))
     runs = {run_id: run for _, _, run, run_id in chosen}
+    view.read_refs(runs.values())
     refs = {run_id: list(run.refs)[-MAX_REFS:] for run_id, run in runs.items()}
     events = read_refs(sorted({ref for kept in refs.values() for ref in kept})) if refs else {}
     merged = {run_id: _merge(e for ref in kept if (e := events.get(ref))) for run_id, kept in refs.items()}

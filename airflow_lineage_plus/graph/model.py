@@ -257,6 +257,10 @@ class LineageGraph:
         and than those holding its newest ``count`` completed ones."""
         return newest_first(self.all_runs(job), as_of)
 
+    def read_refs(self, runs: Iterable[RunRecord]) -> None:
+        """Make the ``refs`` of these runs known before they are read (a graph of a store reads them here,
+        at once, as few as asked for; a log's graph knows them all)."""
+
     def latest_run(self, job: JobRecord) -> RunRecord | None:
         """The run that started last."""
         cached = job.latest_cache

@@ -7,12 +7,15 @@ dataset with its schemas, the edges next to a node) the first time they are touc
 :class:`~.model.LineageGraph`; one is made per question (or per refresh of a long-lived reader), so what
 it read stays consistent for the question, and the next one sees what was written since.
 
-A job's runs are read newest first, :data:`RUN_WINDOW` of them (and, when none of those completed, every
-run: its current edges start at its latest completed run), so a question costs the same after a year of
-hourly runs as after a day. What needs older runs reads them when it asks (:meth:`StoredGraph.all_runs`:
-a job's details, freshness, a run's children); what needs only the newest asks for those
-(:meth:`~.model.LineageGraph.state_runs`, :meth:`~.model.LineageGraph.newest_runs`), and per-DAG
+A job's runs are read newest first, :data:`RUN_WINDOW` of them (and, when none of those completed,
+:data:`GROWTH` times as many until one did: its current edges start at its latest completed run), so a
+question costs the same after a year of hourly runs as after a day. What needs older runs reads them
+when it asks (:meth:`StoredGraph.all_runs`: a job's details, freshness, a run's children); what needs
+only the newest asks for those (:meth:`~.model.LineageGraph.state_runs`,
+:meth:`~.model.LineageGraph.newest_runs`: more of the newest, as many as it needs), and per-DAG
 visibility counts the DAGs of the runs not read without reading them (:meth:`StoredGraph.dag_runs`).
+Where each run's events are (its refs) is read only for the runs whose events a question reads back
+(:meth:`StoredGraph.read_refs`).
 
 A store may also be a *scratch* store: the folded state of events kept elsewhere (a log given to
 ``--events``, the events up to a time in the past), folded into it before they are read (the hooks
@@ -28,7 +31,7 @@ from typing import Any
 import orjson
 
 from airflow_lineage_plus import node_ids as ids
-from airflow_lineage_plus.graph import retirement
+from airflow_lineage_plus.graph import retirement, stored_rows
 from airflow_lineage_plus.graph.catalog import Catalog, StoreCatalog
 from airflow_lineage_plus.graph.model import LineageGraph, latest_first, newest_first, time_span
 from airflow_lineage_plus.graph.records import ColumnInput, DatasetRecord, JobRecord
@@ -38,8 +41,10 @@ from airflow_lineage_plus.store import facts as f
 from airflow_lineage_plus.store.folded import FoldedState, Run, RunIo
 
 #: a job's newest runs a question reads at first (more when it asks): enough for its latest run, its
-#: current edges and a history of 2 x 7 + 1 runs (what-changed's default baseline) with room to spare
-RUN_WINDOW = 32
+#: current edges and a history of 2 x 7 + 1 runs (what-changed's default baseline) with one to spare
+RUN_WINDOW = 16
+#: when a question needs more of a job's runs than were read, this many times as many are read
+GROWTH = 4
 
 
 class _Records(dict[str, Any]):
@@ -75,7 +80,8 @@ class _Records(dict[str, Any]):
 class StoredGraph(LineageGraph):
     """The graph of a store's folded state, read where questions look (see the module docstring).
 
-    ``keep_refs``: runs know where their events are (for details and run histories)."""
+    ``keep_refs``: runs know where their events are (for details and run histories), read when asked
+    (:meth:`read_refs`)."""
 
     #: the newest runs of a job read at first (:data:`RUN_WINDOW`)
     run_window = RUN_WINDOW
@@ -97,6 +103,7 @@ class StoredGraph(LineageGraph):
         self._runs_read: set[str] = set()
         self._children_read: set[str] = set()
         self._io_read: set[str] = set()
+        self._refs_read: set[str] = set()
         self._triggers_read: set[str] = set()
         #: jobs whose older runs are not read: the start (else first event) time their read runs begin at
         self._partial: dict[str, int] = {}
@@ -137,31 +144,40 @@ class StoredGraph(LineageGraph):
             keys = {}
             for job_id, (node, facts) in nodes.items():
                 job = JobRecord(node.namespace, node.name)
-                _job_facts(job, facts)
+                stored_rows.job_facts(job, facts)
                 dict.__setitem__(self.jobs, job_id, job)
                 keys[node.node_key] = job_id
             rows, partial = self.state.newest_job_runs(keys, self.run_window)
             self._add_runs(self._run_records(rows, keys))
             self._partial.update((keys[key], since) for key, since in partial.items())
-            # its current edges start at its latest completed run: without one read, every run counts
-            self._read_rest(
-                [
-                    keys[key]
-                    for key in partial
-                    if not any(run.completed for run in dict.__getitem__(self.jobs, keys[key]).runs)
-                ]
-            )
+            # its current edges start at its latest completed run: read more runs until one is read
+            window = self.run_window
+            while waiting := [
+                job_id
+                for job_id in keys.values()
+                if job_id in self._partial
+                and not any(run.completed for run in dict.__getitem__(self.jobs, job_id).runs)
+            ]:
+                window *= GROWTH
+                self._read_rest(waiting, window)
             self._read_io([self.jobs[job_id] for job_id in keys.values()])
             self._skips(keys)
 
-    def _read_rest(self, job_ids: list[str]) -> None:
-        """Read every run of these jobs (those read already stay the same objects)."""
+    def _read_rest(self, job_ids: list[str], window: int | None = None) -> None:
+        """Read every run of these jobs, or their newest ``window`` (those read already stay the same
+        objects)."""
         wanted = [job_id for job_id in job_ids if self._partial.pop(job_id, None) is not None]
         if not wanted:
             return
         keys = {f.key_of(job_id): job_id for job_id in wanted}
         with self.state.batch():
-            runs = self._run_records(self.state.job_runs(keys), keys)
+            partial: dict[int, int] = {}
+            if window is None:
+                rows = self.state.job_runs(keys)
+            else:
+                rows, partial = self.state.newest_job_runs(keys, window)
+            runs = self._run_records(rows, keys)
+        self._partial.update((keys[key], since) for key, since in partial.items())
         have = {run.run_id for job_id in wanted for run in dict.__getitem__(self.jobs, job_id).runs}
         self._add_runs([run for run in runs if run.run_id not in have])
         for job_id in wanted:
@@ -218,19 +234,28 @@ class StoredGraph(LineageGraph):
         ids of their jobs by key."""
         fresh = [run for run in runs if not dict.__contains__(self.runs, run.row.run_id)]
         self._runs_read.update(run.row.run_id for run in runs)
-        keys = [run.row.run_key for run in fresh]
-        refs = self.state.run_refs(keys) if self.keep_refs else {}
         for row, state, parent, facts in fresh:
             job_id = job_ids.get(row.job_key)
             if job_id is None:
                 continue
-            record = _run(row, job_id, state, parent)
-            _run_facts(record, facts)
+            record = stored_rows.run_record(row, job_id, state, parent)
+            stored_rows.run_facts(record, facts)
             self._tasks_state(facts.get(f.TASKS))
-            if self.keep_refs:
-                record.refs = refs.get(row.run_key, [])
             dict.__setitem__(self.runs, row.run_id, record)
         return [found for run in runs if (found := dict.get(self.runs, run.row.run_id)) is not None]
+
+    def read_refs(self, runs: Iterable[RunRecord]) -> None:
+        """With ``keep_refs``, read where the events of these runs are, for those not read yet."""
+        if not self.keep_refs:
+            return
+        wanted = {f.run_key(r.run_id): r for r in runs if r.run_id and r.run_id not in self._refs_read}
+        if not wanted:
+            return
+        self._refs_read.update(run.run_id for run in wanted.values() if run.run_id)
+        with self.state.batch():
+            found = self.state.run_refs(wanted)
+        for key, run in wanted.items():
+            run.refs = found.get(key, [])
 
     def add_run(self, job: JobRecord, run: RunRecord) -> None:
         job.runs.append(run)
@@ -290,12 +315,12 @@ class StoredGraph(LineageGraph):
             records = {}
             for dataset_id, (node, facts) in self.state.nodes(wanted).items():
                 record = records[node.node_key] = DatasetRecord(node.namespace, node.name)
-                _dataset_facts(record, facts)
+                stored_rows.dataset_facts(record, facts)
                 dict.__setitem__(self.datasets, dataset_id, record)
             for schema in self.state.schemas(records):
                 found = records.get(schema.dataset_key)
                 if found is not None:
-                    found.schemas[_fields(schema.fields)] = schema.last_seen
+                    found.schemas[stored_rows.fields(schema.fields)] = schema.last_seen
 
     def load_edges(self, node_ids: Iterable[str]) -> None:
         """Read the edges of these nodes not read yet (reported, declared), and the jobs at their ends."""
@@ -410,16 +435,17 @@ class StoredGraph(LineageGraph):
         return job.runs, frozenset(dag for dag in dags if dag is not None)
 
     def newest_runs(self, job: JobRecord, count: int, as_of: int | None = None) -> list[RunRecord]:
-        """The runs read, when they hold the newest ``count`` runs and ``count`` completed ones started
-        at or before ``as_of``; else (after reading the rest) every run."""
-        since = self._partial.get(job.id)
-        if since is not None:
+        """The runs read, once they hold the newest ``count`` runs and ``count`` completed ones started
+        at or before ``as_of`` (:data:`GROWTH` times as many read each time they do not), or every run."""
+        window = max(self.run_window, count)
+        while (since := self._partial.get(job.id)) is not None:
             runs = newest_first(self.state_runs(job), as_of)
             # what starts at ``since`` or later is every run of that span: the newest of all runs
             read = [run for run in runs if run.sort_key()[0] >= since]
             if len(read) >= count and sum(run.completed for run in read) >= count:
                 return read
-            self._read_rest([job.id])
+            window *= GROWTH
+            self._read_rest([job.id], window)
         return super().newest_runs(job, count, as_of)
 
     def has_node(self, node_id: str) -> bool:
@@ -532,65 +558,3 @@ class StoredGraph(LineageGraph):
         """Read every job and dataset (for questions about all of them: freshness, the summary)."""
         self.load_jobs(self.all_job_ids())
         self.load_datasets(self.all_dataset_ids())
-
-
-def _fields(text: str) -> tuple[tuple[Any, ...], ...]:
-    return tuple(tuple(field) for field in orjson.loads(text))
-
-
-def _job_facts(job: JobRecord, facts: dict[str, f.FactRow]) -> None:
-    if (fact := facts.get(f.JOB_REF)) is not None:
-        job.ref, job.ref_time = int(fact.value), fact.event_time
-    if (fact := facts.get(f.OWNERS)) is not None:
-        job.owners = tuple(orjson.loads(fact.value))
-        job.owners_key = (fact.event_time, job.owners)
-    if (fact := facts.get(f.SLO)) is not None:
-        job.slo_minutes = int(fact.value)
-        job.slo_key = (fact.event_time, job.slo_minutes)
-    if (fact := facts.get(f.DECLARED)) is not None:
-        edges = frozenset((origin, destination) for origin, destination in orjson.loads(fact.value))
-        job.declared = ((fact.event_time, fact.tie.decode()), edges)
-
-
-def _dataset_facts(record: DatasetRecord, facts: dict[str, f.FactRow]) -> None:
-    if (fact := facts.get(f.DATASET_REF)) is not None:
-        record.ref, record.ref_time = int(fact.value), fact.event_time
-    if (fact := facts.get(f.WRITE)) is not None:
-        record.write_ref, record.write_time = int(fact.value), fact.event_time
-    if (fact := facts.get(f.FIELDS)) is not None:
-        record.fields = _fields(fact.value)  # type: ignore[assignment]
-        record.fields_key = (fact.event_time, tuple((name, kind) for name, kind, _ in record.fields))
-    if (fact := facts.get(f.OWNERS)) is not None:
-        record.owners = tuple(orjson.loads(fact.value))
-        record.owners_key = (fact.event_time, record.owners)
-    if (fact := facts.get(f.COLUMNS)) is not None:
-        record.columns = {
-            column: tuple(
-                (namespace, name, field, tuple(tuple(t) for t in transforms))
-                for namespace, name, field, transforms in inputs
-            )
-            for column, inputs in orjson.loads(fact.value).items()
-        }
-        record.columns_key = (fact.event_time, fact.tie.decode())
-
-
-def _run(row: f.RunRow, job_id: str, state: f.RunStateRow | None, parent: f.RunParentRow | None) -> RunRecord:
-    run = RunRecord(row.run_id, job_id)
-    run.start, run.first_seen, run.dag_id = row.start, row.first_seen, row.dag_id
-    if state is not None:
-        run.end, run.rank = state.end_time, state.rank
-        run.skipped, run.upstream_failed = bool(state.skipped), bool(state.upstream_failed)
-        run.skip_reason = (state.skip_reason or None) if state.skipped else None
-    if parent is not None:
-        run.parent_run_id = parent.parent_run_id
-        run.parent_job_id = parent.parent_job_id or None
-    return run
-
-
-def _run_facts(run: RunRecord, facts: dict[str, f.FactRow]) -> None:
-    """The run's newest error and execution mode."""
-    if (fact := facts.get(f.ERROR)) is not None:
-        run.error = orjson.loads(fact.value)
-        run.error_key = (fact.event_time, run.error)  # type: ignore[assignment]
-    if (fact := facts.get(f.MODE)) is not None:
-        run.exec_mode, run.exec_mode_time = orjson.loads(fact.value), fact.event_time

@@ -100,11 +100,60 @@ def test_the_newest_runs_a_history_asks_for_are_read_only_past_the_window(
     assert (len(as_of_day_31), len(job.runs)) == (32, 41)
 
 
-def test_a_job_whose_newest_runs_never_completed_is_read_whole_for_its_current_edges(
-    store_url: str, monkeypatch: pytest.MonkeyPatch
+def test_where_a_runs_events_are_is_read_only_for_the_runs_a_question_reads_back(
+    nightly: LineageStore,
 ) -> None:
-    events = run_pair("etl", "etl-1", 1, 2, outputs=[ds("old_table")])
-    for day in range(2, 6):
+    graph = StoredGraph(nightly, keep_refs=True)
+    graph.load_jobs([NIGHTLY_LOAD])
+    runs = graph.jobs[NIGHTLY_LOAD].runs
+    assert [len(run.refs) for run in runs] == [0] * RUN_WINDOW
+    graph.read_refs(runs[-2:])
+    assert [len(run.refs) for run in runs] == [0] * (RUN_WINDOW - 2) + [2, 2]  # START and COMPLETE
+    payloads = nightly.payloads(runs[-1].refs)
+    assert {json.loads(payload)["run"]["runId"] for payload in payloads.values()} == {runs[-1].run_id}
+    # without keep_refs nothing is read
+    bare = StoredGraph(nightly)
+    bare.load_jobs([NIGHTLY_LOAD])
+    bare.read_refs(bare.jobs[NIGHTLY_LOAD].runs)
+    assert [len(run.refs) for run in bare.jobs[NIGHTLY_LOAD].runs] == [0] * RUN_WINDOW
+
+
+def test_a_history_past_the_window_reads_four_times_as_many_newest_runs_not_every_run(
+    nightly: LineageStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _with_window(monkeypatch, 2)
+    graph = StoredGraph(nightly)
+    graph.load_jobs([NIGHTLY_LOAD])
+    job = graph.jobs[NIGHTLY_LOAD]
+    assert len(job.runs) == 2
+    # 5 asked for: the newest max(2, 5) x GROWTH = 20 are read, and the 21 older runs are not
+    newest = graph.newest_runs(job, 5)
+    assert [run.run_id for run in newest] == [run_id(f"nightly.load-{day}-try1") for day in range(40, 20, -1)]
+    assert len(job.runs) == 20
+    # the same as reading every run gives, to the fifth
+    whole = StoredGraph(nightly)
+    whole.run_window = EVERY_RUN
+    whole.load_jobs([NIGHTLY_LOAD])
+    every = whole.newest_runs(whole.jobs[NIGHTLY_LOAD], 5)
+    assert len(every) == 41
+    assert [run.run_id for run in newest[:5]] == [run.run_id for run in every[:5]]
+
+
+@pytest.mark.parametrize(
+    ("completed", "failed", "read"),
+    [
+        (40, 10, 32),  # 2, then 8 newest runs failed; the 32 newest hold a completed run: no more read
+        (1, 4, 5),  # 2 failed, then 8 asked for: all 5 there are
+    ],
+)
+def test_a_job_whose_newest_runs_never_completed_reads_four_times_as_many_until_one_did(
+    store_url: str, monkeypatch: pytest.MonkeyPatch, completed: int, failed: int, read: int
+) -> None:
+    """Its current edges start at its latest completed run, so that run must be read."""
+    events = []
+    for day in range(1, completed + 1):
+        events += run_pair("etl", f"etl-{day}", day * 10, day * 10 + 1, outputs=[ds("old_table")])
+    for day in range(completed + 1, completed + failed + 1):
         events += run_pair("etl", f"etl-{day}", day * 10, day * 10 + 1, "FAIL", outputs=[ds("new_table")])
     store = _store(store_url, events)
     try:
@@ -112,7 +161,7 @@ def test_a_job_whose_newest_runs_never_completed_is_read_whole_for_its_current_e
         graph = StoredGraph(store)
         graph.load_jobs([job_node("etl")])
         job = graph.jobs[job_node("etl")]
-        assert len(job.runs) == 5
+        assert len(job.runs) == read
         assert graph.current_io(job) == {
             (job_node("etl"), dataset_node("old_table")),
             (job_node("etl"), dataset_node("new_table")),
@@ -133,12 +182,13 @@ def _earlier(events: list[dict[str, Any]], days: int) -> list[dict[str, Any]]:
     return found
 
 
-@pytest.mark.parametrize(("window", "read_at_first"), [(1, 21), (2, 6), (3, 9)])
+@pytest.mark.parametrize(("window", "read_at_first"), [(1, 12), (2, 6), (3, 9)])
 def test_every_question_reading_a_few_runs_of_each_job_at_first_answers_as_reading_all(
     store_url: str, window: int, read_at_first: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Three jobs of 6, 6 and 9 runs; the newest run of each did not complete, so a window of one reads
-    every run at once (their current edges start at the latest completed run)."""
+    the newest 4 (``GROWTH`` x 1) of each next, which hold a completed one (their current edges start at
+    the latest completed run)."""
     world = varied_events()
     store = _store(store_url, _earlier(world, 2) + _earlier(world, 1) + world)
     try:
@@ -255,7 +305,7 @@ def test_skip_records_older_than_a_jobs_runs_read_are_read_with_its_older_runs(
         graph.load_jobs([check])
         job = graph.jobs[check]
         not_run = [run for run in graph.state_runs(job) if run.run_id is None]
-        assert (len(job.runs), [run.parent_run_id for run in not_run]) == (32, [run_id("nightly-39")])
+        assert (len(job.runs), [run.parent_run_id for run in not_run]) == (RUN_WINDOW, [run_id("nightly-39")])
         assert [run.run_id or run.parent_run_id for run in graph.newest_runs(job, 3)][:3] == [
             run_id("check-40"),
             run_id("nightly-39"),

@@ -1,0 +1,80 @@
+"""Records of the store's folded rows: a job, a dataset and a run as :class:`~.stored_graph.StoredGraph`
+reads them (the newest fact of each kind is the one the folding kept)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+
+from airflow_lineage_plus.graph.records import DatasetRecord, JobRecord
+from airflow_lineage_plus.graph.runs import RunRecord
+from airflow_lineage_plus.store import facts as f
+
+
+def fields(text: str) -> tuple[tuple[Any, ...], ...]:
+    """A schema's fields from their stored JSON."""
+    return tuple(tuple(field) for field in orjson.loads(text))
+
+
+def job_facts(job: JobRecord, facts: dict[str, f.FactRow]) -> None:
+    """Put a job's newest facts (its event ref, owners, freshness target, declared edges) on ``job``."""
+    if (fact := facts.get(f.JOB_REF)) is not None:
+        job.ref, job.ref_time = int(fact.value), fact.event_time
+    if (fact := facts.get(f.OWNERS)) is not None:
+        job.owners = tuple(orjson.loads(fact.value))
+        job.owners_key = (fact.event_time, job.owners)
+    if (fact := facts.get(f.SLO)) is not None:
+        job.slo_minutes = int(fact.value)
+        job.slo_key = (fact.event_time, job.slo_minutes)
+    if (fact := facts.get(f.DECLARED)) is not None:
+        edges = frozenset((origin, destination) for origin, destination in orjson.loads(fact.value))
+        job.declared = ((fact.event_time, fact.tie.decode()), edges)
+
+
+def dataset_facts(record: DatasetRecord, facts: dict[str, f.FactRow]) -> None:
+    """Put a dataset's newest facts (refs, fields, owners, column lineage) on ``record``."""
+    if (fact := facts.get(f.DATASET_REF)) is not None:
+        record.ref, record.ref_time = int(fact.value), fact.event_time
+    if (fact := facts.get(f.WRITE)) is not None:
+        record.write_ref, record.write_time = int(fact.value), fact.event_time
+    if (fact := facts.get(f.FIELDS)) is not None:
+        record.fields = fields(fact.value)  # type: ignore[assignment]
+        record.fields_key = (fact.event_time, tuple((name, kind) for name, kind, _ in record.fields))
+    if (fact := facts.get(f.OWNERS)) is not None:
+        record.owners = tuple(orjson.loads(fact.value))
+        record.owners_key = (fact.event_time, record.owners)
+    if (fact := facts.get(f.COLUMNS)) is not None:
+        record.columns = {
+            column: tuple(
+                (namespace, name, field, tuple(tuple(t) for t in transforms))
+                for namespace, name, field, transforms in inputs
+            )
+            for column, inputs in orjson.loads(fact.value).items()
+        }
+        record.columns_key = (fact.event_time, fact.tie.decode())
+
+
+def run_record(
+    row: f.RunRow, job_id: str, state: f.RunStateRow | None, parent: f.RunParentRow | None
+) -> RunRecord:
+    """The record of a run of ``job_id``: its times and DAG, its folded state, its parent."""
+    run = RunRecord(row.run_id, job_id)
+    run.start, run.first_seen, run.dag_id = row.start, row.first_seen, row.dag_id
+    if state is not None:
+        run.end, run.rank = state.end_time, state.rank
+        run.skipped, run.upstream_failed = bool(state.skipped), bool(state.upstream_failed)
+        run.skip_reason = (state.skip_reason or None) if state.skipped else None
+    if parent is not None:
+        run.parent_run_id = parent.parent_run_id
+        run.parent_job_id = parent.parent_job_id or None
+    return run
+
+
+def run_facts(run: RunRecord, facts: dict[str, f.FactRow]) -> None:
+    """The run's newest error and execution mode."""
+    if (fact := facts.get(f.ERROR)) is not None:
+        run.error = orjson.loads(fact.value)
+        run.error_key = (fact.event_time, run.error)  # type: ignore[assignment]
+    if (fact := facts.get(f.MODE)) is not None:
+        run.exec_mode, run.exec_mode_time = orjson.loads(fact.value), fact.event_time
