@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from airflow_lineage_plus.graph.changes import KIND_ORDER, Thresholds
+from airflow_lineage_plus.graph.changes import KIND_ORDER, Thresholds, dataset_runs, job_runs
 from airflow_lineage_plus.graph.what_changed import node_changes, visible_histories
 from airflow_lineage_plus.store import wire as w
 
@@ -50,7 +50,11 @@ def attention(
         }
     )
     nodes = [*candidates, *writers]
-    histories = queries.source.run_history(nodes, 2 * baseline_runs + 1) if nodes else {}
+    histories = (
+        queries.source.run_history(nodes, job_runs(baseline_runs), dataset_runs=dataset_runs(baseline_runs))
+        if nodes
+        else {}
+    )
     if visibility is not None:
         histories = visible_histories(histories, visibility)
     found, _ = node_changes(histories, dict.fromkeys(nodes, 0), baseline_runs, thresholds, now)

@@ -129,6 +129,18 @@ def _size(relative: float) -> float | None:
     return None if relative == float("inf") else round(relative, 4)
 
 
+def job_runs(baseline_runs: int) -> int:
+    """How many of a job's newest runs its comparison reads: the latest and twice the baseline before it
+    (the baseline is the completed ones among those, so failed runs between them leave room)."""
+    return 2 * baseline_runs + 1
+
+
+def dataset_runs(baseline_runs: int) -> int:
+    """How many of a dataset's newest runs its comparison reads: the latest and its baseline (a dataset's
+    runs are completed writes already)."""
+    return baseline_runs + 1
+
+
 def job_changes(history: History, baseline_runs: int, thresholds: Thresholds) -> list[Change]:
     """Changes of a job's latest finished run against its last ``baseline_runs`` completed ones."""
     runs = [r for r in history.runs if isinstance(r, JobRun) and r.state != "RUNNING"]

@@ -152,10 +152,12 @@ def run_history(
     reader: RunReader,
     as_of: int | None = None,
     bounds: dict[str, int | None] | None = None,
+    dataset_runs: int | None = None,
 ) -> dict[str, History]:
     """:meth:`LineageSource.run_history` over ``graph`` (a graph folded from the log that keeps its runs'
     refs); ``bounds`` keeps each job's latest event time between questions."""
-    question = _Question(graph, runs, reader, as_of, bounds if bounds is not None else {})
+    counts = (runs, runs if dataset_runs is None else dataset_runs)
+    question = _Question(graph, counts, reader, as_of, bounds if bounds is not None else {})
     known = question.prepare(node_ids)
     found: dict[str, History] = {}
     for node_id in node_ids:
@@ -176,12 +178,14 @@ class _Question:
     def __init__(
         self,
         graph: StoredGraph,
-        count: int,
+        counts: tuple[int, int],
         reader: RunReader,
         as_of: int | None,
         bounds: dict[str, int | None],
     ) -> None:
-        self.graph, self.count, self.reader, self.as_of, self.bounds = graph, count, reader, as_of, bounds
+        """``counts``: how many runs a job's history holds, and how many a dataset's."""
+        self.graph, self.reader, self.as_of, self.bounds = graph, reader, as_of, bounds
+        self.count, self.dataset_count = counts
         self.recent: dict[str, list[RunRecord]] = {}
         self.readers: dict[str, _Newest] = {}  # of each source, its readers that ran last first
 
@@ -199,16 +203,18 @@ class _Question:
         # a source (no writer) is read by its readers that ran last (:meth:`newest`): the first batch of
         # each source's, at once
         sources = sorted(d for d in known if not graph.pred.get(d))
-        first = max(self.count, MIN_CHUNK)
+        first = max(self.dataset_count, MIN_CHUNK)
         self.readers = _Newest.of(graph, sources, writers=False, readers=True, first=first)
         graph.load_jobs(sorted({job for jobs in self.readers.values() for job in jobs.head(first)}))
         return known
 
     def runs_of(self, job: JobRecord) -> list[RunRecord]:
-        """The job's runs started at or before ``as_of``, newest first."""
+        """The job's runs started at or before ``as_of``, newest first: at least the newest a job's history
+        holds and the completed ones a dataset's may take."""
         found = self.recent.get(job.id)
         if found is None:
-            found = self.recent[job.id] = self.graph.newest_runs(job, self.count, self.as_of)
+            found = self.graph.newest_runs(job, self.count, self.as_of, completed=self.dataset_count)
+            self.recent[job.id] = found
         return found
 
     def has_dataset(self, dataset_id: str) -> bool:
@@ -253,7 +259,7 @@ class _Question:
         if not found:
             readers = self.readers.get(dataset_id)
             if readers is None:
-                first = max(self.count, MIN_CHUNK)
+                first = max(self.dataset_count, MIN_CHUNK)
                 readers = _Newest.of(graph, [dataset_id], writers=False, readers=True, first=first)[
                     dataset_id
                 ]
@@ -261,11 +267,12 @@ class _Question:
         return History(dataset_id, tuple(found), least)
 
     def newest(self, dataset_id: str, jobs: _Newest, *, readers: bool) -> list[DatasetRun]:
-        """The dataset's newest ``count`` runs among the newest ``count`` completed runs of each of
+        """The dataset's newest runs (as many as its history holds: ``count``) among the newest ``count``
+        completed runs of each of
         ``jobs`` (its writers, or with ``readers`` its readers), newest first by (time, run id), then by
         job id: what reading every job gives, reading jobs newest first and none past the point where no
         run of theirs can be among the newest (see the module docstring)."""
-        count, graph = self.count, self.graph
+        count, graph = self.dataset_count, self.graph
         best: list[tuple[int, str, str, int, DatasetRun]] = []  # (at, run id, job id, run rank, run)
         folded, chunk, position = 0, max(count, MIN_CHUNK), 0
         while (item := jobs.at(position)) is not None:

@@ -3,10 +3,13 @@
 This is the one thing ``what-changed`` (:mod:`.changes`, :mod:`.what_changed`) asks of a lineage source,
 through :meth:`LineageSource.run_history <airflow_lineage_plus.graph.source.LineageSource.run_history>`::
 
-    run_history(node_ids: Sequence[str], runs: int, *, as_of: int | None = None) -> dict[str, History]
+    run_history(
+        node_ids: Sequence[str], runs: int, *, as_of: int | None = None, dataset_runs: int | None = None
+    ) -> dict[str, History]
 
-For each node id asked for that the source knows, a :class:`History` holding the node's newest ``runs``
-runs that started at or before ``as_of`` (epoch microseconds; ``None``: now), **newest first**:
+For each node id asked for that the source knows, a :class:`History` holding the node's newest runs (a
+job's ``runs``, a dataset's ``dataset_runs``, default ``runs``) that started at or before ``as_of``
+(epoch microseconds; ``None``: now), **newest first**:
 
 * a job (``job:NS:NAME``): one :class:`JobRun` per run of the job, whatever its state (running,
   completed, failed, aborted, skipped, upstream failed);

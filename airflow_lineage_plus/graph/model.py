@@ -251,10 +251,12 @@ class LineageGraph:
         (none here; a graph that reads a job's newest runs only counts the others' DAGs)."""
         return job.runs, frozenset()
 
-    def newest_runs(self, job: JobRecord, count: int, as_of: int | None = None) -> list[RunRecord]:
+    def newest_runs(
+        self, job: JobRecord, count: int, as_of: int | None = None, *, completed: int | None = None
+    ) -> list[RunRecord]:
         """The job's runs started at or before ``as_of`` (all: None), newest first: every one here; a
         graph that reads a job's newest runs only may give fewer, never fewer than the newest ``count``
-        and than those holding its newest ``count`` completed ones."""
+        and than those holding its newest ``completed`` (default ``count``) completed ones."""
         return newest_first(self.all_runs(job), as_of)
 
     def read_refs(self, runs: Iterable[RunRecord]) -> None:

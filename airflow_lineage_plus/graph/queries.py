@@ -11,6 +11,7 @@ import attrs
 
 from airflow_lineage_plus import node_ids as ids
 from airflow_lineage_plus.exceptions import NodeNotFound
+from airflow_lineage_plus.graph import changes as rules
 from airflow_lineage_plus.graph import failed, visible_jobs
 from airflow_lineage_plus.graph import what_changed as changes
 from airflow_lineage_plus.graph.ancestry import descendant_jobs, ran_by_nodes
@@ -396,7 +397,12 @@ class LineageQueries:
         graph, visibility = self._dataset_graph(dataset_id, depth, way)
         walked = self._walk(graph, visibility, dataset_id, depth, True, way)
         seen, not_compared = changes.nearest(walked.seen, max_nodes)
-        histories = self.source.run_history(sorted(seen), 2 * baseline_runs + 1, as_of=as_of)
+        histories = self.source.run_history(
+            sorted(seen),
+            rules.job_runs(baseline_runs),
+            as_of=as_of,
+            dataset_runs=rules.dataset_runs(baseline_runs),
+        )
         if visibility is not None:
             histories = changes.visible_histories(histories, visibility)
         moment = now if now is not None else as_of if as_of is not None else time.time_ns() // 1000

@@ -90,10 +90,16 @@ class LineageSource(abc.ABC):
         """(dataset count, job count, a graph holding the failed jobs, ids of jobs whose latest run failed)"""
 
     def run_history(
-        self, node_ids: Sequence[str], runs: int, *, as_of: int | None = None
+        self,
+        node_ids: Sequence[str],
+        runs: int,
+        *,
+        as_of: int | None = None,
+        dataset_runs: int | None = None,
     ) -> dict[str, History]:
-        """The newest ``runs`` runs of each node (at or before ``as_of``), newest first, as plain records:
-        what ``what-changed`` compares (the contract, for every source: :mod:`.history`)."""
+        """The newest ``runs`` runs of each job and ``dataset_runs`` (default ``runs``) of each dataset (at
+        or before ``as_of``), newest first, as plain records: what ``what-changed`` compares (the
+        contract, for every source: :mod:`.history`)."""
         raise SourceUnavailable(
             f"{type(self).__name__} does not give runs' histories; what-changed reads the event log "
             "([lineage_plus] graph_source = events, or --events)"

@@ -193,11 +193,16 @@ class StoreSource(LineageSource):
         return eventlog_details.run_details(graph, run_id, self._read_ref)
 
     def run_history(
-        self, node_ids: Sequence[str], runs: int, *, as_of: int | None = None
+        self,
+        node_ids: Sequence[str],
+        runs: int,
+        *,
+        as_of: int | None = None,
+        dataset_runs: int | None = None,
     ) -> dict[str, History]:
         graph = self.view(as_of, keep_refs=True)
         assert isinstance(graph, StoredGraph)
-        return eventlog_history.run_history(graph, node_ids, runs, self._runs, as_of, {})
+        return eventlog_history.run_history(graph, node_ids, runs, self._runs, as_of, {}, dataset_runs)
 
     def latest_assertions(
         self, dataset_ids: Sequence[str], *, as_of: int | None = None

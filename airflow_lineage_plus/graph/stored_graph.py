@@ -434,19 +434,23 @@ class StoredGraph(LineageGraph):
             return job.runs, frozenset()
         return job.runs, frozenset(dag for dag in dags if dag is not None)
 
-    def newest_runs(self, job: JobRecord, count: int, as_of: int | None = None) -> list[RunRecord]:
-        """The runs read, once they hold the newest ``count`` runs and ``count`` completed ones started
-        at or before ``as_of`` (:data:`GROWTH` times as many read each time they do not), or every run."""
-        window = max(self.run_window, count)
+    def newest_runs(
+        self, job: JobRecord, count: int, as_of: int | None = None, *, completed: int | None = None
+    ) -> list[RunRecord]:
+        """The runs read, once they hold the newest ``count`` runs and ``completed`` (default ``count``)
+        completed ones started at or before ``as_of`` (:data:`GROWTH` times as many read each time they
+        do not), or every run."""
+        wanted = count if completed is None else completed
+        window = max(self.run_window, count, wanted)
         while (since := self._partial.get(job.id)) is not None:
             runs = newest_first(self.state_runs(job), as_of)
             # what starts at ``since`` or later is every run of that span: the newest of all runs
             read = [run for run in runs if run.sort_key()[0] >= since]
-            if len(read) >= count and sum(run.completed for run in read) >= count:
+            if len(read) >= count and sum(run.completed for run in read) >= wanted:
                 return read
             window *= GROWTH
             self._read_rest([job.id], window)
-        return super().newest_runs(job, count, as_of)
+        return super().newest_runs(job, count, as_of, completed=completed)
 
     def has_node(self, node_id: str) -> bool:
         if node_id.startswith("job:"):

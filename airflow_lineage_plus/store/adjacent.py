@@ -23,7 +23,7 @@ from airflow_lineage_plus.store import schema
 READ_WHOLE = 1_000
 SCAN = 50
 
-_edge, _fact, _skip = schema.edge, schema.fact, schema.skipped_task
+_edge, _fact, _skip, _node = schema.edge, schema.fact, schema.skipped_task, schema.node
 _KEYS: sa.BindParameter[Any] = sa.bindparam("keys", expanding=True)
 #: the edges a run reported on some sides of a dataset (writers: output 1, readers: 0)
 _SIDES = _edge.c.output.in_(sa.bindparam("sides", expanding=True))
@@ -36,12 +36,16 @@ ADJACENT = (
     .outerjoin(_fact, sa.and_(_fact.c.subject_key == _edge.c.job_key, _fact.c.fact == f.JOB_REF))
     .where(_edge.c.dataset_key.in_(_KEYS), _SIDES, _REPORTED)
 )
-#: how many edges each of the datasets ``keys`` has on those sides (an index count)
-ADJACENT_COUNTS = (
-    sa.select(_edge.c.dataset_key, sa.func.count())
-    .where(_edge.c.dataset_key.in_(_KEYS), _SIDES)
-    .group_by(_edge.c.dataset_key)
+_past_whole = (
+    sa.select(sa.literal(1))
+    .where(_edge.c.dataset_key == _node.c.node_key, _SIDES)
+    .limit(1)
+    .offset(sa.bindparam("whole"))
+    .scalar_subquery()
 )
+#: the datasets ``keys`` with more than ``whole`` edges on those sides (whether the index has an entry past
+#: the first ``whole``: at most that many read, not every edge counted)
+CROWDED = sa.select(_node.c.node_key).where(_node.c.node_key.in_(_KEYS), _past_whole.is_not(None))
 _NEWEST_REFS = (
     sa.select(_fact.c.subject_key, _fact.c.event_time)
     .where(_fact.c.fact == f.JOB_REF)

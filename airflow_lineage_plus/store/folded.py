@@ -330,9 +330,9 @@ class FoldedState:
         wanted = {f.key_of(d): d for d in dataset_ids}
         found: dict[str, tuple[dict[str, int | None], bool]] = {}
         with self.batch():
-            counts = dict(self._rows(a.ADJACENT_COUNTS.params(sides=list(sides)), wanted))
-            for key, count in counts.items():
-                if count > a.READ_WHOLE and (newest := self._newest(wanted[key], sides, limit)):
+            crowded = self._rows(a.CROWDED.params(sides=list(sides), whole=a.READ_WHOLE), wanted)
+            for (key,) in crowded:
+                if newest := self._newest(wanted[key], sides, limit):
                     found[wanted[key]] = (newest, False)
             whole = {key: d for key, d in wanted.items() if d not in found}
             rows = self._rows(a.ADJACENT.params(sides=list(sides)), whole)
@@ -358,7 +358,9 @@ class FoldedState:
         # one older than the limit-th: no job past the scan has the limit-th's time
         if len(times) <= limit or times[limit - 1] == times[-1]:
             return None
-        since = times[limit - 1]
+        # every job later than the oldest found is in the scan: all of those, not only the limit asked
+        # for (a later question asking for more is answered without a scan)
+        since = min(at for at in times if at > times[-1])
         skipped: dict[int, int] = {}
         for key, at in connection.execute(a.SKIPPED_SINCE, {"since": since}).all():
             skipped[int(key)] = max(skipped.get(int(key), int(at)), int(at))

@@ -87,11 +87,27 @@ def test_a_source_read_by_many_jobs_reads_only_its_last_readers(
         # the 3 newest candidates (as many as runs asked for) are read at once; none of the 17 older ones
         readers = {job for job in graph._jobs_read if "reader_" in job}
         assert readers == {job_node(f"reader_{k}") for k in (0, 19, 18)}
-        # by the index, in each of the two graphs: the 3 readers that ran last, then (is a 4th as late as
-        # the 3rd newest read?) the next 3 (the as-of question folds its own graph, asking no index)
-        assert answered == ([True] * 4 if by_index else [])
+        # by the index, once in each of the two graphs: the readers that ran last, every one the scan
+        # vouches for (is a 4th as late as the 3rd newest read? asks no second scan; the as-of question
+        # folds its own graph, asking no index)
+        assert answered == ([True] * 2 if by_index else [])
         then = source.run_history([CALENDAR], 3, as_of=w.to_micros(at(3 * DAY + 200)))[CALENDAR]
         assert _rows(then.runs) == [(job_node(f"reader_{k}"), 300 + k) for k in (19, 18, 17)]
+    finally:
+        source.close()
+
+
+def test_a_datasets_history_holds_its_own_count_of_runs_and_a_jobs_the_runs_asked_for(
+    tmp_path: Path,
+) -> None:
+    source = store_source_of(write_log(tmp_path / "events.jsonl", _readers()))
+    try:
+        found = source.run_history([CALENDAR, job_node("reader_19")], 3, dataset_runs=2)
+        assert _rows(found[CALENDAR].runs) == [(job_node("reader_0"), 500), (job_node("reader_19"), 419)]
+        assert [run.run_id for run in found[job_node("reader_19")].runs] == [
+            run.run_id for run in source.run_history([job_node("reader_19")], 3)[job_node("reader_19")].runs
+        ]
+        assert len(found[job_node("reader_19")].runs) == 3
     finally:
         source.close()
 

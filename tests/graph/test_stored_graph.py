@@ -170,6 +170,31 @@ def test_a_job_whose_newest_runs_never_completed_reads_four_times_as_many_until_
         store.close()
 
 
+def test_a_history_asking_fewer_completed_runs_than_runs_is_answered_by_the_window(
+    store_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A job's history takes its newest runs whatever their state; a dataset's, its writers' completed
+    ones: asking 15 runs and 8 completed reads no more while the window holds both."""
+    events = []
+    for day in range(1, 44):
+        state = "FAIL" if day > 40 else "COMPLETE"
+        events += run_pair("etl", f"etl-{day}", day * 10, day * 10 + 1, state, outputs=[ds("table")])
+    store = _store(store_url, events)
+    try:
+        _with_window(monkeypatch, 16)
+        graph = StoredGraph(store)
+        graph.load_jobs([job_node("etl")])
+        job = graph.jobs[job_node("etl")]
+        # the 16 newest: 3 failed, 13 completed
+        assert len(graph.newest_runs(job, 15, completed=8)) == 16
+        assert len(job.runs) == 16
+        # 15 completed asked for: the newest 16 x GROWTH = 64 are read, all 43 there are
+        assert len(graph.newest_runs(job, 15)) == 43
+        assert len(job.runs) == 43
+    finally:
+        store.close()
+
+
 def _earlier(events: list[dict[str, Any]], days: int) -> list[dict[str, Any]]:
     """``events`` again, ``days`` earlier, as runs of their own."""
     found = copy.deepcopy(events)

@@ -41,20 +41,21 @@ def state(store_url: str, monkeypatch: pytest.MonkeyPatch) -> Any:
     store.close()
 
 
-def test_the_index_gives_the_readers_that_ran_last_and_those_a_later_skip_record_names(
+def test_the_index_gives_every_reader_the_scan_vouches_for_and_those_a_later_skip_record_names(
     state: folded.FoldedState, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(adjacent, "SCAN", 3)  # the 6 newest latest events: d, calendar, r0 .. r3
-    # the 2nd latest is 100 and r3 (50) was found older: no reader past the scan is as late; d.r5's
-    # latest event (30) is not among the newest, its skip record (200) is
+    monkeypatch.setattr(adjacent, "SCAN", 3)  # the 6 newest latest events (of jobs): d, r0 .. r4
+    # 2 asked for (minute 100), but every reader later than r4 (40, the oldest found: one as old may be
+    # past the scan) is in the scan: r3 (50) too; d.r5's latest event (30) is not among the newest, its
+    # skip record (200) is
     found = state.newest_adjacent([CALENDAR], [0], 2)
-    assert found == {CALENDAR: (_times(r0=100, r1=100, r2=100, r5=200), False)}
+    assert found == {CALENDAR: (_times(r0=100, r1=100, r2=100, r3=50, r5=200), False)}
 
 
 def test_readers_as_late_as_the_last_one_asked_for_are_never_cut_off_by_the_scan(
     state: folded.FoldedState, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(adjacent, "SCAN", 1)  # the 3 newest latest events: d and two at minute 100
+    monkeypatch.setattr(adjacent, "SCAN", 1)  # the 3 newest latest events (of jobs): d, two of minute 100
     # the scan ends among readers of minute 100: it cannot tell which others are as late, so all are read
     found = state.newest_adjacent([CALENDAR], [0], 1)
     assert found == {CALENDAR: (_times(r0=100, r1=100, r2=100, r3=50, r4=40, r5=200), True)}
