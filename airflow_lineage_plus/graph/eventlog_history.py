@@ -422,7 +422,8 @@ def latest_assertions(
     # the jobs next to each, writers and readers, by the edges runs reported (retired ones too), those
     # that ran last first; the first batch of each dataset's read at once
     adjacent = _Newest.of(view, datasets, writers=True, readers=True, first=MAX_JOBS)
-    view.prefetch_records({job for jobs in adjacent.values() for job in jobs.head(MAX_JOBS)})
+    # of each job, its latest finished run only
+    view.prefetch_records({job for jobs in adjacent.values() for job in jobs.head(MAX_JOBS)}, runs=1)
     chosen: list[tuple[str, JobRecord, RunRecord, str]] = []
     for dataset_id in datasets:
         last = _last_ran(view, adjacent[dataset_id], MAX_JOBS)
@@ -463,7 +464,7 @@ def _last_ran(graph: LineageGraph, jobs: _Newest, limit: int) -> list[str]:
         if len(best) >= limit and bound is not None and bound < best[limit - 1][0]:
             break  # every job left started its latest run before the last one kept
         if position >= read:
-            graph.prefetch_records(jobs.head(read + chunk)[read:])
+            graph.prefetch_records(jobs.head(read + chunk)[read:], runs=1)
             read, chunk = read + chunk, 2 * chunk
         position += 1
         job = graph.job_record(job_id)

@@ -290,8 +290,9 @@ class LineageGraph:
         """The next questions touch these nodes and their neighbours up- or downstream: a graph that reads
         its records as they are touched reads them at once (this one holds everything already)."""
 
-    def prefetch_records(self, node_ids: Iterable[str]) -> None:
-        """The next questions read these nodes' records: read them at once (see :meth:`prefetch`)."""
+    def prefetch_records(self, node_ids: Iterable[str], *, runs: int | None = None) -> None:
+        """The next questions read these nodes' records: read them at once (see :meth:`prefetch`);
+        ``runs``: they read only so many of each job's newest runs (None: as many as usual)."""
 
     def prefetch_edges(self, node_ids: Iterable[str]) -> None:
         """The next questions read these nodes' edges (:attr:`pred`, :attr:`succ`), not the jobs at their

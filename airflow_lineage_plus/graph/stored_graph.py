@@ -107,6 +107,8 @@ class StoredGraph(LineageGraph):
         self._triggers_read: set[str] = set()
         #: jobs whose older runs are not read: the start (else first event) time their read runs begin at
         self._partial: dict[str, int] = {}
+        #: of each such job, how many of its newest runs were asked for
+        self._windows: dict[str, int] = {}
         #: (dataset, writers, readers) -> what :meth:`newest_adjacent` found
         self._adjacent: dict[tuple[str, bool, bool], tuple[list[tuple[str, int | None]], bool]] = {}
         #: how many runs of such a job name each DAG id (:meth:`dag_runs`)
@@ -129,9 +131,9 @@ class StoredGraph(LineageGraph):
         """Make the runs whose parent is one of these complete."""
 
     # -- reading records ----------------------------------------------------------------------------
-    def load_jobs(self, job_ids: Iterable[str]) -> None:
-        """Read the jobs not read yet: each with its newest runs (every run when none of those completed;
-        see the module docstring) and the DAG runs that skipped it."""
+    def load_jobs(self, job_ids: Iterable[str], window: int | None = None) -> None:
+        """Read the jobs not read yet: each with its newest ``window`` runs (default :attr:`run_window`;
+        more until one completed: see the module docstring) and the DAG runs that skipped it."""
         wanted = [j for j in dict.fromkeys(job_ids) if j not in self._jobs_read and j.startswith("job:")]
         if not wanted:
             return
@@ -147,11 +149,12 @@ class StoredGraph(LineageGraph):
                 stored_rows.job_facts(job, facts)
                 dict.__setitem__(self.jobs, job_id, job)
                 keys[node.node_key] = job_id
-            rows, partial = self.state.newest_job_runs(keys, self.run_window)
+            window = window or self.run_window
+            rows, partial = self.state.newest_job_runs(keys, window)
             self._add_runs(self._run_records(rows, keys))
             self._partial.update((keys[key], since) for key, since in partial.items())
+            self._windows.update((keys[key], window) for key in partial)
             # its current edges start at its latest completed run: read more runs until one is read
-            window = self.run_window
             while waiting := [
                 job_id
                 for job_id in keys.values()
@@ -178,6 +181,7 @@ class StoredGraph(LineageGraph):
                 rows, partial = self.state.newest_job_runs(keys, window)
             runs = self._run_records(rows, keys)
         self._partial.update((keys[key], since) for key, since in partial.items())
+        self._windows.update((keys[key], window) for key in partial if window is not None)
         have = {run.run_id for job_id in wanted for run in dict.__getitem__(self.jobs, job_id).runs}
         self._add_runs([run for run in runs if run.run_id not in have])
         for job_id in wanted:
@@ -380,9 +384,9 @@ class StoredGraph(LineageGraph):
                 r for run in latest if run is not None for r in (run.run_id, run.parent_run_id) if r
             )
 
-    def prefetch_records(self, node_ids: Iterable[str]) -> None:
+    def prefetch_records(self, node_ids: Iterable[str], *, runs: int | None = None) -> None:
         nodes = list(node_ids)
-        self.load_jobs(n for n in nodes if n.startswith("job:"))
+        self.load_jobs((n for n in nodes if n.startswith("job:")), runs)
         self.load_datasets(n for n in nodes if n.startswith("dataset:"))
 
     def prefetch_edges(self, node_ids: Iterable[str]) -> None:
@@ -441,7 +445,7 @@ class StoredGraph(LineageGraph):
         completed ones started at or before ``as_of`` (:data:`GROWTH` times as many read each time they
         do not), or every run."""
         wanted = count if completed is None else completed
-        window = max(self.run_window, count, wanted)
+        window = max(self._windows.get(job.id, self.run_window), count, wanted)
         while (since := self._partial.get(job.id)) is not None:
             runs = newest_first(self.state_runs(job), as_of)
             # what starts at ``since`` or later is every run of that span: the newest of all runs

@@ -100,6 +100,19 @@ def test_the_newest_runs_a_history_asks_for_are_read_only_past_the_window(
     assert (len(as_of_day_31), len(job.runs)) == (32, 41)
 
 
+def test_a_job_prefetched_for_its_latest_run_has_that_run_read_and_grows_from_there(
+    nightly: LineageStore,
+) -> None:
+    graph = StoredGraph(nightly)
+    graph.prefetch_records([NIGHTLY_LOAD], runs=1)
+    job = graph.jobs[NIGHTLY_LOAD]
+    assert [run.run_id for run in job.runs] == [run_id("nightly.load-40-try1")]
+    # 3 asked for later: GROWTH x 3 newest are read, not GROWTH x the usual window
+    assert [run.run_id for run in graph.newest_runs(job, 3)] == [
+        run_id(f"nightly.load-{day}-try1") for day in range(40, 28, -1)
+    ]
+
+
 def test_where_a_runs_events_are_is_read_only_for_the_runs_a_question_reads_back(
     nightly: LineageStore,
 ) -> None:
