@@ -86,7 +86,8 @@ class StoreSource(LineageSource):
             return
         self._shared.views = {}
         try:
-            yield
+            with self.store.read():  # one snapshot, one connection for every step of the questions
+                yield
         finally:
             self._shared.views = None
 

@@ -100,6 +100,7 @@ class LineageStore:
         self.path: Path | None = None
         self._raw: sqlite3.Connection | None = None
         self._raw_lock = threading.Lock()
+        self._reading = threading.local()  # the read transaction this thread holds (:meth:`read`)
         self._busy_timeout = busy_timeout
         #: a scratch store: one in-memory database on one connection, shared by every thread
         self.scratch = self.url == sa.make_url(SCRATCH)
@@ -216,9 +217,23 @@ class LineageStore:
 
     @contextlib.contextmanager
     def read(self) -> Iterator[sa.Connection]:
-        """A read transaction (one snapshot: WAL on SQLite, MVCC elsewhere); errors as the package's."""
-        with self.errors(), self.engine.connect() as connection, connection.begin():
-            yield connection
+        """A read transaction (one snapshot: WAL on SQLite, MVCC elsewhere); errors as the package's.
+        Inside another one of this thread, that one: a question holding one reads a single snapshot
+        through one connection, however many steps it has."""
+        held: sa.Connection | None = getattr(self._reading, "connection", None)
+        if held is not None:
+            with self.errors():
+                yield held
+            return
+        with self.errors(), self.engine.connect() as connection:
+            if self.dialect == "postgresql":  # its default, READ COMMITTED, sees each statement's commits
+                connection = connection.execution_options(isolation_level="REPEATABLE READ")
+            with connection.begin():
+                self._reading.connection = connection
+                try:
+                    yield connection
+                finally:
+                    self._reading.connection = None
 
     # -- writing --------------------------------------------------------------------------------
     def append(

@@ -50,6 +50,28 @@ def test_appending_the_same_events_twice_stores_them_once(store_url: str) -> Non
         store.close()
 
 
+def test_a_read_inside_another_of_the_same_thread_reads_its_snapshot_on_its_connection(
+    store_url: str,
+) -> None:
+    store = LineageStore(store_url)
+    try:
+        first, later = orders_pipeline()[:2], orders_pipeline()[2:3]
+        store.append(json.dumps(e).encode() for e in first)
+        count = sa.select(sa.func.count()).select_from(schema.event)
+        with store.read() as outer:
+            assert outer.execute(count).scalar() == 2
+            added = threading.Thread(target=store.append, args=([json.dumps(e).encode() for e in later],))
+            added.start()
+            added.join(timeout=60)
+            with store.read() as inner:  # the one held: what it saw, not what was written since
+                assert inner is outer
+                assert inner.execute(count).scalar() == 2
+        with store.read() as fresh:
+            assert fresh.execute(count).scalar() == 3
+    finally:
+        store.close()
+
+
 def test_bytes_that_are_not_an_event_are_counted_and_not_stored(store_url: str) -> None:
     store = LineageStore(store_url)
     try:
