@@ -65,6 +65,9 @@ RUNS_KEPT = 20_000
 #: a source's readers are folded newest first, at first as many as runs are asked for (at least this
 #: many), then twice as many each time more are needed
 MIN_CHUNK = 2
+#: ... each with its newest run at first: past the first, a reader's older runs count only when one ended
+#: after the newest reads found (the store is asked), so most readers cost that one run
+READER_RUNS = 1
 
 
 @attrs.frozen
@@ -205,7 +208,8 @@ class _Question:
         sources = sorted(d for d in known if not graph.pred.get(d))
         first = max(self.dataset_count, MIN_CHUNK)
         self.readers = _Newest.of(graph, sources, writers=False, readers=True, first=first)
-        graph.load_jobs(sorted({job for jobs in self.readers.values() for job in jobs.head(first)}))
+        readers = sorted({job for jobs in self.readers.values() for job in jobs.head(first)})
+        graph.load_jobs(readers, READER_RUNS)
         return known
 
     def runs_of(self, job: JobRecord) -> list[RunRecord]:
@@ -280,14 +284,20 @@ class _Question:
             if len(best) >= count and bound is not None and bound < best[count - 1][0]:
                 break  # every later job's runs are older than the newest found
             if readers and position >= folded:  # fold the next candidates at once, twice as many each time
-                graph.load_jobs(jobs.head(folded + chunk)[folded:])
+                graph.load_jobs(jobs.head(folded + chunk)[folded:], READER_RUNS)
                 folded, chunk = folded + chunk, 2 * chunk
             position += 1
             job = graph.job_record(job_id)
             if job is None:
                 continue
             floor = best[count - 1][:2] if len(best) >= count else None
-            completed = [r for r in self.runs_of(job) if r.completed][:count]
+            # past the first, only its runs that ended at the floor or later count: those are read
+            runs = (
+                self.runs_of(job)
+                if floor is None
+                else graph.newest_runs(job, 0, self.as_of, completed=count, ended_since=floor[0])
+            )
+            completed = [r for r in runs if r.completed][:count]
             eligible = [(i, r) for i, r in enumerate(completed) if floor is None or _key(r) >= floor]
             graph.read_refs(r for _, r in eligible)
             for (i, run), fact in zip(eligible, self.reader.facts([r for _, r in eligible]), strict=True):

@@ -252,11 +252,19 @@ class LineageGraph:
         return job.runs, frozenset()
 
     def newest_runs(
-        self, job: JobRecord, count: int, as_of: int | None = None, *, completed: int | None = None
+        self,
+        job: JobRecord,
+        count: int,
+        as_of: int | None = None,
+        *,
+        completed: int | None = None,
+        ended_since: int | None = None,
     ) -> list[RunRecord]:
         """The job's runs started at or before ``as_of`` (all: None), newest first: every one here; a
         graph that reads a job's newest runs only may give fewer, never fewer than the newest ``count``
-        and than those holding its newest ``completed`` (default ``count``) completed ones."""
+        and than those holding its newest ``completed`` (default ``count``) completed ones, unless
+        (``ended_since``, epoch microseconds) none of the runs it leaves out ended at that time or later:
+        for a caller that counts only those."""
         return newest_first(self.all_runs(job), as_of)
 
     def read_refs(self, runs: Iterable[RunRecord]) -> None:

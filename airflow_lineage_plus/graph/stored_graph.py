@@ -439,20 +439,29 @@ class StoredGraph(LineageGraph):
         return job.runs, frozenset(dag for dag in dags if dag is not None)
 
     def newest_runs(
-        self, job: JobRecord, count: int, as_of: int | None = None, *, completed: int | None = None
+        self,
+        job: JobRecord,
+        count: int,
+        as_of: int | None = None,
+        *,
+        completed: int | None = None,
+        ended_since: int | None = None,
     ) -> list[RunRecord]:
         """The runs read, once they hold the newest ``count`` runs and ``completed`` (default ``count``)
-        completed ones started at or before ``as_of`` (:data:`GROWTH` times as many read each time they
-        do not), or every run."""
+        completed ones started at or before ``as_of``, or (``ended_since``) once no run older than them
+        ended at that time or later (the store asked); else :data:`GROWTH` times as many are read, at
+        least as many as asked for, until they do; or every run."""
         wanted = count if completed is None else completed
-        window = max(self._windows.get(job.id, self.run_window), count, wanted)
+        window = self._windows.get(job.id, self.run_window)
         while (since := self._partial.get(job.id)) is not None:
             runs = newest_first(self.state_runs(job), as_of)
             # what starts at ``since`` or later is every run of that span: the newest of all runs
             read = [run for run in runs if run.sort_key()[0] >= since]
             if len(read) >= count and sum(run.completed for run in read) >= wanted:
                 return read
-            window *= GROWTH
+            if ended_since is not None and not self.state.ended_since(f.key_of(job.id), since, ended_since):
+                return read
+            window = max(window * GROWTH, count, wanted)
             self._read_rest([job.id], window)
         return super().newest_runs(job, count, as_of, completed=completed)
 

@@ -12,7 +12,6 @@ with the ids asked for, so two ids with one key never mix. What the rows mean is
 from __future__ import annotations
 
 import contextlib
-import functools
 import threading
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any, NamedTuple, TypeVar
@@ -98,20 +97,14 @@ _LAST_SKIPS = (
 _JOB_EDGES = sa.select(*_edge.c).where(_keys(_edge.c.job_key))
 _DATASET_EDGES = sa.select(*_edge.c).where(_keys(_edge.c.dataset_key))
 _WRITER_EDGES = _DATASET_EDGES.where(_edge.c.output == 1)
-#: the facts a run has, each joined to the run's row (one query reads a run whole)
-_RUN_FACTS = (f.ERROR, f.MODE, f.TASKS)
-_run_facts = [_fact.alias(f"run_{name}") for name in _RUN_FACTS]
-_RUN_COLUMNS = sa.select(*_run.c, *_state.c, *_parent.c, *(c for alias in _run_facts for c in alias.c))
-_RUN_COLUMNS = _RUN_COLUMNS.select_from(
-    functools.reduce(
-        lambda joined, pair: joined.outerjoin(
-            pair[1], sa.and_(pair[1].c.subject_key == _run.c.run_key, pair[1].c.fact == pair[0])
-        ),
-        zip(_RUN_FACTS, _run_facts, strict=True),
-        _run.outerjoin(_state, _state.c.run_key == _run.c.run_key).outerjoin(
-            _parent, _parent.c.run_key == _run.c.run_key
-        ),
-    )
+#: the facts a run has (the newest error and execution mode; a DAG run's tasksState)
+_RUN_FACTS = frozenset({f.ERROR, f.MODE, f.TASKS})
+#: a run with its state, parent and facts: a row per fact it has (one probe of the fact key for them
+#: all; only a run's own facts have its key), one when it has none; :func:`_runs_of` puts them together
+_RUN_COLUMNS = sa.select(*_run.c, *_state.c, *_parent.c, *_fact.c).select_from(
+    _run.outerjoin(_state, _state.c.run_key == _run.c.run_key)
+    .outerjoin(_parent, _parent.c.run_key == _run.c.run_key)
+    .outerjoin(_fact, _fact.c.subject_key == _run.c.run_key)
 )
 _JOB_RUNS = _RUN_COLUMNS.where(_keys(_run.c.job_key))
 #: each job's newest runs: those started (else first seen) at or after the ``skip + 1``-th newest's time
@@ -139,6 +132,16 @@ _NEWEST_RUNS = _RUN_COLUMNS.add_columns(
 ).where(
     _run.c.job_key == _windows.c.job_key,
     _run.c.sort_time >= sa.func.coalesce(_windows.c.since, _EARLIEST),
+)
+_ENDED_SINCE = (
+    sa.select(sa.literal(1))
+    .select_from(_run.join(_state, _state.c.run_key == _run.c.run_key))
+    .where(
+        _run.c.job_key == sa.bindparam("job_key"),
+        _run.c.sort_time < sa.bindparam("before"),
+        _state.c.end_time >= sa.bindparam("since"),
+    )
+    .limit(1)
 )
 _JOB_DAGS = (
     sa.select(_run.c.job_key, _run.c.dag_id, sa.func.count())
@@ -396,7 +399,7 @@ class FoldedState:
     # -- runs ---------------------------------------------------------------------------------------
     def job_runs(self, job_keys: Iterable[int]) -> list[Run]:
         """Every run of the jobs ``job_keys``, with its state and parent."""
-        return [_run_of(row) for row in self._rows(_JOB_RUNS, job_keys)]
+        return [run for run, _ in _runs_of(self._rows(_JOB_RUNS, job_keys))]
 
     def newest_job_runs(self, job_keys: Iterable[int], window: int) -> tuple[list[Run], dict[int, int]]:
         """The newest ``window`` runs of each job (by start, else first event; more when several share
@@ -407,12 +410,18 @@ class FoldedState:
             with self.batch():
                 found = self._local.connection.execute(_NEWEST_RUNS, {"keys": chunk, "skip": window - 1})
                 rows = found.all()
-            for row in rows:
-                run = _run_of(row[:-2])
+            for run, (since, older) in _runs_of(rows, tail=2):
                 runs.append(run)
-                if row[-1]:
-                    partial[run.row.job_key] = int(row[-2])
+                if older:
+                    partial[run.row.job_key] = int(since)
         return runs, partial
+
+    def ended_since(self, job_key: int, before: int, since: int) -> bool:
+        """Whether a run of the job started (else first seen) before ``before`` ended at ``since`` or
+        later (its older runs probed through the run index, their states by key; none read)."""
+        params = {"job_key": job_key, "before": before, "since": since}
+        with self.batch():
+            return self._local.connection.execute(_ENDED_SINCE, params).first() is not None
 
     def job_dags(self, job_keys: Iterable[int]) -> dict[int, dict[str | None, int]]:
         """How many runs of each job name each DAG id (``None``: runs naming none), by job key."""
@@ -442,7 +451,7 @@ class FoldedState:
     def runs(self, run_ids: Iterable[str]) -> list[Run]:
         """The runs among ``run_ids`` the store knows, with their states and parents."""
         wanted = {f.run_key(run_id): run_id for run_id in run_ids}
-        found = (_run_of(row) for row in self._rows(_RUNS, wanted))
+        found = (run for run, _ in _runs_of(self._rows(_RUNS, wanted)))
         return [run for run in found if wanted.get(run.row.run_key) == run.row.run_id]
 
     def run_io(self, run_keys: Iterable[int]) -> list[RunIo]:
@@ -537,21 +546,26 @@ class FoldedState:
         return found.get(f.DATASET_KIND, 0), found.get(f.JOB_KIND, 0)
 
 
-def _run_of(row: Sequence[Any]) -> Run:
+def _runs_of(rows: Iterable[Sequence[Any]], tail: int = 0) -> list[tuple[Run, Sequence[Any]]]:
+    """The runs of rows of :data:`_RUN_COLUMNS` (several rows of a run with several facts), in the order
+    of their first rows, each with the ``tail`` columns after those (of its first row)."""
+    found: dict[int, tuple[Run, Sequence[Any]]] = {}
     state_at, parent_at = _RUN_WIDTH, _RUN_WIDTH + _STATE_WIDTH
     facts_at = parent_at + _PARENT_WIDTH
-    state = row[state_at : state_at + _STATE_WIDTH]
-    parent = row[parent_at:facts_at]
-    facts = {}
-    for at in range(facts_at, len(row), _FACT_WIDTH):
-        if row[at] is not None:
-            fact = _fact_row(row[at : at + _FACT_WIDTH])
-            facts[fact.fact] = fact
-    return Run(
-        f.RunRow(*row[:_RUN_WIDTH]),
-        f.RunStateRow(state[0], state[1], state[2], state[3], state[4], bytes(state[5]), state[6])
-        if state[0] is not None
-        else None,
-        f.RunParentRow(*parent) if parent[0] is not None else None,
-        facts,
-    )
+    for row in rows:
+        known = found.get(row[0])
+        if known is None:
+            state, parent = row[state_at:parent_at], row[parent_at:facts_at]
+            run = Run(
+                f.RunRow(*row[:_RUN_WIDTH]),
+                f.RunStateRow(state[0], state[1], state[2], state[3], state[4], bytes(state[5]), state[6])
+                if state[0] is not None
+                else None,
+                f.RunParentRow(*parent) if parent[0] is not None else None,
+                {},
+            )
+            known = found[row[0]] = (run, row[len(row) - tail :] if tail else ())
+        if row[facts_at] is not None and row[facts_at + 1] in _RUN_FACTS:
+            fact = _fact_row(row[facts_at : facts_at + _FACT_WIDTH])
+            known[0].facts[fact.fact] = fact
+    return list(found.values())

@@ -97,6 +97,27 @@ def test_a_source_read_by_many_jobs_reads_only_its_last_readers(
         source.close()
 
 
+@pytest.mark.parametrize("stored", [False, True], ids=["full load", "store"])
+def test_a_readers_older_run_that_ended_after_the_newest_reads_found_is_counted(
+    tmp_path: Path, stored: bool
+) -> None:
+    """reader_7 also ran from day 3 (after its day-3 run started) to day 4 at 190 min, after every day-4
+    read but reader_19's: it is read although the run it started last (day 4, 70 min) is older."""
+    long_run = _read("reader_7", "r7-long", 3 * DAY + 100, 777)
+    long_run[1]["eventTime"] = at(4 * DAY + 190)
+    log = write_log(tmp_path / "events.jsonl", [*_readers(), *long_run])
+    source = store_source_of(log) if stored else EventLogSource(log)
+    try:
+        history = source.run_history([CALENDAR], 3)[CALENDAR]
+        assert _rows(history.runs) == [
+            (job_node("reader_0"), 500),
+            (job_node("reader_19"), 419),
+            (job_node("reader_7"), 777),
+        ]
+    finally:
+        source.close()
+
+
 def test_a_datasets_history_holds_its_own_count_of_runs_and_a_jobs_the_runs_asked_for(
     tmp_path: Path,
 ) -> None:

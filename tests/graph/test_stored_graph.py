@@ -107,9 +107,9 @@ def test_a_job_prefetched_for_its_latest_run_has_that_run_read_and_grows_from_th
     graph.prefetch_records([NIGHTLY_LOAD], runs=1)
     job = graph.jobs[NIGHTLY_LOAD]
     assert [run.run_id for run in job.runs] == [run_id("nightly.load-40-try1")]
-    # 3 asked for later: GROWTH x 3 newest are read, not GROWTH x the usual window
+    # 3 asked for later: GROWTH x the 1 read (at least the 3 asked for), not GROWTH x the usual window
     assert [run.run_id for run in graph.newest_runs(job, 3)] == [
-        run_id(f"nightly.load-{day}-try1") for day in range(40, 28, -1)
+        run_id(f"nightly.load-{day}-try1") for day in range(40, 36, -1)
     ]
 
 
@@ -139,10 +139,13 @@ def test_a_history_past_the_window_reads_four_times_as_many_newest_runs_not_ever
     graph.load_jobs([NIGHTLY_LOAD])
     job = graph.jobs[NIGHTLY_LOAD]
     assert len(job.runs) == 2
-    # 5 asked for: the newest max(2, 5) x GROWTH = 20 are read, and the 21 older runs are not
+    # 5 asked for: the newest max(2 x GROWTH, 5) = 8 are read, and the 33 older runs are not
     newest = graph.newest_runs(job, 5)
-    assert [run.run_id for run in newest] == [run_id(f"nightly.load-{day}-try1") for day in range(40, 20, -1)]
-    assert len(job.runs) == 20
+    assert [run.run_id for run in newest] == [run_id(f"nightly.load-{day}-try1") for day in range(40, 32, -1)]
+    assert len(job.runs) == 8
+    # 20 asked for: max(8 x GROWTH, 20) = 32
+    assert len(graph.newest_runs(job, 20)) == 32
+    assert len(job.runs) == 32
     # the same as reading every run gives, to the fifth
     whole = StoredGraph(nightly)
     whole.run_window = EVERY_RUN

@@ -1,4 +1,5 @@
-"""Reading the folded state: the jobs next to a dataset that ran last, by the index of the latest events."""
+"""Reading the folded state: the jobs next to a dataset that ran last, by the index of the latest events;
+whether a job's older runs ended late, without reading them."""
 
 from __future__ import annotations
 
@@ -9,7 +10,18 @@ import pytest
 
 from airflow_lineage_plus.store import LineageStore, adjacent, folded
 from airflow_lineage_plus.store import wire as w
-from tests.support.graph_builders import DS_NS, at, dataset_node, event, facet, job_node
+from airflow_lineage_plus.store.facts import key_of
+from tests.support.graph_builders import (
+    DS_NS,
+    RUN_FACET,
+    at,
+    dataset_node,
+    error_message,
+    event,
+    facet,
+    job_node,
+    run_id,
+)
 
 pytestmark = pytest.mark.timeout(120)
 CALENDAR = dataset_node("calendar")
@@ -59,6 +71,55 @@ def test_readers_as_late_as_the_last_one_asked_for_are_never_cut_off_by_the_scan
     # the scan ends among readers of minute 100: it cannot tell which others are as late, so all are read
     found = state.newest_adjacent([CALENDAR], [0], 1)
     assert found == {CALENDAR: (_times(r0=100, r1=100, r2=100, r3=50, r4=40, r5=200), True)}
+
+
+def test_whether_a_job_has_an_older_run_that_ended_late_is_asked_without_reading_its_runs(
+    store_url: str,
+) -> None:
+    """d.long starts at minute 10 and ends at 100; d.short at 20-25 and 30-35."""
+    store = LineageStore(store_url)
+    try:
+        events = [event("START", "d.job", "long", 10), event("COMPLETE", "d.job", "long", 100)]
+        for label, minute in (("first", 20), ("second", 30)):
+            events += [event("START", "d.job", label, minute), event("COMPLETE", "d.job", label, minute + 5)]
+        store.append([orjson.dumps(e) for e in events])
+        state, key = folded.FoldedState(store), key_of(job_node("d.job"))
+        minute = lambda m: w.to_micros(at(m))  # noqa: E731
+        # started before the runs of minute 20 on: the long one, ended at 100
+        assert state.ended_since(key, minute(20), minute(100)) is True
+        assert state.ended_since(key, minute(20), minute(101)) is False
+        # started before 30: the long one and the first short one (25)
+        assert state.ended_since(key, minute(30), minute(25)) is True
+        # none started before 10
+        assert state.ended_since(key, minute(10), minute(0)) is False
+    finally:
+        store.close()
+
+
+def test_a_run_with_several_facts_is_one_run_holding_them_all(store_url: str) -> None:
+    store = LineageStore(store_url)
+    try:
+        facets = {
+            **error_message("boom"),
+            "lineagePlus_executionMode": facet(RUN_FACET, mode="cached"),
+        }
+        events = [
+            event("START", "d.job", "both", 10),
+            event("FAIL", "d.job", "both", 11, run_facets=facets),
+            event("START", "d.job", "none", 20),
+            event("COMPLETE", "d.job", "none", 21),
+        ]
+        store.append([orjson.dumps(e) for e in events])
+        state = folded.FoldedState(store)
+        runs, partial = state.newest_job_runs([key_of(job_node("d.job"))], 5)
+        assert partial == {}
+        assert [(run.row.run_id, sorted(run.facts)) for run in runs] == [
+            (run_id("both"), ["error", "mode"]),
+            (run_id("none"), []),
+        ]
+        assert [sorted(run.facts) for run in state.runs([run_id("both")])] == [["error", "mode"]]
+    finally:
+        store.close()
 
 
 def test_a_dataset_with_few_jobs_next_to_it_has_them_read_whole_on_the_sides_asked_for(
