@@ -40,7 +40,7 @@ from airflow_lineage_plus.graph.history import (
     LatestAssertions,
     digest,
 )
-from airflow_lineage_plus.graph.model import LineageGraph, latest_first
+from airflow_lineage_plus.graph.model import LineageGraph, latest_first, newest_first
 from airflow_lineage_plus.graph.records import JobRecord
 from airflow_lineage_plus.graph.runs import RunRecord
 from airflow_lineage_plus.graph.stored_graph import StoredGraph
@@ -162,6 +162,7 @@ def run_history(
     counts = (runs, runs if dataset_runs is None else dataset_runs)
     question = _Question(graph, counts, reader, as_of, bounds if bounds is not None else {})
     known = question.prepare(node_ids)
+    question.read_refs_first(node_ids, known)
     found: dict[str, History] = {}
     for node_id in node_ids:
         if node_id.startswith("job:"):
@@ -211,6 +212,33 @@ class _Question:
         readers = sorted({job for jobs in self.readers.values() for job in jobs.head(first)})
         graph.load_jobs(readers, READER_RUNS)
         return known
+
+    def _candidate_runs(self, job_ids: Sequence[str], floor: tuple[int, str] | None) -> list[RunRecord]:
+        """Of these jobs, the completed runs read so far that can count for a dataset's history: the newest
+        of each, those newer than ``floor`` when there is one (the floor only rises, so of the runs read so
+        far none that will count is left out; runs read later have their refs read then)."""
+        runs: list[RunRecord] = []
+        for job in (self.graph.job_record(job_id) for job_id in job_ids):
+            if job is not None:
+                done = [r for r in newest_first(self.graph.state_runs(job), self.as_of) if r.completed]
+                runs += [r for r in done[: self.dataset_count] if floor is None or _key(r) >= floor]
+        return runs
+
+    def read_refs_first(self, node_ids: Sequence[str], known: set[str]) -> None:
+        """Read at once where the events are of the runs the histories read first: each job's newest runs,
+        and the newest completed runs of each dataset's writer where it has one (most datasets; of one with
+        several, which count is known only as they are read)."""
+        graph, runs = self.graph, []
+        for node_id in node_ids:
+            if node_id.startswith("job:"):
+                job = graph.job_record(node_id)
+                if job is not None:
+                    runs += self.runs_of(job)[: self.count]
+            elif node_id in known and len(writers := graph.pred.get(node_id, ())) == 1:
+                job = graph.job_record(next(iter(writers)))
+                if job is not None:
+                    runs += [run for run in self.runs_of(job) if run.completed][: self.dataset_count]
+        graph.read_refs(runs)
 
     def runs_of(self, job: JobRecord) -> list[RunRecord]:
         """The job's runs started at or before ``as_of``, newest first: at least the newest a job's history
@@ -272,10 +300,11 @@ class _Question:
 
     def newest(self, dataset_id: str, jobs: _Newest, *, readers: bool) -> list[DatasetRun]:
         """The dataset's newest runs (as many as its history holds: ``count``) among the newest ``count``
-        completed runs of each of
-        ``jobs`` (its writers, or with ``readers`` its readers), newest first by (time, run id), then by
-        job id: what reading every job gives, reading jobs newest first and none past the point where no
-        run of theirs can be among the newest (see the module docstring)."""
+        completed runs of each of ``jobs`` (its writers, or with ``readers`` its readers), newest first by
+        (time, run id), then by job id: what reading every job gives, reading jobs newest first and none
+        past the point where no run of theirs can be among the newest (see the module docstring). The
+        candidates are taken a batch at a time, twice as many each time: their records (readers) and where
+        their runs' events are, read at once."""
         count, graph = self.dataset_count, self.graph
         best: list[tuple[int, str, str, int, DatasetRun]] = []  # (at, run id, job id, run rank, run)
         folded, chunk, position = 0, max(count, MIN_CHUNK), 0
@@ -283,8 +312,12 @@ class _Question:
             job_id, bound = item
             if len(best) >= count and bound is not None and bound < best[count - 1][0]:
                 break  # every later job's runs are older than the newest found
-            if readers and position >= folded:  # fold the next candidates at once, twice as many each time
-                graph.load_jobs(jobs.head(folded + chunk)[folded:], READER_RUNS)
+            if position >= folded:
+                batch = jobs.head(folded + chunk)[folded:]
+                if readers:
+                    graph.load_jobs(batch, READER_RUNS)
+                floor = best[count - 1][:2] if len(best) >= count else None
+                graph.read_refs(self._candidate_runs(batch, floor))
                 folded, chunk = folded + chunk, 2 * chunk
             position += 1
             job = graph.job_record(job_id)

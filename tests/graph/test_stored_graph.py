@@ -20,6 +20,7 @@ from airflow_lineage_plus.graph.store_source import StoreSource
 from airflow_lineage_plus.graph.stored_graph import RUN_WINDOW, StoredGraph
 from airflow_lineage_plus.graph.visibility import Visibility
 from airflow_lineage_plus.store import LineageStore
+from airflow_lineage_plus.store.folded import FoldedState
 from airflow_lineage_plus.timestamps import to_micros
 from tests.graph.test_store_source import answers
 from tests.support.graph_builders import (
@@ -98,6 +99,25 @@ def test_the_newest_runs_a_history_asks_for_are_read_only_past_the_window(
     # as of day 31 the 20 read hold 11 runs: the rest is read (days 1 to 31, and day 1's retry)
     as_of_day_31 = graph.newest_runs(job, 15, as_of=job.runs[10].sort_key()[0])
     assert (len(as_of_day_31), len(job.runs)) == (32, 41)
+
+
+def test_the_histories_of_jobs_and_single_writer_datasets_read_where_their_events_are_at_once(
+    forty_days: LineageStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    asked: list[int] = []
+    run_refs = FoldedState.run_refs
+
+    def counted(state: FoldedState, run_keys: Any) -> dict[int, list[int]]:
+        keys = list(run_keys)
+        asked.append(len(keys))
+        return run_refs(state, keys)
+
+    monkeypatch.setattr(FoldedState, "run_refs", counted)
+    nodes = [job_node("crm_extract"), job_node("stg_contacts"), dataset_node("raw.contacts"), STG]
+    histories = StoreSource(forty_days).run_history(nodes, 15, dataset_runs=8)
+    assert [len(histories[node].runs) for node in nodes] == [15, 15, 8, 8]
+    # the 15 newest runs of each job, whose 8 newest are the datasets' writes: one query
+    assert asked == [30]
 
 
 def test_a_job_prefetched_for_its_latest_run_has_that_run_read_and_grows_from_there(
