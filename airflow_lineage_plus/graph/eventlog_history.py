@@ -304,26 +304,27 @@ class _Question:
         (time, run id), then by job id: what reading every job gives, reading jobs newest first and none
         past the point where no run of theirs can be among the newest (see the module docstring). The
         candidates are taken a batch at a time, twice as many each time: their records (readers) and where
-        their runs' events are, read at once."""
+        their runs' events are, read at once, and the newest completed run of each (one of its newest) is
+        offered first, so that the floor starts near the newest reads, not at one job's oldest."""
         count, graph = self.dataset_count, self.graph
-        best: list[tuple[int, str, str, int, DatasetRun]] = []  # (at, run id, job id, run rank, run)
+        offer = _Offer(graph, dataset_id, count, self.reader)
         folded, chunk, position = 0, max(count, MIN_CHUNK), 0
         while (item := jobs.at(position)) is not None:
             job_id, bound = item
-            if len(best) >= count and bound is not None and bound < best[count - 1][0]:
+            if offer.floor is not None and bound is not None and bound < offer.floor[0]:
                 break  # every later job's runs are older than the newest found
             if position >= folded:
                 batch = jobs.head(folded + chunk)[folded:]
                 if readers:
                     graph.load_jobs(batch, READER_RUNS)
-                floor = best[count - 1][:2] if len(best) >= count else None
-                graph.read_refs(self._candidate_runs(batch, floor))
+                graph.read_refs(self._candidate_runs(batch, offer.floor))
+                offer.add(self._newest_completed(batch))
                 folded, chunk = folded + chunk, 2 * chunk
             position += 1
             job = graph.job_record(job_id)
             if job is None:
                 continue
-            floor = best[count - 1][:2] if len(best) >= count else None
+            floor = offer.floor
             # past the first, only its runs that ended at the floor or later count: those are read
             runs = (
                 self.runs_of(job)
@@ -331,17 +332,53 @@ class _Question:
                 else graph.newest_runs(job, 0, self.as_of, completed=count, ended_since=floor[0])
             )
             completed = [r for r in runs if r.completed][:count]
-            eligible = [(i, r) for i, r in enumerate(completed) if floor is None or _key(r) >= floor]
-            graph.read_refs(r for _, r in eligible)
-            for (i, run), fact in zip(eligible, self.reader.facts([r for _, r in eligible]), strict=True):
-                figures = fact.datasets.get(dataset_id)
-                if figures is not None:
-                    at, run_id = _key(run)
-                    best.append((at, run_id, job_id, i, DatasetRun(run_id, job_id, at, *figures)))
-            best.sort(key=lambda b: (b[2], b[3]))  # ties: the least job id, its newer run first
-            best.sort(key=lambda b: b[:2], reverse=True)
-            del best[count:]
-        return [b[4] for b in best]
+            offer.add([(job_id, i, r) for i, r in enumerate(completed) if floor is None or _key(r) >= floor])
+        return offer.runs()
+
+    def _newest_completed(self, job_ids: Sequence[str]) -> list[tuple[str, int, RunRecord]]:
+        """(job id, 0, run) of the newest completed run read of each of these jobs (a job's runs are read
+        newest first, so it is its newest)."""
+        found = []
+        for job in (self.graph.job_record(job_id) for job_id in job_ids):
+            if job is not None:
+                runs = newest_first(self.graph.state_runs(job), self.as_of)
+                newest = next((r for r in runs if r.completed), None)
+                if newest is not None:
+                    found.append((job.id, 0, newest))
+        return found
+
+
+class _Offer:
+    """The newest ``count`` writes (or reads) of a dataset among the runs offered, each once: (time, run
+    id) newest first, ties to the least job id and its newer run."""
+
+    def __init__(self, graph: StoredGraph, dataset_id: str, count: int, reader: RunReader) -> None:
+        self.graph, self.dataset_id, self.count, self.reader = graph, dataset_id, count, reader
+        self.best: list[tuple[int, str, str, int, DatasetRun]] = []  # (at, run id, job id, rank, run)
+        self.seen: set[tuple[str, str]] = set()
+
+    @property
+    def floor(self) -> tuple[int, str] | None:
+        """(time, run id) of the ``count``-th newest so far; None while fewer are known."""
+        return self.best[self.count - 1][:2] if len(self.best) >= self.count else None
+
+    def add(self, runs: Sequence[tuple[str, int, RunRecord]]) -> None:
+        """Offer (job id, rank among the job's completed runs, run) triples: those recording figures of
+        the dataset count."""
+        fresh = [(job_id, i, r) for job_id, i, r in runs if (job_id, r.run_id or "") not in self.seen]
+        self.seen.update((job_id, r.run_id or "") for job_id, _, r in fresh)
+        self.graph.read_refs(r for _, _, r in fresh)
+        for (job_id, i, run), fact in zip(fresh, self.reader.facts([r for _, _, r in fresh]), strict=True):
+            figures = fact.datasets.get(self.dataset_id)
+            if figures is not None:
+                at, run_id = _key(run)
+                self.best.append((at, run_id, job_id, i, DatasetRun(run_id, job_id, at, *figures)))
+        self.best.sort(key=lambda b: (b[2], b[3]))  # ties: the least job id, its newer run first
+        self.best.sort(key=lambda b: b[:2], reverse=True)
+        del self.best[self.count :]
+
+    def runs(self) -> list[DatasetRun]:
+        return [b[4] for b in self.best]
 
 
 class _Newest:

@@ -140,9 +140,10 @@ def test_what_was_read_is_kept_until_the_log_grows(tmp_path: Path) -> None:
         first = source.run_history([CALENDAR, job_node("reader_19")], 3)
         reader = source._runs
         read = reader.events_read
-        # 2 events a run: reader_0's newest 3 runs; then only runs newer than the 3rd newest found so far:
-        # reader_19's days 4 and 3, reader_18's day 4; reader_19's own history adds its day 2
-        assert read == 2 * (3 + 2 + 1 + 1)
+        # 2 events a run: the newest read of each of the first 3 readers (reader_0's day 5, reader_19's and
+        # reader_18's day 4), which are the 3 newest, so no other run of theirs is read for calendar;
+        # reader_19's own history adds its days 3 and 2
+        assert read == 2 * (3 + 2)
         assert source.run_history([CALENDAR, job_node("reader_19")], 3) == first
         assert reader.events_read == read  # nothing read again
         with open(log, "a") as handle:
