@@ -65,8 +65,8 @@ RUNS_KEPT = 20_000
 #: a source's readers are folded newest first, at first as many as runs are asked for (at least this
 #: many), then twice as many each time more are needed
 MIN_CHUNK = 2
-#: ... each with its newest run at first: past the first, a reader's older runs count only when one ended
-#: after the newest reads found (the store is asked), so most readers cost that one run
+#: a source's readers are read with their newest run at first: a reader's older runs count only when one
+#: ended after the newest reads found so far (the store is asked), so most readers cost that one run
 READER_RUNS = 1
 
 

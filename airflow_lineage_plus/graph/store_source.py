@@ -86,7 +86,9 @@ class StoreSource(LineageSource):
             return
         self._shared.views = {}
         try:
-            with self.store.read():  # one snapshot, one connection for every step of the questions
+            # one snapshot through one connection for every step of the questions; under the guard, so
+            # that a refresh (which may replace the store) waits for the block to end
+            with self.guard(), self.store.read():
                 yield
         finally:
             self._shared.views = None

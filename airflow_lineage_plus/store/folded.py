@@ -549,11 +549,11 @@ class FoldedState:
 def _runs_of(rows: Iterable[Sequence[Any]], tail: int = 0) -> list[tuple[Run, Sequence[Any]]]:
     """The runs of rows of :data:`_RUN_COLUMNS` (several rows of a run with several facts), in the order
     of their first rows, each with the ``tail`` columns after those (of its first row)."""
-    found: dict[int, tuple[Run, Sequence[Any]]] = {}
+    found: dict[tuple[int, str], tuple[Run, Sequence[Any]]] = {}
     state_at, parent_at = _RUN_WIDTH, _RUN_WIDTH + _STATE_WIDTH
     facts_at = parent_at + _PARENT_WIDTH
     for row in rows:
-        known = found.get(row[0])
+        known = found.get((row[0], row[1]))  # (key, id): two runs sharing a key stay two
         if known is None:
             state, parent = row[state_at:parent_at], row[parent_at:facts_at]
             run = Run(
@@ -564,7 +564,7 @@ def _runs_of(rows: Iterable[Sequence[Any]], tail: int = 0) -> list[tuple[Run, Se
                 f.RunParentRow(*parent) if parent[0] is not None else None,
                 {},
             )
-            known = found[row[0]] = (run, row[len(row) - tail :] if tail else ())
+            known = found[(row[0], row[1])] = (run, row[len(row) - tail :] if tail else ())
         if row[facts_at] is not None and row[facts_at + 1] in _RUN_FACTS:
             fact = _fact_row(row[facts_at : facts_at + _FACT_WIDTH])
             known[0].facts[fact.fact] = fact

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 from pathlib import Path
 
 import pytest
@@ -109,6 +110,27 @@ def test_refresh_reloads_a_truncated_or_replaced_file(tmp_path: Path) -> None:
     os.replace(replacement, path)
     assert source.refresh() == 2
     assert set(source.graph.jobs) == {job_node("other.job")}
+
+
+def test_a_refresh_waits_until_the_questions_of_one_view_have_read_their_snapshot(tmp_path: Path) -> None:
+    log = write_log(tmp_path / "events.jsonl", orders_pipeline())
+    source = EventLogSource(log)
+    try:
+        queries = LineageQueries(source)
+        refreshed = threading.Event()
+        with source.one_view():
+            before = queries.search("o", 100)
+            with open(log, "w") as handle:  # replaced: the refresh starts a new store
+                handle.write(json.dumps(run_pair("other", "o-1", 1, 2)[0]) + "\n")
+            worker = threading.Thread(target=lambda: (source.refresh(), refreshed.set()))
+            worker.start()
+            assert not refreshed.wait(1.0)  # held off while the view is open
+            assert queries.search("o", 100) == before  # the same snapshot, the store still there
+        worker.join(timeout=60)
+        assert refreshed.is_set()
+        assert queries.search("o", 100) != before
+    finally:
+        source.close()
 
 
 def test_missing_event_log_is_source_unavailable(tmp_path: Path) -> None:
