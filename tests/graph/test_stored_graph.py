@@ -15,6 +15,7 @@ import pytest
 from airflow_lineage_plus.graph import LineageQueries, visible_jobs
 from airflow_lineage_plus.graph.answers import failed_jobs
 from airflow_lineage_plus.graph.model import LineageGraph
+from airflow_lineage_plus.graph.records import JobRecord
 from airflow_lineage_plus.graph.runs import FAILED_STATES
 from airflow_lineage_plus.graph.store_source import StoreSource
 from airflow_lineage_plus.graph.stored_graph import RUN_WINDOW, StoredGraph
@@ -175,6 +176,25 @@ def test_a_history_past_the_window_reads_four_times_as_many_newest_runs_not_ever
     assert [run.run_id for run in newest[:5]] == [run.run_id for run in every[:5]]
 
 
+def _etl_days(completed: int, failed: int, written: str, written_failing: str) -> list[dict[str, Any]]:
+    """``completed`` daily runs of ``etl`` writing ``written``, then ``failed`` failed ones writing
+    ``written_failing``."""
+    events = []
+    for day in range(1, completed + failed + 1):
+        ok = day <= completed
+        outputs = [ds(written if ok else written_failing)]
+        events += run_pair(
+            "etl", f"etl-{day}", day * 10, day * 10 + 1, "COMPLETE" if ok else "FAIL", outputs=outputs
+        )
+    return events
+
+
+def _etl_job(store: LineageStore) -> tuple[StoredGraph, JobRecord]:
+    graph = StoredGraph(store)
+    graph.load_jobs([job_node("etl")])
+    return graph, graph.jobs[job_node("etl")]
+
+
 @pytest.mark.parametrize(
     ("completed", "failed", "read"),
     [
@@ -186,17 +206,10 @@ def test_a_job_whose_newest_runs_never_completed_reads_four_times_as_many_until_
     store_url: str, monkeypatch: pytest.MonkeyPatch, completed: int, failed: int, read: int
 ) -> None:
     """Its current edges start at its latest completed run, so that run must be read."""
-    events = []
-    for day in range(1, completed + 1):
-        events += run_pair("etl", f"etl-{day}", day * 10, day * 10 + 1, outputs=[ds("old_table")])
-    for day in range(completed + 1, completed + failed + 1):
-        events += run_pair("etl", f"etl-{day}", day * 10, day * 10 + 1, "FAIL", outputs=[ds("new_table")])
-    store = _store(store_url, events)
+    store = _store(store_url, _etl_days(completed, failed, "old_table", "new_table"))
     try:
         _with_window(monkeypatch, 2)
-        graph = StoredGraph(store)
-        graph.load_jobs([job_node("etl")])
-        job = graph.jobs[job_node("etl")]
+        graph, job = _etl_job(store)
         assert len(job.runs) == read
         assert graph.current_io(job) == {
             (job_node("etl"), dataset_node("old_table")),
@@ -211,16 +224,10 @@ def test_a_history_asking_fewer_completed_runs_than_runs_is_answered_by_the_wind
 ) -> None:
     """A job's history takes its newest runs whatever their state; a dataset's, its writers' completed
     ones: asking 15 runs and 8 completed reads no more while the window holds both."""
-    events = []
-    for day in range(1, 44):
-        state = "FAIL" if day > 40 else "COMPLETE"
-        events += run_pair("etl", f"etl-{day}", day * 10, day * 10 + 1, state, outputs=[ds("table")])
-    store = _store(store_url, events)
+    store = _store(store_url, _etl_days(40, 3, "table", "table"))
     try:
         _with_window(monkeypatch, 16)
-        graph = StoredGraph(store)
-        graph.load_jobs([job_node("etl")])
-        job = graph.jobs[job_node("etl")]
+        graph, job = _etl_job(store)
         # the 16 newest: 3 failed, 13 completed
         assert len(graph.newest_runs(job, 15, completed=8)) == 16
         assert len(job.runs) == 16
