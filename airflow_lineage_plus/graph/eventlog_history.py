@@ -319,6 +319,8 @@ class _Question:
                     graph.load_jobs(batch, READER_RUNS)
                 graph.read_refs(self._candidate_runs(batch, offer.floor))
                 offer.add(self._newest_completed(batch))
+                if offer.floor is not None:  # which of them have older runs that can count, at once
+                    graph.note_ended(batch, offer.floor[0])
                 folded, chunk = folded + chunk, 2 * chunk
             position += 1
             job = graph.job_record(job_id)

@@ -109,6 +109,8 @@ class StoredGraph(LineageGraph):
         self._partial: dict[str, int] = {}
         #: of each such job, how many of its newest runs were asked for
         self._windows: dict[str, int] = {}
+        #: of such jobs, (t, s): no run of theirs started before s ended at t or later (:meth:`note_ended`)
+        self._quiet: dict[str, tuple[int, int]] = {}
         #: (dataset, writers, readers) -> what :meth:`newest_adjacent` found
         self._adjacent: dict[tuple[str, bool, bool], tuple[list[tuple[str, int | None]], bool]] = {}
         #: how many runs of such a job name each DAG id (:meth:`dag_runs`)
@@ -459,11 +461,32 @@ class StoredGraph(LineageGraph):
             read = [run for run in runs if run.sort_key()[0] >= since]
             if len(read) >= count and sum(run.completed for run in read) >= wanted:
                 return read
-            if ended_since is not None and not self.state.ended_since(f.key_of(job.id), since, ended_since):
+            if ended_since is not None and not self._ended_before(job.id, since, ended_since):
                 return read
             window = max(window * GROWTH, count, wanted)
             self._read_rest([job.id], window)
         return super().newest_runs(job, count, as_of, completed=completed)
+
+    def note_ended(self, job_ids: Iterable[str], since: int) -> None:
+        """Ask the store at once which of these jobs have an older run than those read that ended at
+        ``since`` or later (what :meth:`newest_runs` with ``ended_since`` asks of each job), and keep the
+        answer of those that have none: it holds for any later time too."""
+        partial = {f.key_of(job_id): job_id for job_id in job_ids if job_id in self._partial}
+        if not partial:
+            return
+        late = {
+            key for key, start in self.state.ended_runs(partial, since) if start < self._partial[partial[key]]
+        }
+        for key, job_id in partial.items():
+            if key not in late:
+                self._quiet[job_id] = (since, self._partial[job_id])
+
+    def _ended_before(self, job_id: str, before: int, since: int) -> bool:
+        """Whether a run of the job started before ``before`` ended at ``since`` or later."""
+        quiet = self._quiet.get(job_id)
+        if quiet is not None and quiet[0] <= since and quiet[1] >= before:
+            return False
+        return self.state.ended_since(f.key_of(job_id), before, since)
 
     def has_node(self, node_id: str) -> bool:
         if node_id.startswith("job:"):

@@ -143,6 +143,11 @@ _ENDED_SINCE = (
     )
     .limit(1)
 )
+_ENDED_RUNS = (
+    sa.select(_run.c.job_key, _run.c.sort_time)
+    .select_from(_run.join(_state, _state.c.run_key == _run.c.run_key))
+    .where(_keys(_run.c.job_key), _state.c.end_time >= sa.bindparam("since"))
+)
 _JOB_DAGS = (
     sa.select(_run.c.job_key, _run.c.dag_id, sa.func.count())
     .where(_keys(_run.c.job_key))
@@ -422,6 +427,13 @@ class FoldedState:
         params = {"job_key": job_key, "before": before, "since": since}
         with self.batch():
             return self._local.connection.execute(_ENDED_SINCE, params).first() is not None
+
+    def ended_runs(self, job_keys: Iterable[int], since: int) -> list[tuple[int, int]]:
+        """(job key, start else first event) of the runs of the jobs ``job_keys`` that ended at ``since``
+        or later: :meth:`ended_since` of many jobs in one query."""
+        return [
+            (int(key), int(start)) for key, start in self._rows(_ENDED_RUNS.params(since=since), job_keys)
+        ]
 
     def job_dags(self, job_keys: Iterable[int]) -> dict[int, dict[str | None, int]]:
         """How many runs of each job name each DAG id (``None``: runs naming none), by job key."""

@@ -118,6 +118,32 @@ def test_a_readers_older_run_that_ended_after_the_newest_reads_found_is_counted(
         source.close()
 
 
+def test_whether_a_batch_of_readers_has_older_runs_that_count_is_one_query(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    asked: list[str] = []
+    for name in ("ended_since", "ended_runs"):
+        probe = getattr(folded.FoldedState, name)
+        monkeypatch.setattr(
+            folded.FoldedState,
+            name,
+            lambda state, *args, _probe=probe, _name=name: asked.append(_name) or _probe(state, *args),
+        )
+    source = store_source_of(write_log(tmp_path / "events.jsonl", _readers()))
+    try:
+        history = source.run_history([CALENDAR], 3)[CALENDAR]
+        assert _rows(history.runs) == [
+            (job_node("reader_0"), 500),
+            (job_node("reader_19"), 419),
+            (job_node("reader_18"), 418),
+        ]
+        # the first 3 readers' newest reads are the newest 3: one query says none has an older one that
+        # counts, and no reader is asked alone
+        assert asked == ["ended_runs"]
+    finally:
+        source.close()
+
+
 def test_a_datasets_history_holds_its_own_count_of_runs_and_a_jobs_the_runs_asked_for(
     tmp_path: Path,
 ) -> None:

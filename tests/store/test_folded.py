@@ -92,6 +92,8 @@ def test_whether_a_job_has_an_older_run_that_ended_late_is_asked_without_reading
         assert state.ended_since(key, minute(30), minute(25)) is True
         # none started before 10
         assert state.ended_since(key, minute(10), minute(0)) is False
+        # of many jobs at once: each run that ended at 30 or later, with its start
+        assert sorted(state.ended_runs([key], minute(30))) == [(key, minute(10)), (key, minute(30))]
     finally:
         store.close()
 
