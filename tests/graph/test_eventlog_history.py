@@ -22,6 +22,8 @@ from tests.support.store_engines import ENGINES, new_store_url, store_source_of
 pytestmark = pytest.mark.timeout(60)
 DAY = 24 * 60
 CALENDAR = dataset_node("calendar")
+#: calendar's 3 newest reads in :func:`_readers`
+NEWEST_READS = [(job_node("reader_0"), 500), (job_node("reader_19"), 419), (job_node("reader_18"), 418)]
 
 
 def _read(job: str, label: str, minute: float, rows: int) -> list[dict[str, Any]]:
@@ -76,11 +78,7 @@ def test_a_source_read_by_many_jobs_reads_only_its_last_readers(
     answered = _by_index(monkeypatch) if by_index else []
     try:
         history = source.run_history([CALENDAR], 3)[CALENDAR]
-        assert _rows(history.runs) == [
-            (job_node("reader_0"), 500),
-            (job_node("reader_19"), 419),
-            (job_node("reader_18"), 418),
-        ]
+        assert _rows(history.runs) == NEWEST_READS
         graph = StoredGraph(source.store, keep_refs=True)
         reader = eventlog_history.RunReader(source._read_refs)
         assert eventlog_history.run_history(graph, [CALENDAR], 3, reader) == {CALENDAR: history}
@@ -132,11 +130,7 @@ def test_whether_a_batch_of_readers_has_older_runs_that_count_is_one_query(
     source = store_source_of(write_log(tmp_path / "events.jsonl", _readers()))
     try:
         history = source.run_history([CALENDAR], 3)[CALENDAR]
-        assert _rows(history.runs) == [
-            (job_node("reader_0"), 500),
-            (job_node("reader_19"), 419),
-            (job_node("reader_18"), 418),
-        ]
+        assert _rows(history.runs) == NEWEST_READS
         # the first 3 readers' newest reads are the newest 3: one query says none has an older one that
         # counts, and no reader is asked alone
         assert asked == ["ended_runs"]
