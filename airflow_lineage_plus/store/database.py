@@ -30,11 +30,12 @@ import sqlalchemy as sa
 from sqlalchemy.dialects import postgresql, sqlite
 
 from airflow_lineage_plus.exceptions import BadEventError, StoreDamaged, StoreUnavailable
-from airflow_lineage_plus.store import payloads, schema
+from airflow_lineage_plus.store import payloads, schema, sqlite_connections
 from airflow_lineage_plus.store.facts import Facts
 from airflow_lineage_plus.store.fold import Folder
 from airflow_lineage_plus.store.refold import UPGRADES, add_facts, fold_stored, rows_after
 from airflow_lineage_plus.store.rows import RawEvent, node_key, raw_event
+from airflow_lineage_plus.store.sqlite_connections import SCRATCH
 
 #: rows per INSERT transaction (one lock hold on SQLite)
 APPEND_BATCH = 2000
@@ -55,6 +56,7 @@ def _transient(error: BaseException | None) -> bool:
     return bool(args) and args[0] in (1205, 1213)  # MySQL: lock wait timeout, deadlock
 
 
+_NOT_YET = "it is being created, or nothing was written to it; try again once events are written"
 _FIX = (
     "move it aside (nothing was deleted) and rebuild it from the event log with "
     "`lineage-plus import <event log>`, or point [lineage_plus] store_url at a good one"
@@ -68,11 +70,6 @@ class AppendResult:
     added: int
     duplicates: int
     rejected: dict[str, int]
-
-
-#: the URL of a scratch store: folded state in memory, for a question over events read elsewhere (a log
-#: given to ``--events``, a time in the past), written only through :meth:`LineageStore.fold`
-SCRATCH = "sqlite://"
 
 
 def sqlite_url(path: str | os.PathLike[str]) -> str:
@@ -106,13 +103,13 @@ class LineageStore:
         self.scratch = self.url == sa.make_url(SCRATCH)
         if self.scratch:
             self.engine = sa.create_engine(
-                self.url, poolclass=sa.pool.StaticPool, creator=_scratch_connection
+                self.url, poolclass=sa.pool.StaticPool, creator=sqlite_connections.scratch_connection
             )
-            _sqlite_events(self.engine, busy_timeout)
+            sqlite_connections.connection_events(self.engine, busy_timeout)
         elif self.dialect == "sqlite":
             self._create_file(file_mode, dir_mode, create)
             self.engine = sa.create_engine(self.url, poolclass=sa.pool.QueuePool, pool_size=4)
-            _sqlite_events(self.engine, busy_timeout)
+            sqlite_connections.connection_events(self.engine, busy_timeout)
         else:
             self.engine = sa.create_engine(self.url, pool_pre_ping=True, pool_size=4, max_overflow=4)
         self.folder = Folder(self.engine.dialect)
@@ -154,6 +151,8 @@ class LineageStore:
         with self.errors(), self._write() as connection:
             names = set(sa.inspect(connection).get_table_names())
             if schema.meta.name not in names:
+                if not names and not create:  # a file another process is creating the tables of
+                    raise StoreUnavailable(f"lineage store {self.where} has no tables yet: {_NOT_YET}")
                 if schema.event.name in names or not create:
                     raise StoreDamaged(f"lineage store {self.where} has no schema version: {_FIX}")
                 schema.metadata.create_all(connection)
@@ -272,13 +271,15 @@ class LineageStore:
             return self.append((event,)).added == 1
         with self._raw_lock, self.errors():
             if self._raw is None:
-                self._raw = _raw_sqlite(self.engine, self._busy_timeout)
+                self._raw = sqlite_connections.raw_connection(self.engine, self._busy_timeout)
             raw = self._raw
             raw.execute("BEGIN IMMEDIATE")
             try:
                 row = event.row()
                 row["payload"] = payloads.pack(event.payload)
-                cursor = raw.execute(_SQLITE_ADD[0], [row[name] for name in _SQLITE_ADD[1]])
+                cursor = raw.execute(
+                    sqlite_connections.ADD_EVENT[0], [row[name] for name in sqlite_connections.ADD_EVENT[1]]
+                )
                 added = cursor.rowcount == 1
                 if added and cursor.lastrowid is not None:
                     facts = Facts()
@@ -358,7 +359,7 @@ class LineageStore:
         try:
             driver = raw.driver_connection
             assert isinstance(driver, sqlite3.Connection)
-            _empty_scratch(driver)
+            sqlite_connections.empty_scratch(driver)
         finally:
             raw.close()
 
@@ -538,77 +539,3 @@ class LineageStore:
                 self._raw.close()
                 self._raw = None
         self.engine.dispose()
-
-
-def _sqlite_add() -> tuple[str, tuple[str, ...]]:
-    """The keep-first insert of one event as SQLite text with ``?`` parameters, and their column names."""
-    statement = sqlite.insert(schema.event).on_conflict_do_nothing(index_elements=["digest"])
-    columns = [c.name for c in schema.event.columns if c.name != "id"]
-    compiled = statement.values({name: sa.bindparam(name) for name in columns}).compile(
-        dialect=sqlite.dialect(paramstyle="qmark")
-    )
-    return str(compiled), tuple(compiled.positiontup or ())
-
-
-_SQLITE_ADD = _sqlite_add()
-
-
-_template: sqlite3.Connection | None = None
-_template_lock = threading.Lock()
-
-
-def _empty_scratch(into: sqlite3.Connection) -> sqlite3.Connection:
-    """``into`` (an in-memory database) made a new, empty store: a copy of a template made once per
-    process (creating the tables each time costs more than the questions a scratch store answers)."""
-    global _template
-    with _template_lock:
-        if _template is None:
-            template = sqlite3.connect(":memory:", check_same_thread=False)
-            engine = sa.create_engine(SCRATCH, poolclass=sa.pool.StaticPool, creator=lambda: template)
-            with engine.begin() as connection:
-                schema.metadata.create_all(connection)
-                connection.execute(
-                    sa.insert(schema.meta).values(name="schema_version", value=str(schema.SCHEMA_VERSION))
-                )
-            _template = template
-        _template.backup(into)
-    return into
-
-
-#: the page cache of each pooled SQLite connection, KiB
-READ_CACHE_KIB = 65536
-
-
-def _scratch_connection() -> sqlite3.Connection:
-    return _empty_scratch(sqlite3.connect(":memory:", check_same_thread=False))
-
-
-def _raw_sqlite(engine: sa.Engine, busy_timeout: float) -> sqlite3.Connection:
-    """A driver connection to the engine's SQLite file with the pragmas every connection gets."""
-    raw = sqlite3.connect(
-        str(engine.url.database), timeout=busy_timeout, isolation_level=None, check_same_thread=False
-    )
-    raw.execute(f"PRAGMA busy_timeout = {int(busy_timeout * 1000)}")
-    raw.execute("PRAGMA synchronous = NORMAL")
-    return raw
-
-
-def _sqlite_events(engine: sa.Engine, busy_timeout: float) -> None:
-    """WAL, a busy timeout and ``BEGIN IMMEDIATE`` for writes on every SQLite connection."""
-
-    @sa.event.listens_for(engine, "connect")
-    def _connect(dbapi_connection: Any, _record: Any) -> None:
-        dbapi_connection.isolation_level = None  # transactions begin in _begin, not in the driver
-        cursor = dbapi_connection.cursor()
-        cursor.execute(f"PRAGMA busy_timeout = {int(busy_timeout * 1000)}")
-        cursor.execute("PRAGMA journal_mode = WAL")
-        cursor.execute("PRAGMA synchronous = NORMAL")
-        # a bigger page cache than SQLite's 2 MiB: a long-lived reader keeps the pages its questions
-        # read (kept while nothing is written; pages only, filled as they are read)
-        cursor.execute(f"PRAGMA cache_size = -{READ_CACHE_KIB}")
-        cursor.close()
-
-    @sa.event.listens_for(engine, "begin")
-    def _begin(connection: sa.Connection) -> None:
-        write = connection.get_execution_options().get("lineage_plus_write")
-        connection.exec_driver_sql("BEGIN IMMEDIATE" if write else "BEGIN")

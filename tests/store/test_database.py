@@ -175,6 +175,17 @@ def test_a_missing_store_is_not_created_when_only_reading(tmp_path: Path) -> Non
     assert not path.parent.exists()
 
 
+def test_a_store_file_without_tables_yet_is_unavailable_for_now_not_damaged(tmp_path: Path) -> None:
+    path = tmp_path / "lineage.db"
+    path.touch()  # what a writer's first moment leaves: the file, before its tables are committed
+    with pytest.raises(StoreUnavailable, match="has no tables yet") as raised:
+        LineageStore(sqlite_url(path), create=False)
+    assert not isinstance(raised.value, StoreDamaged)
+    # the writer then creates its tables, and the reader opens it
+    LineageStore(sqlite_url(path)).close()
+    LineageStore(sqlite_url(path), create=False).close()
+
+
 def test_the_documented_ddl_creates_what_the_store_creates() -> None:
     for dialect in ("sqlite", "postgresql", "mysql"):
         text = ddl(dialect)

@@ -167,9 +167,16 @@ def read_events(path: Path) -> list[dict[str, Any]]:
 
 
 def _written(path: Path) -> list[bytes]:
+    from airflow_lineage_plus.exceptions import StoreDamaged, StoreUnavailable
+
     if not store_of(path).exists():
         return [line.encode() for line in _raw_lines(path)]
-    stored = stored_payloads(store_of(path))
+    try:
+        stored = stored_payloads(store_of(path))
+    except StoreDamaged:
+        raise
+    except StoreUnavailable:  # its writer is creating its tables: nothing stored yet
+        stored = []
     known = set(stored)
     spooled = [line.encode() for spool in (spool_of(path), path) for line in _raw_lines(spool)]
     return stored + [line for line in spooled if line not in known]

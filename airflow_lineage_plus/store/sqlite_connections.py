@@ -1,0 +1,91 @@
+"""How the store uses SQLite (:mod:`.database`): the pragmas and transactions every connection gets, the
+driver connection the transport writes through, and the template a scratch store is copied from."""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy.dialects import sqlite
+
+from airflow_lineage_plus.store import schema
+
+#: the URL of a scratch store: folded state in memory, for a question over events read elsewhere (a log
+#: given to ``--events``, a time in the past), written only through :meth:`.LineageStore.fold`
+SCRATCH = "sqlite://"
+
+
+def _add_statement() -> tuple[str, tuple[str, ...]]:
+    """The keep-first insert of one event as SQLite text with ``?`` parameters, and their column names."""
+    statement = sqlite.insert(schema.event).on_conflict_do_nothing(index_elements=["digest"])
+    columns = [c.name for c in schema.event.columns if c.name != "id"]
+    compiled = statement.values({name: sa.bindparam(name) for name in columns}).compile(
+        dialect=sqlite.dialect(paramstyle="qmark")
+    )
+    return str(compiled), tuple(compiled.positiontup or ())
+
+
+ADD_EVENT = _add_statement()
+
+
+_template: sqlite3.Connection | None = None
+_template_lock = threading.Lock()
+
+
+def empty_scratch(into: sqlite3.Connection) -> sqlite3.Connection:
+    """``into`` (an in-memory database) made a new, empty store: a copy of a template made once per
+    process (creating the tables each time costs more than the questions a scratch store answers)."""
+    global _template
+    with _template_lock:
+        if _template is None:
+            template = sqlite3.connect(":memory:", check_same_thread=False)
+            engine = sa.create_engine(SCRATCH, poolclass=sa.pool.StaticPool, creator=lambda: template)
+            with engine.begin() as connection:
+                schema.metadata.create_all(connection)
+                connection.execute(
+                    sa.insert(schema.meta).values(name="schema_version", value=str(schema.SCHEMA_VERSION))
+                )
+            _template = template
+        _template.backup(into)
+    return into
+
+
+#: the page cache of each pooled SQLite connection, KiB
+READ_CACHE_KIB = 65536
+
+
+def scratch_connection() -> sqlite3.Connection:
+    return empty_scratch(sqlite3.connect(":memory:", check_same_thread=False))
+
+
+def raw_connection(engine: sa.Engine, busy_timeout: float) -> sqlite3.Connection:
+    """A driver connection to the engine's SQLite file with the pragmas every connection gets."""
+    raw = sqlite3.connect(
+        str(engine.url.database), timeout=busy_timeout, isolation_level=None, check_same_thread=False
+    )
+    raw.execute(f"PRAGMA busy_timeout = {int(busy_timeout * 1000)}")
+    raw.execute("PRAGMA synchronous = NORMAL")
+    return raw
+
+
+def connection_events(engine: sa.Engine, busy_timeout: float) -> None:
+    """WAL, a busy timeout and ``BEGIN IMMEDIATE`` for writes on every SQLite connection."""
+
+    @sa.event.listens_for(engine, "connect")
+    def _connect(dbapi_connection: Any, _record: Any) -> None:
+        dbapi_connection.isolation_level = None  # transactions begin in _begin, not in the driver
+        cursor = dbapi_connection.cursor()
+        cursor.execute(f"PRAGMA busy_timeout = {int(busy_timeout * 1000)}")
+        cursor.execute("PRAGMA journal_mode = WAL")
+        cursor.execute("PRAGMA synchronous = NORMAL")
+        # a bigger page cache than SQLite's 2 MiB: a long-lived reader keeps the pages its questions
+        # read (kept while nothing is written; pages only, filled as they are read)
+        cursor.execute(f"PRAGMA cache_size = -{READ_CACHE_KIB}")
+        cursor.close()
+
+    @sa.event.listens_for(engine, "begin")
+    def _begin(connection: sa.Connection) -> None:
+        write = connection.get_execution_options().get("lineage_plus_write")
+        connection.exec_driver_sql("BEGIN IMMEDIATE" if write else "BEGIN")
