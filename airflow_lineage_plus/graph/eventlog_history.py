@@ -213,16 +213,16 @@ class _Question:
         graph.load_jobs(readers, READER_RUNS)
         return known
 
-    def _candidate_runs(self, job_ids: Sequence[str], floor: tuple[int, str] | None) -> list[RunRecord]:
-        """Of these jobs, the completed runs read so far that can count for a dataset's history: the newest
-        of each, those newer than ``floor`` when there is one (the floor only rises, so of the runs read so
-        far none that will count is left out; runs read later have their refs read then)."""
-        runs: list[RunRecord] = []
+    def _completed_read(self, job_ids: Sequence[str]) -> dict[str, list[RunRecord]]:
+        """Of these jobs, the completed runs read so far (started at or before ``as_of``), newest first (a
+        job's runs are read newest first, so the first is its newest completed run)."""
+        found: dict[str, list[RunRecord]] = {}
         for job in (self.graph.job_record(job_id) for job_id in job_ids):
             if job is not None:
-                done = [r for r in newest_first(self.graph.state_runs(job), self.as_of) if r.completed]
-                runs += [r for r in done[: self.dataset_count] if floor is None or _key(r) >= floor]
-        return runs
+                found[job.id] = [
+                    r for r in newest_first(self.graph.state_runs(job), self.as_of) if r.completed
+                ]
+        return found
 
     def read_refs_first(self, node_ids: Sequence[str], known: set[str]) -> None:
         """Read at once where the events are of the runs the histories read first: each job's newest runs,
@@ -317,8 +317,13 @@ class _Question:
                 batch = jobs.head(folded + chunk)[folded:]
                 if readers:
                     graph.load_jobs(batch, READER_RUNS)
-                graph.read_refs(self._candidate_runs(batch, offer.floor))
-                offer.add(self._newest_completed(batch))
+                done, floor = self._completed_read(batch), offer.floor
+                # where the events are of those that can count (the floor only rises: of the runs read so
+                # far none that will count is left out; runs read later have theirs read then)
+                graph.read_refs(
+                    r for runs in done.values() for r in runs[:count] if floor is None or _key(r) >= floor
+                )
+                offer.add([(job_id, 0, runs[0]) for job_id, runs in done.items() if runs])
                 if offer.floor is not None:  # which of them have older runs that can count, at once
                     graph.note_ended(batch, offer.floor[0])
                 folded, chunk = folded + chunk, 2 * chunk
@@ -336,18 +341,6 @@ class _Question:
             completed = [r for r in runs if r.completed][:count]
             offer.add([(job_id, i, r) for i, r in enumerate(completed) if floor is None or _key(r) >= floor])
         return offer.runs()
-
-    def _newest_completed(self, job_ids: Sequence[str]) -> list[tuple[str, int, RunRecord]]:
-        """(job id, 0, run) of the newest completed run read of each of these jobs (a job's runs are read
-        newest first, so it is its newest)."""
-        found = []
-        for job in (self.graph.job_record(job_id) for job_id in job_ids):
-            if job is not None:
-                runs = newest_first(self.graph.state_runs(job), self.as_of)
-                newest = next((r for r in runs if r.completed), None)
-                if newest is not None:
-                    found.append((job.id, 0, newest))
-        return found
 
 
 class _Offer:

@@ -133,16 +133,6 @@ _NEWEST_RUNS = _RUN_COLUMNS.add_columns(
     _run.c.job_key == _windows.c.job_key,
     _run.c.sort_time >= sa.func.coalesce(_windows.c.since, _EARLIEST),
 )
-_ENDED_SINCE = (
-    sa.select(sa.literal(1))
-    .select_from(_run.join(_state, _state.c.run_key == _run.c.run_key))
-    .where(
-        _run.c.job_key == sa.bindparam("job_key"),
-        _run.c.sort_time < sa.bindparam("before"),
-        _state.c.end_time >= sa.bindparam("since"),
-    )
-    .limit(1)
-)
 _ENDED_RUNS = (
     sa.select(_run.c.job_key, _run.c.sort_time)
     .select_from(_run.join(_state, _state.c.run_key == _run.c.run_key))
@@ -423,10 +413,8 @@ class FoldedState:
 
     def ended_since(self, job_key: int, before: int, since: int) -> bool:
         """Whether a run of the job started (else first seen) before ``before`` ended at ``since`` or
-        later (its older runs probed through the run index, their states by key; none read)."""
-        params = {"job_key": job_key, "before": before, "since": since}
-        with self.batch():
-            return self._local.connection.execute(_ENDED_SINCE, params).first() is not None
+        later (:meth:`ended_runs` of the one job; its runs probed through the run index, none read)."""
+        return any(start < before for _, start in self.ended_runs([job_key], since))
 
     def ended_runs(self, job_keys: Iterable[int], since: int) -> list[tuple[int, int]]:
         """(job key, start else first event) of the runs of the jobs ``job_keys`` that ended at ``since``
