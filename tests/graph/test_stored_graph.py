@@ -69,14 +69,19 @@ def forty_days(store_url: str) -> Iterator[LineageStore]:
     store.close()
 
 
+def _job_read(store: LineageStore, job_id: str) -> tuple[StoredGraph, JobRecord]:
+    """A graph of the store with the job read (its newest runs), and the job."""
+    graph = StoredGraph(store)
+    graph.load_jobs([job_id])
+    return graph, graph.jobs[job_id]
+
+
 def _with_window(monkeypatch: pytest.MonkeyPatch, window: int) -> None:
     monkeypatch.setattr(StoredGraph, "run_window", window)
 
 
 def test_a_job_has_its_newest_runs_read_until_a_question_asks_for_every_run(nightly: LineageStore) -> None:
-    graph = StoredGraph(nightly)
-    graph.load_jobs([NIGHTLY_LOAD])
-    job = graph.jobs[NIGHTLY_LOAD]
+    graph, job = _job_read(nightly, NIGHTLY_LOAD)
     newest = [run_id(f"nightly.load-{day}-try1") for day in range(40 - RUN_WINDOW + 1, 41)]
     assert [run.run_id for run in job.runs] == newest
     latest = graph.latest_run(job)
@@ -91,9 +96,7 @@ def test_the_newest_runs_a_history_asks_for_are_read_only_past_the_window(
     nightly: LineageStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     _with_window(monkeypatch, 20)
-    graph = StoredGraph(nightly)
-    graph.load_jobs([NIGHTLY_LOAD])
-    job = graph.jobs[NIGHTLY_LOAD]
+    graph, job = _job_read(nightly, NIGHTLY_LOAD)
     assert len(graph.newest_runs(job, 15)) == 20  # the window holds them: nothing more read
     assert len(job.runs) == 20
     assert job.runs[10].run_id == run_id("nightly.load-31-try1")
@@ -156,9 +159,7 @@ def test_a_history_past_the_window_reads_four_times_as_many_newest_runs_not_ever
     nightly: LineageStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     _with_window(monkeypatch, 2)
-    graph = StoredGraph(nightly)
-    graph.load_jobs([NIGHTLY_LOAD])
-    job = graph.jobs[NIGHTLY_LOAD]
+    graph, job = _job_read(nightly, NIGHTLY_LOAD)
     assert len(job.runs) == 2
     # 5 asked for: the newest max(2 x GROWTH, 5) = 8 are read, and the 33 older runs are not
     newest = graph.newest_runs(job, 5)
@@ -189,12 +190,6 @@ def _etl_days(completed: int, failed: int, written: str, written_failing: str) -
     return events
 
 
-def _etl_job(store: LineageStore) -> tuple[StoredGraph, JobRecord]:
-    graph = StoredGraph(store)
-    graph.load_jobs([job_node("etl")])
-    return graph, graph.jobs[job_node("etl")]
-
-
 @pytest.mark.parametrize(
     ("completed", "failed", "read"),
     [
@@ -209,7 +204,7 @@ def test_a_job_whose_newest_runs_never_completed_reads_four_times_as_many_until_
     store = _store(store_url, _etl_days(completed, failed, "old_table", "new_table"))
     try:
         _with_window(monkeypatch, 2)
-        graph, job = _etl_job(store)
+        graph, job = _job_read(store, job_node("etl"))
         assert len(job.runs) == read
         assert graph.current_io(job) == {
             (job_node("etl"), dataset_node("old_table")),
@@ -227,7 +222,7 @@ def test_a_history_asking_fewer_completed_runs_than_runs_is_answered_by_the_wind
     store = _store(store_url, _etl_days(40, 3, "table", "table"))
     try:
         _with_window(monkeypatch, 16)
-        graph, job = _etl_job(store)
+        graph, job = _job_read(store, job_node("etl"))
         # the 16 newest: 3 failed, 13 completed
         assert len(graph.newest_runs(job, 15, completed=8)) == 16
         assert len(job.runs) == 16
