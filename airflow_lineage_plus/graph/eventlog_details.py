@@ -17,7 +17,8 @@ from airflow_lineage_plus.graph.runs import RunRecord
 from airflow_lineage_plus.graph.schema_diff import diff_fields
 from airflow_lineage_plus.store import wire as w
 
-_RECENT_RUNS = 20
+#: runs a job's details list, newest first
+RECENT_RUNS = 20
 
 #: the event a ref locates, as a JSON object (None when it cannot be read)
 ReadRef = Callable[[int], dict[str, Any] | None]
@@ -67,7 +68,7 @@ def job_details(graph: LineageGraph, node_id: str, read_ref: ReadRef) -> dict[st
     job_facets = ((event or {}).get("job") or {}).get("facets") or {}
     runs = sorted(graph.all_runs(job), key=RunRecord.sort_key, reverse=True)
     latest = runs[0] if runs else None
-    graph.read_refs(runs[:_RECENT_RUNS])
+    graph.read_refs(runs[:RECENT_RUNS])
     return {
         "id": node_id,
         "type": ids.JOB,
@@ -75,7 +76,7 @@ def job_details(graph: LineageGraph, node_id: str, read_ref: ReadRef) -> dict[st
         "name": job.name,
         "latestRun": latest.summary() if latest else None,
         "runs": [
-            {**run_summary(run), "airflow": _task_instance(read_ref, run)} for run in runs[:_RECENT_RUNS]
+            {**run_summary(run), "airflow": _task_instance(read_ref, run)} for run in runs[:RECENT_RUNS]
         ],
         "inputs": _adjacent(graph, node_id, upstream=True),
         "outputs": _adjacent(graph, node_id, upstream=False),

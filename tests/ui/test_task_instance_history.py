@@ -1,7 +1,8 @@
 """The Lineage tab of an old DAG run: a task's tries are found however many DAG runs came after it.
 
-``tests/dags/trivial.py`` runs for real 21 times in one Airflow process (more DAG runs than a job's details
-list); the Lineage view, mounted in Airflow's own app, then opens the task-instance tab of the first one.
+``tests/dags/trivial.py`` runs for real in one Airflow process, one DAG run more than a job's details list
+holds (the list is cut to :data:`LISTED` runs here, from its 20, so that a few real runs are enough); the
+Lineage view, mounted in Airflow's own app, then opens the task-instance tab of the first one.
 """
 
 from __future__ import annotations
@@ -13,13 +14,16 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
+from airflow_lineage_plus.graph import eventlog_details
 from tests.support.harness import TESTS, AirflowRunner, DagRunResult, Recording
 from tests.support.view_in_process import simple_auth_airflow
 
-pytestmark = [pytest.mark.airflow, pytest.mark.minutes(2)]
+pytestmark = [pytest.mark.airflow, pytest.mark.minutes(1)]
 
-#: DAG runs recorded: more than the 20 newest runs a job's details list
-DAG_RUNS = 21
+#: runs a job's details list holds in these tests (``eventlog_details.RECENT_RUNS``)
+LISTED = 2
+#: DAG runs recorded: one more than the details list holds
+DAG_RUNS = LISTED + 1
 PASSWORDS = {"viewer": "viewer-pw"}
 
 
@@ -40,6 +44,7 @@ def client(
     recorded: tuple[Path, list[DagRunResult]], tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[TestClient]:
     patch = pytest.MonkeyPatch()
+    patch.setattr(eventlog_details, "RECENT_RUNS", LISTED)
     folder = tmp_path_factory.mktemp("auth")
     with simple_auth_airflow(patch, recorded[0], "viewer:viewer", PASSWORDS, folder) as test_client:
         yield test_client
