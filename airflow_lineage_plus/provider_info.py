@@ -239,9 +239,10 @@ OPTIONS: dict[str, dict[str, Any]] = {
         "example": "1048576",
     },
     "collector_max_writes": {
-        "description": "Threads of the OpenLineage endpoint's own (not the API server's pool) that do its "
-        "blocking work at the same time: reading the ingest key, checking events, writing them to the "
-        "lineage store. Requests beyond wait in the endpoint's queue (collector_queue_size).",
+        "description": "Requests the OpenLineage endpoint's writer process checks and writes to the lineage "
+        "store at the same time, and the endpoint's own threads (not the API server's pool) that look up "
+        "ingest keys and ask the auth manager. Requests beyond wait in the endpoint's queue "
+        "(collector_queue_size).",
         "type": "integer",
         "default": "4",
         "example": "8",

@@ -11,11 +11,11 @@ One API server (one worker, the plugin, an ingest key, a SQLite store of its own
    median, p95 and p99;
 2. **batch**: the same number of events in ``POST .../lineage/batch`` arrays of ``--batch`` (what a
    spool flush sends): events/s;
-3. **flood**: the same number of events again, in batches of ``--batch`` from ``--flood-clients``
-   threads (more events in flight than the endpoint's queue holds), while one more thread asks
-   ``/api/v2/monitor/health`` and ``/api/v2/dags`` every 50 ms: their p95 against the same probes on the
-   idle server, and how many requests got 429 (each is sent again after its ``Retry-After``, as the
-   client does);
+3. **flood**: ``--flood-events`` events (10,000, issue #26's flood), in batches of ``--batch`` from
+   ``--flood-clients`` threads (more events in flight than the endpoint's queue holds), while a process
+   of its own asks ``/api/v2/monitor/health`` and ``/api/v2/dags`` every 50 ms: their p95 against the
+   same probes on the idle server, and how many requests got 429 (each is sent again after its
+   ``Retry-After``, as the client does);
 4. **DAG wall time**: ``--dag-runs`` runs of ``tests/dags/trivial.py`` (``airflow dags test``) with the
    package's transport writing a local SQLite store, and as many sending to this API server
    (``collector_url``), one after the other; each run's time from the metadata database (the DAG run's
@@ -29,6 +29,7 @@ output with a 5-column schema), each distinct; the store keeps every one (checke
 from __future__ import annotations
 
 import argparse
+import contextlib
 import datetime
 import json
 import os
@@ -117,7 +118,13 @@ def run_phase(
 PROBED = ("/api/v2/monitor/health", "/api/v2/dags")
 
 
-def probe(base: str, token: str, stop: threading.Event, found: dict[str, list[float]]) -> None:
+def probe(base: str, token: str) -> None:
+    """The prober's own process (``--probe BASE TOKEN``): asks each of :data:`PROBED` every 50 ms until its
+    stdin closes, then prints the latencies of the 200s as JSON. A process of its own, so the producers'
+    threads (this process's GIL) add nothing to what it measures."""
+    found: dict[str, list[float]] = {}
+    stop = threading.Event()
+    threading.Thread(target=lambda: (sys.stdin.read(), stop.set()), daemon=True).start()
     with httpx.Client(timeout=30, headers={"Authorization": f"Bearer {token}"}) as client:
         while not stop.is_set():
             for path in PROBED:
@@ -126,13 +133,24 @@ def probe(base: str, token: str, stop: threading.Event, found: dict[str, list[fl
                 if response.status_code == 200:
                     found.setdefault(path, []).append(time.perf_counter() - started)
             time.sleep(0.05)
+    print(json.dumps(found))
 
 
-def probed(base: str, token: str, found: dict[str, list[float]]) -> tuple[threading.Event, threading.Thread]:
-    stop = threading.Event()
-    prober = threading.Thread(target=probe, args=(base, token, stop, found))
-    prober.start()
-    return stop, prober
+class Prober:
+    """:func:`probe` in a process of its own, from its start to :meth:`stop` (the latencies found)."""
+
+    def __init__(self, base: str, token: str) -> None:
+        self.process = subprocess.Popen(
+            [sys.executable, __file__, "--probe", base, token],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+
+    def stop(self) -> dict[str, list[float]]:
+        out, _ = self.process.communicate("", timeout=120)
+        found: dict[str, list[float]] = json.loads(out)
+        return found
 
 
 def dag_seconds(env: dict[str, str], home: Path, logical_date: str) -> float:
@@ -188,8 +206,13 @@ def main() -> None:
     parser.add_argument("--clients", type=int, default=4, help="producer threads")
     parser.add_argument("--batch", type=int, default=100, help="events per batch request")
     parser.add_argument("--flood-clients", type=int, default=32, help="producer threads of the flood")
+    parser.add_argument("--flood-events", type=int, default=10000, help="events of the flood")
+    parser.add_argument("--probe", nargs=2, metavar=("BASE", "TOKEN"), help=argparse.SUPPRESS)
     parser.add_argument("--dag-runs", type=int, default=3, help="DAG runs per transport (0: none)")
     args = parser.parse_args()
+    if args.probe:
+        probe(*args.probe)
+        return
     airflow = str(Path(sys.executable).parent / "airflow")
     with tempfile.TemporaryDirectory(prefix="alp-collector-bench-") as tmp:
         workdir = Path(tmp)
@@ -204,16 +227,14 @@ def main() -> None:
             "AIRFLOW_CONN_LINEAGE_PLUS_COLLECTOR": json.dumps({"conn_type": "generic", "password": KEY}),
         }
         subprocess.run([airflow, "db", "migrate"], env=env, check=True, capture_output=True, timeout=900)
-        with api_server(workdir / "events.jsonl", workdir, env) as (base, _pid):
+        with api_server(workdir / "events.jsonl", workdir, env) as (base, pid):
             token = login(base)
             warm = [event(i, "warm") for i in range(50)]
             run_phase(base, warm, 1, ENDPOINT)  # the store created, the code paths warm
 
-            idle: dict[str, list[float]] = {}
-            stop, prober = probed(base, token, idle)
-            time.sleep(5)
-            stop.set()
-            prober.join()
+            prober = Prober(base, token)
+            time.sleep(8)  # its start (an interpreter, httpx), then 5 s or more of probes
+            idle = prober.stop()
 
             print(f"one api-server (1 worker), {args.clients} producer threads on the same 2-core machine")
             single = [event(i, "single") for i in range(args.events)]
@@ -234,18 +255,17 @@ def main() -> None:
                 f" request median {ms(statistics.median(latencies))};"
                 f" 429/503: {len(refused)}"
             )
-            busy: dict[str, list[float]] = {}
-            stop, prober = probed(base, token, busy)
-            flood = [event(i, "flood") for i in range(args.events)]
+            flood = [event(i, "flood") for i in range(args.flood_events)]
             floods = [
                 b"[" + b",".join(flood[n : n + args.batch]) + b"]" for n in range(0, len(flood), args.batch)
             ]
+            prober = Prober(base, token)
+            time.sleep(3)  # its start
             seconds, latencies, refused = run_phase(base, floods, args.flood_clients, ENDPOINT + "/batch")
-            stop.set()
-            prober.join()
+            busy = prober.stop()
             print(
-                f"  flood    {args.events} events in batches of {args.batch}, {args.flood_clients} in flight,"
-                f" in {seconds:5.1f} s; 429/503: {len(refused)}"
+                f"  flood    {args.flood_events} events in batches of {args.batch},"
+                f" {args.flood_clients} in flight, in {seconds:5.1f} s; 429/503: {len(refused)}"
             )
             for path in PROBED:
                 ratio = percentile(busy[path], 0.95) / percentile(idle[path], 0.95)
@@ -253,8 +273,9 @@ def main() -> None:
                     f"    {path}: p95 {ms(percentile(busy[path], 0.95))} busy vs"
                     f" {ms(percentile(idle[path], 0.95))} idle ({ratio:.2f}x, {len(busy[path])} probes)"
                 )
+            print(f"  memory after the flood (RSS): {memory(pid)}")
             stored = _count(store)
-            expected = len(warm) + 3 * args.events
+            expected = len(warm) + 2 * args.events + args.flood_events
             print(
                 f"  stored {stored} events of {expected} sent ({'all' if stored == expected else 'MISSING'})"
             )
@@ -264,6 +285,20 @@ def main() -> None:
                     f"  DAG wall time (tests/dags/trivial.py, median of {args.dag_runs}): local store"
                     f" {local:.2f} s, to the API server {remote:.2f} s: {remote / local:.3f}x"
                 )
+
+
+def memory(pid: int) -> str:
+    """The RSS of the API server ``pid`` and its processes (its worker, the worker's writer process)."""
+    import psutil
+
+    top = psutil.Process(pid)
+    parts = []
+    for process in [top, *top.children(recursive=True)]:
+        with contextlib.suppress(psutil.Error):
+            command = " ".join(process.cmdline())
+            role = "writer process" if "ingest_process" in command else f"pid {process.pid}"
+            parts.append(f"{role} {process.memory_info().rss / 2**20:.0f} MiB")
+    return ", ".join(parts)
 
 
 def _count(store: Path) -> int:

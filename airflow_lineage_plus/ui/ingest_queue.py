@@ -9,13 +9,13 @@ until its body is parsed, then as the number of events it carries. When the queu
 request alone in the queue is admitted whatever its size, or it could never be written). So a producer
 that floods the endpoint with many requests in flight gets 429s, and memory and waiting stay bounded.
 
-The blocking work (the ingest key's lookup and the auth manager's check, parsing, the event budget, the
-store write) runs in at most ``workers`` threads at a time (``[lineage_plus] collector_max_writes``), under
-a limiter of the queue's own: never on the event loop, and never in the thread pool Airflow's own routes
-share (AnyIO's default limiter), so the UI, the REST API and the execution API keep answering whatever
-producers send. Requests waiting for a thread wait in order (the limiter is fair) as coroutines.
-Everything here but :meth:`IngestQueue.run`'s thread work happens on the event loop, so the counts need
-no lock.
+The blocking work left in the API server (the ingest key's lookup and the auth manager's check) runs in
+at most ``workers`` threads at a time (``[lineage_plus] collector_max_writes``), under a limiter of the
+queue's own: never on the event loop, and never in the thread pool Airflow's own routes share (AnyIO's
+default limiter), so the UI, the REST API and the execution API keep answering whatever producers send.
+Checking and storing the events happens in the writer process (:mod:`.ingest_process`). Requests waiting
+for a thread wait in order (the limiter is fair) as coroutines. Everything here but
+:meth:`IngestQueue.run`'s thread work happens on the event loop, so the counts need no lock.
 """
 
 from __future__ import annotations

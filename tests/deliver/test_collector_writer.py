@@ -69,7 +69,7 @@ def server(
         "AIRFLOW__LINEAGE_PLUS__COLLECTOR_MAX_BYTES": str(MAX_BYTES),
         "AIRFLOW_CONN_LINEAGE_PLUS_COLLECTOR": CONNECTION,
     }
-    with collector_server(workdir, url, settings) as (base, _token, store):
+    with collector_server(workdir, url, settings) as (base, _token, store, _pid):
         yield Server(base, store, request.param)
 
 

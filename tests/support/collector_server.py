@@ -20,14 +20,15 @@ from api_server_memory import api_server, login
 @contextmanager
 def collector_server(
     workdir: Path, store_url: str, settings: dict[str, str]
-) -> Iterator[tuple[str, str, LineageStore]]:
-    """(base URL, a user's token, the store it writes) of a server up and answering; ``settings``: more
-    environment (``AIRFLOW__LINEAGE_PLUS__COLLECTOR_*``, the ingest key's ``AIRFLOW_CONN_*``)."""
+) -> Iterator[tuple[str, str, LineageStore, int]]:
+    """(base URL, a user's token, the store it writes, its pid: a session of its own) of a server up and
+    answering; ``settings``: more environment (``AIRFLOW__LINEAGE_PLUS__COLLECTOR_*``, the ingest key's
+    ``AIRFLOW_CONN_*``)."""
     env = {**os.environ, "AIRFLOW__LINEAGE_PLUS__STORE_URL": store_url, **settings}
-    with api_server(workdir / "events.jsonl", workdir, env) as (base, _pid):
+    with api_server(workdir / "events.jsonl", workdir, env) as (base, pid):
         token = login(base)
         store = LineageStore(store_url)
         try:
-            yield base, token, store
+            yield base, token, store, pid
         finally:
             store.close()

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import os
 import shutil
 import socket
 import tempfile
@@ -24,6 +25,7 @@ from typing import Any
 
 import httpx
 import orjson
+import psutil
 import pytest
 from openlineage.client.event_v2 import Dataset, Job, Run, RunEvent, RunState
 from openlineage.client.serde import Serde
@@ -48,6 +50,7 @@ class Collector:
     base: str
     token: str
     store: LineageStore
+    pid: int
     postgres: PostgresServer
 
     def rows(self) -> list[dict[str, Any]]:
@@ -333,3 +336,53 @@ def test_a_store_that_cannot_be_written_answers_503_with_retry_after_then_202_on
     assert response.status_code == 202, response.text
     assert response.json() == {"received": 1, "stored": 1, "duplicates": 0}
     assert collector.rows()[before:] == [event]
+
+
+def _writer_processes(collector: Collector) -> list[psutil.Process]:
+    """The API server's writer processes (its session's processes running the writer's module)."""
+    return [
+        process
+        for process in psutil.process_iter(["cmdline"])
+        if "airflow_lineage_plus.ui.ingest_process" in (process.info["cmdline"] or [])
+        and os.getsid(process.pid) == collector.pid
+    ]
+
+
+def test_events_are_checked_and_stored_by_a_writer_process_whose_death_answers_503_then_one_is_started(
+    collector: Collector,
+) -> None:
+    """The checks and store writes run in one child of the API server (not in its own process), at a lower
+    CPU priority; a request the child holds when it dies is answered 503 and not stored, and the next
+    request starts a new child that stores it."""
+    ready = collector.post(
+        "/api/v1/lineage",
+        json.dumps(_as_dict(_event("writer-ready"))).encode(),
+        x_lineage_plus_key=INGEST_KEY,
+    )
+    assert ready.status_code == 202, ready.text
+    [writer] = _writer_processes(collector)
+    assert writer.pid in {child.pid for child in psutil.Process(collector.pid).children(recursive=True)}
+    assert writer.nice() > psutil.Process(collector.pid).nice()
+    before = collector.store.count()
+    held = _as_dict(_event("held-by-a-dying-writer"))
+    writer.suspend()
+    answers: list[httpx.Response] = []
+    sender = threading.Thread(
+        target=lambda: answers.append(
+            collector.post("/api/v1/lineage", json.dumps(held).encode(), x_lineage_plus_key=INGEST_KEY)
+        )
+    )
+    sender.start()
+    time.sleep(2)  # the request reaches the stopped writer's pipe
+    assert sender.is_alive()
+    writer.kill()
+    sender.join(30)
+    [answer] = answers
+    assert answer.status_code == 503 and answer.headers["retry-after"] == "1", answer.text
+    assert collector.store.count() == before
+    again = collector.post("/api/v1/lineage", json.dumps(held).encode(), x_lineage_plus_key=INGEST_KEY)
+    assert again.status_code == 202, again.text
+    assert again.json() == {"received": 1, "stored": 1, "duplicates": 0}
+    [new_writer] = _writer_processes(collector)
+    assert new_writer.pid != writer.pid
+    assert collector.rows()[before:] == [held]
