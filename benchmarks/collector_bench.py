@@ -7,15 +7,16 @@ One API server (one worker, the plugin, an ingest key, a SQLite store of its own
 ``--clients`` producer threads in this process, each with its own HTTP connection:
 
 1. **single**: every event in its own ``POST /lineage-plus/api/v1/lineage`` (what OpenLineage's ``http``
-   transport and this package's transport send): events/s, and the accept latency (request to 202)
-   median, p95 and p99;
+   transport and this package's transport send): events/s, the accept latency (request to 202)
+   median, p95 and p99, and the CPU time per event of the API server's worker, its writer process and
+   the producers;
 2. **batch**: the same number of events in ``POST .../lineage/batch`` arrays of ``--batch`` (what a
    spool flush sends): events/s;
 3. **flood**: ``--flood-events`` events (10,000, issue #26's flood), in batches of ``--batch`` from
    ``--flood-clients`` threads (more events in flight than the endpoint's queue holds), while a process
    of its own asks ``/api/v2/monitor/health`` and ``/api/v2/dags`` every 50 ms: their p95 against the
-   same probes on the idle server, and how many requests got 429 (each is sent again after its
-   ``Retry-After``, as the client does);
+   same probes on the idle server, how many requests got 429 (each is sent again after its
+   ``Retry-After``, as the client does), and then the RSS of the worker and of its writer process;
 4. **DAG wall time**: ``--dag-runs`` runs of ``tests/dags/trivial.py`` (``airflow dags test``) with the
    package's transport writing a local SQLite store, and as many sending to this API server
    (``collector_url``), one after the other; each run's time from the metadata database (the DAG run's
@@ -238,11 +239,18 @@ def main() -> None:
 
             print(f"one api-server (1 worker), {args.clients} producer threads on the same 2-core machine")
             single = [event(i, "single") for i in range(args.events)]
+            before = cpu_seconds(pid)
             seconds, latencies, refused = run_phase(base, single, args.clients, ENDPOINT)
+            spent = {role: cpu_seconds(pid)[role] - before.get(role, 0.0) for role in cpu_seconds(pid)}
             print(
                 f"  single   {args.events} events in {seconds:5.1f} s: {args.events / seconds:6.0f} events/s;"
                 f" accept median {ms(statistics.median(latencies))}, p95 {ms(percentile(latencies, 0.95))},"
                 f" p99 {ms(percentile(latencies, 0.99))}; 429/503: {len(refused)}"
+            )
+            print(
+                "    CPU per event: "
+                + ", ".join(f"{role} {spent[role] / args.events * 1000:.2f} ms" for role in sorted(spent))
+                + f" (machine: 2 cores, {2 * seconds / args.events * 1000:.2f} ms of CPU per event available)"
             )
             events = [event(i, "batch") for i in range(args.events)]
             batches = [
@@ -285,6 +293,21 @@ def main() -> None:
                     f"  DAG wall time (tests/dags/trivial.py, median of {args.dag_runs}): local store"
                     f" {local:.2f} s, to the API server {remote:.2f} s: {remote / local:.3f}x"
                 )
+
+
+def cpu_seconds(pid: int) -> dict[str, float]:
+    """CPU seconds (user + system) so far of the API server's worker(s), its writer process(es) and these
+    producers (this process)."""
+    import psutil
+
+    found = {"producers": sum(os.times()[:2])}
+    top = psutil.Process(pid)
+    for process in [top, *top.children(recursive=True)]:
+        with contextlib.suppress(psutil.Error):
+            role = "writer process" if "ingest_process" in " ".join(process.cmdline()) else "api-server"
+            times = process.cpu_times()
+            found[role] = found.get(role, 0.0) + times.user + times.system
+    return found
 
 
 def memory(pid: int) -> str:
