@@ -17,10 +17,12 @@ One API server (one worker, the plugin, an ingest key, a SQLite store of its own
    of its own asks ``/api/v2/monitor/health`` and ``/api/v2/dags`` every 50 ms: their p95 against the
    same probes on the idle server, how many requests got 429 (each is sent again after its
    ``Retry-After``, as the client does), and then the RSS of the worker and of its writer process;
-4. **DAG wall time**: ``--dag-runs`` runs of ``tests/dags/trivial.py`` (``airflow dags test``) with the
-   package's transport writing a local SQLite store, and as many sending to this API server
-   (``collector_url``), one after the other; each run's time from the metadata database (the DAG run's
-   start to end), and the ratio of the medians.
+4. **DAG wall time**: ``--dag-runs`` runs of ``tests/dags/trivial.py`` (``airflow dags test``) each
+   without the package (``[lineage_plus] disabled``, the provider writing the client's ``file``
+   transport), with the package's transport writing a local SQLite store, and with it sending to this API
+   server (``collector_url``), the three alternating; each run's time from the metadata database (first
+   task's start to last task's end), and the ratios of the medians (issue #25's with/without, issue
+   #26's API server/local).
 
 Every figure comes from one run; the producers and the server share the machine's cores, so the rates
 are a floor for a server on a machine of its own. Events are ~1.5 KB RunEvents (a job, an input, an
@@ -43,6 +45,7 @@ import threading
 import time
 import uuid
 from pathlib import Path
+from typing import Any
 
 import httpx
 
@@ -177,19 +180,28 @@ def _when(text: str) -> datetime.datetime:
     return datetime.datetime.fromisoformat(text.replace(" ", "T"))
 
 
-def dag_wall(env: dict[str, str], home: Path, base: str, workdir: Path, runs: int) -> tuple[float, float]:
-    """Median DAG-run seconds writing the local store, and sending to the API server at ``base``."""
+def dag_wall(env: dict[str, str], home: Path, base: str, workdir: Path, runs: int) -> dict[str, float]:
+    """Median DAG-run seconds of each way lineage leaves a task: ``without`` the package (disabled; the
+    provider writes the client's ``file`` transport), ``local`` (the package's transport writing the local
+    SQLite store) and ``remote`` (sending to the API server at ``base``); the three alternate."""
     transport = "airflow_lineage_plus.transport.EventLogTransport"
     local = {"type": transport, "log_file_path": str(workdir / "local" / "spool.jsonl")}
     remote = {**local, "log_file_path": str(workdir / "remote" / "spool.jsonl"), "collector_url": base}
+    without = {"type": "file", "log_file_path": str(workdir / "without.jsonl"), "append": True}
     common = {**env, "AIRFLOW__CORE__DAGS_FOLDER": str(HERE.parent / "tests" / "dags")}
-    times: dict[str, list[float]] = {"local": [], "remote": []}
-    for n in range(runs):
-        for name, config in (("local", local), ("remote", remote)):
-            run_env = {**common, "AIRFLOW__OPENLINEAGE__TRANSPORT": json.dumps(config)}
-            day = f"2024-01-{1 + 2 * n + (name == 'remote'):02d}"
-            times[name].append(dag_seconds(run_env, home, day))
-    return statistics.median(times["local"]), statistics.median(times["remote"])
+    ways: dict[str, tuple[dict[str, Any], dict[str, str]]] = {
+        "without": (without, {"AIRFLOW__LINEAGE_PLUS__DISABLED": "True"}),
+        "local": (local, {}),
+        "remote": (remote, {}),
+    }
+    times: dict[str, list[float]] = {name: [] for name in ways}
+    day = 0
+    for _ in range(runs):
+        for name, (config, extra) in ways.items():
+            day += 1
+            run_env = {**common, **extra, "AIRFLOW__OPENLINEAGE__TRANSPORT": json.dumps(config)}
+            times[name].append(dag_seconds(run_env, home, f"2024-01-{day:02d}"))
+    return {name: statistics.median(found) for name, found in times.items()}
 
 
 def percentile(values: list[float], share: float) -> float:
@@ -288,10 +300,12 @@ def main() -> None:
                 f"  stored {stored} events of {expected} sent ({'all' if stored == expected else 'MISSING'})"
             )
             if args.dag_runs:
-                local, remote = dag_wall(env, home, base, workdir, args.dag_runs)
+                wall = dag_wall(env, home, base, workdir, args.dag_runs)
                 print(
-                    f"  DAG wall time (tests/dags/trivial.py, median of {args.dag_runs}): local store"
-                    f" {local:.2f} s, to the API server {remote:.2f} s: {remote / local:.3f}x"
+                    f"  DAG wall time (tests/dags/trivial.py, median of {args.dag_runs}): without the package"
+                    f" {wall['without']:.2f} s, local store {wall['local']:.2f} s, to the API server"
+                    f" {wall['remote']:.2f} s; local/without {wall['local'] / wall['without']:.3f}x,"
+                    f" API server/local {wall['remote'] / wall['local']:.3f}x"
                 )
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import datetime
 import enum
+import sys
 import uuid
 from typing import Any
 
@@ -16,7 +17,14 @@ import orjson
 import re2
 from openlineage.client.serde import Serde
 
-_DUMPS_OPTIONS = orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS | orjson.OPT_SERIALIZE_NUMPY
+_DUMPS_OPTIONS = orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS
+
+
+def _options() -> int:
+    """orjson's options: numpy's values too once numpy is imported. Not before: with
+    ``OPT_SERIALIZE_NUMPY`` orjson imports numpy at its first call (0.1-0.25 s, paid in every process the
+    provider forks to emit an event), and a process that never imported numpy holds no numpy value."""
+    return _DUMPS_OPTIONS | (orjson.OPT_SERIALIZE_NUMPY if "numpy" in sys.modules else 0)
 
 
 def plain(value: Any) -> Any:
@@ -119,7 +127,7 @@ def dumps_direct(event: Any) -> bytes:
     """``event`` as JSON, attrs objects through orjson's ``default`` (one Python call per object, not one
     per value); the same as ``Serde`` unless :data:`CLEANUP_MARKERS` match (then use :func:`dumps_exact`)."""
     try:
-        return orjson.dumps(event, default=_direct, option=_DUMPS_OPTIONS | orjson.OPT_PASSTHROUGH_DATETIME)
+        return orjson.dumps(event, default=_direct, option=_options() | orjson.OPT_PASSTHROUGH_DATETIME)
     except (TypeError, orjson.JSONEncodeError):  # e.g. integers beyond 64 bits
         return dumps_exact(event)
 
@@ -127,7 +135,7 @@ def dumps_direct(event: Any) -> bytes:
 def dumps_exact(event: Any) -> bytes:
     """``event`` as JSON shaped by :func:`plain` (what ``Serde`` writes), whatever it holds."""
     try:
-        return orjson.dumps(plain(event), default=_fallback, option=_DUMPS_OPTIONS)
+        return orjson.dumps(plain(event), default=_fallback, option=_options())
     except (TypeError, orjson.JSONEncodeError):  # e.g. integers beyond 64 bits
         return Serde.to_json(plain(event)).encode()
 

@@ -179,13 +179,18 @@ def _read_exactly(stream: IO[bytes], size: int) -> bytes | None:
 
 def main() -> None:
     """The child: answer each request frame on stdin with an answer frame on stdout, until stdin ends."""
+    # The frames get the pipe on a descriptor of their own, and descriptor 1 becomes stderr before
+    # anything is imported: a log handler bound to stdout (Airflow's console handler), a print or a C
+    # library writing to descriptor 1 lands in stderr and can never break a frame.
+    stdout = os.fdopen(os.dup(sys.stdout.fileno()), "wb")
+    os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
+    sys.stdout.flush()  # what was printed before, to stderr too
+    stdin = sys.stdin.buffer
     from airflow_lineage_plus import conf
     from airflow_lineage_plus.ui.ingest_work import StoreHolder, answer
 
     with contextlib.suppress(OSError):  # a platform without niceness: the same priority
         os.nice(NICENESS)
-    stdin, stdout = sys.stdin.buffer, sys.stdout.buffer
-    sys.stdout = sys.stderr  # nothing printed by what runs here can break a frame
     holder = StoreHolder()
     lock = threading.Lock()
 
