@@ -68,12 +68,13 @@ from airflow_lineage_plus import conf
 from airflow_lineage_plus.containment import call_within, report
 from airflow_lineage_plus.deliver import spool_retry
 from airflow_lineage_plus.deliver.collector_writer import CollectorWriter
-from airflow_lineage_plus.deliver.event_budget import check
-from airflow_lineage_plus.deliver.redaction import redact_json
+from airflow_lineage_plus.deliver.event_budget import PROBES, check
+from airflow_lineage_plus.deliver.redaction import redact_json, scanner
 from airflow_lineage_plus.deliver.serialize import describe, dumps
 from airflow_lineage_plus.deliver.store_writer import StoreWriter
 from airflow_lineage_plus.exceptions import EventLostError, EventRefusedError
 from airflow_lineage_plus.private_dirs import ensure_dir
+from airflow_lineage_plus.store.fold import Folder
 from airflow_lineage_plus.store.spool import lock_exclusive
 
 _counts_lock = threading.Lock()
@@ -182,6 +183,19 @@ class EventLogConfig(Config):
             if seconds in params:
                 known[seconds] = float(params[seconds])
         return cls(**known)
+
+
+def prepare_process(params: dict[str, Any]) -> None:
+    """Build in this process what every new process compiles for its first event with the transport
+    configured by ``params`` (the redaction scanner; the fold statements of the store's engine), so that
+    processes forked after it start with them (:mod:`airflow_lineage_plus.deliver.preload`)."""
+    config = EventLogConfig.from_dict(params)
+    scanner(PROBES)  # the budget's check (budget on)
+    scanner()  # redaction alone (budget off), and the exact pass
+    collector = config.collector_url or _collector_url()
+    url = config.store_url or _store_url(config.log_file_path)
+    if (not collector or collector.lower() == "none") and url.lower() != "none":
+        Folder.compile_for(url)
 
 
 class EventLogTransport(Transport):

@@ -222,6 +222,16 @@ _COMPILED: dict[tuple[str, str, str], list[Statement]] = {}
 class Folder:
     """Writes :class:`~.facts.Facts` with the rules (:data:`RULES`), compiled once for one engine."""
 
+    @classmethod
+    def compile_for(cls, url: str) -> None:
+        """Compile the rules for the engine of ``url`` in this process, without connecting: processes
+        forked after it find them compiled (:mod:`airflow_lineage_plus.deliver.preload`)."""
+        engine = sa.create_engine(url)
+        try:
+            cls(engine.dialect)
+        finally:
+            engine.dispose()
+
     def __init__(self, dialect: sa.Dialect) -> None:
         self.dialect = dialect.name
         key = (dialect.name, dialect.driver, dialect.paramstyle)

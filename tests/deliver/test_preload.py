@@ -1,4 +1,5 @@
-"""The package's transport is imported in the task process when it is the configured one, and only then."""
+"""The package's transport is imported and prepared in the task process when it is the configured one, and
+only then."""
 
 from __future__ import annotations
 
@@ -29,6 +30,21 @@ from airflow_lineage_plus.emit import skip_listener
 before = TRANSPORT_MODULE in sys.modules
 skip_listener.on_task_instance_running(previous_state=None, task_instance=None)
 print(before, TRANSPORT_MODULE in sys.modules)
+"""
+
+#: preloads, then prints the engines the fold statements are compiled for and how many redaction scanners
+#: an event's check still had to compile
+PREPARED = """
+from airflow_lineage_plus.deliver import redaction
+from airflow_lineage_plus.deliver.event_budget import PROBES
+from airflow_lineage_plus.deliver.preload import preload_transport
+from airflow_lineage_plus.store import fold
+preload_transport()
+misses = redaction._scanner.cache_info().misses
+redaction.scanner(PROBES)
+redaction.scanner()
+engines = ",".join(sorted(key[0] for key in fold._COMPILED)) or "-"
+print(engines, redaction._scanner.cache_info().misses - misses)
 """
 
 OURS = {"type": "airflow_lineage_plus.transport.EventLogTransport", "log_file_path": "/tmp/unused.jsonl"}
@@ -62,3 +78,19 @@ def test_another_transport_leaves_the_package_transport_unimported() -> None:
 
 def test_the_listeners_task_start_hook_preloads_the_transport() -> None:
     assert _preload(OURS, HOOK) == ["False", "True"]
+
+
+@pytest.mark.parametrize(
+    ("destination", "compiled"),
+    [
+        ({}, "sqlite"),
+        ({"store_url": "postgresql+psycopg://lineage@db.example/lineage"}, "postgresql"),
+        ({"collector_url": "http://api-server.example:8080"}, "-"),
+        ({"store_url": "none"}, "-"),
+    ],
+    ids=["default SQLite store", "PostgreSQL store", "collector", "log only"],
+)
+def test_the_preload_compiles_the_scanners_and_the_fold_statements_of_the_configured_store(
+    destination: dict[str, str], compiled: str
+) -> None:
+    assert _preload({**OURS, **destination}, PREPARED) == [compiled, "0"]
