@@ -69,6 +69,7 @@ from airflow_lineage_plus.containment import call_within, report
 from airflow_lineage_plus.deliver import spool_retry
 from airflow_lineage_plus.deliver.collector_writer import CollectorWriter
 from airflow_lineage_plus.deliver.event_budget import PROBES, check
+from airflow_lineage_plus.deliver.ingest_key import ingest_key
 from airflow_lineage_plus.deliver.redaction import redact_json, scanner
 from airflow_lineage_plus.deliver.serialize import describe, dumps
 from airflow_lineage_plus.deliver.store_writer import StoreWriter
@@ -186,15 +187,19 @@ class EventLogConfig(Config):
 
 
 def prepare_process(params: dict[str, Any]) -> None:
-    """Build in this process what every new process compiles for its first event with the transport
-    configured by ``params`` (the redaction scanner; the fold statements of the store's engine), so that
-    processes forked after it start with them (:mod:`airflow_lineage_plus.deliver.preload`)."""
+    """Build in this process what every new process compiles or reads for its first event with the
+    transport configured by ``params`` (the redaction scanners; the fold statements of the store's engine,
+    or the collector's ingest key, kept :data:`~.ingest_key.KEY_TTL` seconds), so that processes forked
+    after it start with them (:mod:`airflow_lineage_plus.deliver.preload`). Raises what reading the key
+    raises."""
     config = EventLogConfig.from_dict(params)
     scanner(PROBES)  # the budget's check (budget on)
     scanner()  # redaction alone (budget off), and the exact pass
     collector = config.collector_url or _collector_url()
     url = config.store_url or _store_url(config.log_file_path)
-    if (not collector or collector.lower() == "none") and url.lower() != "none":
+    if collector and collector.lower() != "none":
+        ingest_key()
+    elif url.lower() != "none":
         Folder.compile_for(url)
 
 

@@ -3,8 +3,9 @@
 The OpenLineage provider emits each event of a task from a process it forks for that event, and builds
 its client there, so whatever the transport imports or compiles on first use is done anew for every
 event: importing its modules (about 25 ms), compiling the redaction scanner (about 9 ms) and the fold
-statements of the store's engine (about 13 ms; docs/reliability.md, "A task's events"). Done once in the
-task process when the task starts, every process forked after inherits them.
+statements of the store's engine (about 13 ms; docs/reliability.md, "A task's events"), or, sending to
+an API server, reading the ingest key. Done once in the task process when the task starts, every
+process forked after inherits them.
 """
 
 from __future__ import annotations

@@ -32,10 +32,11 @@ skip_listener.on_task_instance_running(previous_state=None, task_instance=None)
 print(before, TRANSPORT_MODULE in sys.modules)
 """
 
-#: preloads, then prints the engines the fold statements are compiled for and how many redaction scanners
-#: an event's check still had to compile
+#: preloads, then prints the engines the fold statements are compiled for, how many redaction scanners
+#: an event's check still had to compile, and the ingest key a forked process would find already read
 PREPARED = """
 from airflow_lineage_plus.deliver import redaction
+from airflow_lineage_plus.deliver.ingest_key import cached_ingest_key
 from airflow_lineage_plus.deliver.event_budget import PROBES
 from airflow_lineage_plus.deliver.preload import preload_transport
 from airflow_lineage_plus.store import fold
@@ -44,17 +45,24 @@ misses = redaction._scanner.cache_info().misses
 redaction.scanner(PROBES)
 redaction.scanner()
 engines = ",".join(sorted(key[0] for key in fold._COMPILED)) or "-"
-print(engines, redaction._scanner.cache_info().misses - misses)
+fresh, key = cached_ingest_key()
+print(engines, redaction._scanner.cache_info().misses - misses, key if fresh else "-")
 """
+
+INGEST_KEY = "preload-ingest-key-" + "k" * 32
 
 OURS = {"type": "airflow_lineage_plus.transport.EventLogTransport", "log_file_path": "/tmp/unused.jsonl"}
 
 
 def _preload(transport: dict[str, object], code: str = PRELOAD) -> list[str]:
-    env = {**os.environ, "AIRFLOW__OPENLINEAGE__TRANSPORT": json.dumps(transport)}
+    env = {
+        **os.environ,
+        "AIRFLOW__OPENLINEAGE__TRANSPORT": json.dumps(transport),
+        "AIRFLOW_CONN_LINEAGE_PLUS_COLLECTOR": json.dumps({"conn_type": "generic", "password": INGEST_KEY}),
+    }
     done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=100)
     assert done.returncode == 0, done.stderr[-3000:]
-    return done.stdout.split()
+    return done.stdout.splitlines()[-1].split()  # the last line: Airflow may log to stdout before it
 
 
 @pytest.mark.parametrize(
@@ -81,16 +89,16 @@ def test_the_listeners_task_start_hook_preloads_the_transport() -> None:
 
 
 @pytest.mark.parametrize(
-    ("destination", "compiled"),
+    ("destination", "compiled", "key"),
     [
-        ({}, "sqlite"),
-        ({"store_url": "postgresql+psycopg://lineage@db.example/lineage"}, "postgresql"),
-        ({"collector_url": "http://api-server.example:8080"}, "-"),
-        ({"store_url": "none"}, "-"),
+        ({}, "sqlite", "-"),
+        ({"store_url": "postgresql+psycopg://lineage@db.example/lineage"}, "postgresql", "-"),
+        ({"collector_url": "http://api-server.example:8080"}, "-", INGEST_KEY),
+        ({"store_url": "none"}, "-", "-"),
     ],
     ids=["default SQLite store", "PostgreSQL store", "collector", "log only"],
 )
-def test_the_preload_compiles_the_scanners_and_the_fold_statements_of_the_configured_store(
-    destination: dict[str, str], compiled: str
+def test_the_preload_compiles_the_scanners_and_the_store_statements_or_reads_the_collectors_key(
+    destination: dict[str, str], compiled: str, key: str
 ) -> None:
-    assert _preload({**OURS, **destination}, PREPARED) == [compiled, "0"]
+    assert _preload({**OURS, **destination}, PREPARED) == [compiled, "0", key]
