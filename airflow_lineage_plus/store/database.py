@@ -148,6 +148,8 @@ class LineageStore:
 
     def _prepare(self, create: bool) -> None:
         """Check the schema version; create the tables on first use, upgrade an older schema."""
+        if self._current():
+            return
         with self.errors(), self._write() as connection:
             names = set(sa.inspect(connection).get_table_names())
             if schema.meta.name not in names:
@@ -174,6 +176,16 @@ class LineageStore:
                     .where(schema.meta.c.name == "schema_version")
                     .values(value=str(schema.SCHEMA_VERSION))
                 )
+
+    def _current(self) -> bool:
+        """Whether the store has this package's schema version, read without taking the write lock (a
+        store is opened by each process the provider forks for an event); anything else is decided, and
+        explained, under the write lock."""
+        with self.errors(), self.engine.connect() as connection:  # not reachable: raised as by the write
+            try:
+                return self._version(connection) == schema.SCHEMA_VERSION
+            except (sa.exc.DBAPIError, StoreDamaged):  # no tables yet, an older or unusable version
+                return False
 
     def _version(self, connection: sa.Connection) -> int:
         value = connection.execute(

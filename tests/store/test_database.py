@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import sqlite3
 import stat
 import threading
 from pathlib import Path
@@ -166,6 +167,21 @@ def test_a_store_with_a_garbage_schema_version_is_refused(store_url: str) -> Non
     engine.dispose()
     with pytest.raises(StoreDamaged, match=r"unusable schema version 'x'"):
         LineageStore(store_url)
+
+
+def test_a_current_sqlite_store_opens_while_another_writer_holds_its_write_lock(tmp_path: Path) -> None:
+    """Each process the provider forks for an event opens the store: the version is read, not locked for."""
+    path = tmp_path / "lineage.db"
+    LineageStore(sqlite_url(path)).close()
+    writer = sqlite3.connect(path, isolation_level=None)
+    writer.execute("BEGIN IMMEDIATE")
+    try:
+        store = LineageStore(sqlite_url(path), busy_timeout=0.2)
+        assert store.count() == 0
+        store.close()
+    finally:
+        writer.execute("ROLLBACK")
+        writer.close()
 
 
 def test_a_missing_store_is_not_created_when_only_reading(tmp_path: Path) -> None:
