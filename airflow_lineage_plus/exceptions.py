@@ -97,11 +97,13 @@ class DeadlineExceeded(SourceUnavailable):
 
 
 class BadEventError(LineagePlusError, ValueError):
-    """The bytes are not an event the graph can use; ``kind`` says why (``malformed`` or ``invalid``)."""
+    """The bytes are not an event the graph can use; ``kind`` says why (``malformed`` or ``invalid``),
+    ``detail`` in words."""
 
     def __init__(self, kind: str, detail: str) -> None:
         super().__init__(f"{kind}: {detail}")
         self.kind = kind
+        self.detail = detail
 
 
 class BodyTooLargeError(LineagePlusError, ValueError):

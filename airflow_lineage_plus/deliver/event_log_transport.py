@@ -185,6 +185,17 @@ class EventLogConfig(Config):
                 known[seconds] = float(params[seconds])
         return cls(**known)
 
+    def destination(self) -> tuple[str, str]:
+        """Where events go: ``("collector", its base URL)``, ``("store", its URL)``, or ``("log", "")``
+        (``none`` for both: the event log alone)."""
+        url = self.store_url or _store_url(self.log_file_path)
+        collector = self.collector_url or _collector_url()
+        if collector and collector.lower() != "none":
+            return "collector", collector
+        if url.lower() != "none":
+            return "store", url
+        return "log", ""
+
 
 def prepare_process(params: dict[str, Any]) -> None:
     """Build in this process what every new process compiles or reads for its first event with the
@@ -192,14 +203,12 @@ def prepare_process(params: dict[str, Any]) -> None:
     or the collector's ingest key, kept :data:`~.ingest_key.KEY_TTL` seconds), so that processes forked
     after it start with them (:mod:`airflow_lineage_plus.deliver.preload`). Raises what reading the key
     raises."""
-    config = EventLogConfig.from_dict(params)
     scanner(PROBES)  # the budget's check (budget on)
     scanner()  # redaction alone (budget off), and the exact pass
-    collector = config.collector_url or _collector_url()
-    url = config.store_url or _store_url(config.log_file_path)
-    if collector and collector.lower() != "none":
+    kind, url = EventLogConfig.from_dict(params).destination()
+    if kind == "collector":
         ingest_key()
-    elif url.lower() != "none":
+    elif kind == "store":
         Folder.compile_for(url)
 
 
@@ -213,12 +222,11 @@ class EventLogTransport(Transport):
 
     def __init__(self, config: EventLogConfig) -> None:
         self.config = config
-        url = config.store_url or _store_url(config.log_file_path)
-        collector = config.collector_url or _collector_url()
+        kind, url = config.destination()
         self.store: StoreWriter | CollectorWriter | None = None
-        if collector and collector.lower() != "none":
-            self.store = CollectorWriter(collector, Path(config.log_file_path), timeout=config.store_timeout)
-        elif url.lower() != "none":
+        if kind == "collector":
+            self.store = CollectorWriter(url, Path(config.log_file_path), timeout=config.store_timeout)
+        elif kind == "store":
             file_mode, dir_mode = _modes()
             self.store = StoreWriter(
                 url,

@@ -67,7 +67,7 @@ async def _ingest(request: Request, ticket: Ticket, batch: bool) -> Answer:
     except BodyTooLargeError as exc:
         raise HTTPException(status.HTTP_413_REQUEST_ENTITY_TOO_LARGE, str(exc)) from None
     except BadEventError as exc:
-        raise HTTPException(status.HTTP_400_BAD_REQUEST, str(exc).partition(": ")[2] or str(exc)) from None
+        raise HTTPException(status.HTTP_400_BAD_REQUEST, exc.detail or str(exc)) from None
     ticket.resize(_count(body, batch))
     process: IngestProcess = request.app.state.ingest_process
     try:

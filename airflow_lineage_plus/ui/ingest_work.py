@@ -86,7 +86,7 @@ def checked(body: bytes, batch: bool) -> Checked:
         try:
             events.append(_one(event))
         except BadEventError as exc:
-            failed.append((index, str(exc).partition(": ")[2] or str(exc)))
+            failed.append((index, exc.detail or str(exc)))
     return Checked(len(data), events, failed)
 
 
@@ -105,7 +105,7 @@ def answer(holder: StoreHolder, body: bytes, batch: bool) -> Answer:
     try:
         found = checked(body, batch)
     except BadEventError as exc:
-        return {"error": "bad", "detail": str(exc).partition(": ")[2] or str(exc)}
+        return {"error": "bad", "detail": exc.detail or str(exc)}
     result = AppendResult(0, 0, {})
     if found.events:
         try:
