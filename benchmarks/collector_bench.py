@@ -38,6 +38,7 @@ import contextlib
 import datetime
 import json
 import os
+import re
 import sqlite3
 import statistics
 import subprocess
@@ -47,7 +48,7 @@ import threading
 import time
 import uuid
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import httpx
 
@@ -159,17 +160,45 @@ class Prober:
         return found
 
 
-def dag_seconds(env: dict[str, str], home: Path, logical_date: str) -> tuple[float, float]:
-    """One ``airflow dags test`` run of ``trivial``, from the metadata database: its first task's start to
+class DagRun(NamedTuple):
+    """One ``airflow dags test`` run's figures (:func:`dag_seconds`)."""
+
+    whole: float  #: seconds, first task's start to last task's end
+    after_first: float  #: seconds, second task's start to last task's end
+    events: list[float]  #: milliseconds per event, provider's "will use" to its "Successfully emitted"
+    full_gc: list[float]  #: milliseconds of each full garbage collection of the process
+
+
+#: written as ``sitecustomize.py`` on the runs' ``PYTHONPATH``: each full collection's milliseconds on stderr
+GC_HOOK = """
+import gc, sys, time
+_started = []
+def _timed(phase, info):
+    if info["generation"] != 2:
+        return
+    if phase == "start":
+        _started[:] = [time.perf_counter()]
+    elif _started:
+        sys.stderr.write(f"lineage-plus-bench full-gc {(time.perf_counter() - _started[0]) * 1e3:.1f}\\n")
+gc.callbacks.append(_timed)
+"""
+
+_STAMP = re.compile(r"^(\d{4}-\d\d-\d\dT[\d:.]+)Z?")
+
+
+def dag_seconds(env: dict[str, str], home: Path, logical_date: str) -> DagRun:
+    """One ``airflow dags test`` run of ``trivial``: from the metadata database, its first task's start to
     its last task's end (each task's lineage events are sent inside that span), and its second task's
     start to the last task's end (without the first task, in which Airflow starts its in-process
-    execution API: about 3 s, varying by ±0.5 s between runs whatever the transport)."""
+    execution API: about 3 s, varying by ±0.5 s between runs whatever the transport); from its output,
+    each event's time in the process the provider forks for it, and its full garbage collections."""
     airflow = str(Path(sys.executable).parent / "airflow")
-    subprocess.run(
+    done = subprocess.run(
         [airflow, "dags", "test", "trivial", logical_date],
         env=env,
         check=True,
         capture_output=True,
+        text=True,
         timeout=600,
     )
     with sqlite3.connect(home / "airflow.db") as db:
@@ -179,42 +208,142 @@ def dag_seconds(env: dict[str, str], home: Path, logical_date: str) -> tuple[flo
             " ORDER BY start_date"
         ).fetchall()
     end = max(_when(finished) for _, finished in spans)
-    return (end - _when(spans[0][0])).total_seconds(), (end - _when(spans[1][0])).total_seconds()
+    output = done.stdout + done.stderr
+    events: list[float] = []
+    building: datetime.datetime | None = None
+    for line in output.splitlines():
+        stamp = _STAMP.match(line)
+        if stamp is None:
+            continue
+        if "OpenLineageClient will use" in line:
+            building = _when(stamp.group(1))
+        elif "Successfully emitted OpenLineage" in line and building is not None:
+            events.append((_when(stamp.group(1)) - building).total_seconds() * 1e3)
+            building = None
+    full_gc = [
+        float(line.rsplit(" ", 1)[1]) for line in output.splitlines() if "lineage-plus-bench full-gc" in line
+    ]
+    return DagRun(
+        (end - _when(spans[0][0])).total_seconds(),
+        (end - _when(spans[1][0])).total_seconds(),
+        events,
+        full_gc,
+    )
 
 
 def _when(text: str) -> datetime.datetime:
     return datetime.datetime.fromisoformat(text.replace(" ", "T"))
 
 
-def dag_wall(
-    env: dict[str, str], home: Path, base: str, workdir: Path, runs: int
-) -> dict[str, tuple[float, float]]:
-    """Median DAG-run seconds (whole, and after the first task: :func:`dag_seconds`) of each way lineage
-    leaves a task: ``without`` the package (disabled; the provider writes the client's ``file``
-    transport), ``local`` (the package's transport writing the local SQLite store) and ``remote`` (sending
-    to the API server at ``base``); the three alternate."""
+def dag_wall(env: dict[str, str], home: Path, base: str, workdir: Path, runs: int) -> dict[str, list[DagRun]]:
+    """``runs`` :class:`DagRun` of each way lineage leaves a task: ``without`` the package (disabled; the
+    provider writes the client's ``file`` transport), ``local`` (the package's transport writing the local
+    SQLite store) and ``remote`` (sending to the API server at ``base``); the three alternate."""
     transport = "airflow_lineage_plus.transport.EventLogTransport"
     local = {"type": transport, "log_file_path": str(workdir / "local" / "spool.jsonl")}
     remote = {**local, "log_file_path": str(workdir / "remote" / "spool.jsonl"), "collector_url": base}
     without = {"type": "file", "log_file_path": str(workdir / "without.jsonl"), "append": True}
-    common = {**env, "AIRFLOW__CORE__DAGS_FOLDER": str(HERE.parent / "tests" / "dags")}
+    hook = workdir / "gc-hook"
+    hook.mkdir(exist_ok=True)
+    (hook / "sitecustomize.py").write_text(GC_HOOK)
+    path = os.pathsep.join(filter(None, [str(hook), env.get("PYTHONPATH")]))
+    common = {**env, "AIRFLOW__CORE__DAGS_FOLDER": str(HERE.parent / "tests" / "dags"), "PYTHONPATH": path}
     ways: dict[str, tuple[dict[str, Any], dict[str, str]]] = {
         "without": (without, {"AIRFLOW__LINEAGE_PLUS__DISABLED": "True"}),
         "local": (local, {}),
         "remote": (remote, {}),
     }
-    times: dict[str, list[tuple[float, float]]] = {name: [] for name in ways}
+    found: dict[str, list[DagRun]] = {name: [] for name in ways}
     day = 0
     for _ in range(runs):
         for name, (config, extra) in ways.items():
             day += 1
             run_env = {**common, **extra, "AIRFLOW__OPENLINEAGE__TRANSPORT": json.dumps(config)}
             logical_date = datetime.date(2024, 1, 1) + datetime.timedelta(days=day)
-            times[name].append(dag_seconds(run_env, home, logical_date.isoformat()))
-    return {
-        name: (statistics.median(t[0] for t in found), statistics.median(t[1] for t in found))
-        for name, found in times.items()
+            found[name].append(dag_seconds(run_env, home, logical_date.isoformat()))
+    return found
+
+
+def report_dag_wall(found: dict[str, list[DagRun]]) -> None:
+    """Print the medians of :func:`dag_wall`'s runs, with the ratios of issue #25 (local/without) and
+    issue #26 (API server/local)."""
+    runs = len(found["without"])
+    for what, figure in [
+        ("first task's start", lambda run: run.whole),
+        ("second task's start (Airflow's start-up left out)", lambda run: run.after_first),
+    ]:
+        without, local, remote = (statistics.median(map(figure, found[way])) for way in WAYS)
+        print(
+            f"  DAG wall time (tests/dags/trivial.py, {what} to the end, median of {runs}): without the"
+            f" package {without:.2f} s, local store {local:.2f} s, to the API server {remote:.2f} s;"
+            f" local/without {local / without:.3f}x, API server/local {remote / local:.3f}x"
+        )
+    print(
+        "  per event, in the process the provider forks (its 'will use' to 'Successfully emitted'), median:"
+    )
+    for way in WAYS:
+        events = [ms for run in found[way] for ms in run.events]
+        gcs = [sum(run.full_gc) for run in found[way]]
+        counts = sorted(len(run.full_gc) for run in found[way])
+        print(
+            f"    {way:8} {statistics.median(events):5.1f} ms ({len(events)} events); full garbage"
+            f" collections of the dags test process: {counts[0]}-{counts[-1]} a run,"
+            f" {min(gcs) / 1e3:.2f}-{max(gcs) / 1e3:.2f} s in all"
+        )
+
+
+#: a new process with what a task process has imported (the task runner, the provider's listener, this
+#: package's listener): the preload's milliseconds, then the ingest key's read outside a task's context
+PREPARATION = """
+import time
+import airflow.sdk.execution_time.task_runner, airflow.providers.openlineage.plugins.listener
+import airflow_lineage_plus.emit.skip_listener
+from airflow_lineage_plus.deliver.ingest_key import ingest_key
+from airflow_lineage_plus.deliver.preload import preload_transport
+started = time.perf_counter()
+assert preload_transport()
+preloaded = time.perf_counter()
+ingest_key()
+print((preloaded - started) * 1e3, (time.perf_counter() - preloaded) * 1e3)
+"""
+
+
+def report_preparation(env: dict[str, str], workdir: Path, runs: int) -> None:
+    """Print what the transport's preload costs a task process (local store, and sending to an API
+    server, where it reads the ingest key), in ``runs`` new processes each."""
+    local = {
+        "type": "airflow_lineage_plus.transport.EventLogTransport",
+        "log_file_path": str(workdir / "p.jsonl"),
     }
+    figures: dict[str, list[list[float]]] = {}
+    for way, config in [("local", local), ("remote", {**local, "collector_url": "http://127.0.0.1:9"})]:
+        run_env = {**env, "AIRFLOW__OPENLINEAGE__TRANSPORT": json.dumps(config)}
+        figures[way] = [
+            [
+                float(x)
+                for x in subprocess.run(
+                    [sys.executable, "-c", PREPARATION],
+                    env=run_env,
+                    check=True,
+                    capture_output=True,
+                    text=True,
+                    timeout=300,
+                ).stdout.split()[-2:]
+            ]
+            for _ in range(runs)
+        ]
+    local_ms = statistics.median(f[0] for f in figures["local"])
+    remote_ms = statistics.median(f[0] for f in figures["remote"])
+    key_ms = statistics.median(f[1] for f in figures["local"])
+    print(
+        f"  the preload in a new task-like process, median of {runs}: {local_ms:.1f} ms (local store),"
+        f" {remote_ms:.1f} ms (API server, with the ingest key's read: outside a task it goes through"
+        f" Airflow's ORM); the ingest key read outside a task, after a local preload: {key_ms:.1f} ms"
+    )
+
+
+#: the ways of :func:`dag_wall`, in the order they are reported
+WAYS = ("without", "local", "remote")
 
 
 def percentile(values: list[float], share: float) -> float:
@@ -262,17 +391,8 @@ def main() -> None:
             if not args.dag_only:
                 ingest(args, base, token, pid, len(warm), store)
             if args.dag_runs:
-                wall = dag_wall(env, home, base, workdir, args.dag_runs)
-                for n, what in enumerate(
-                    ["first task's start", "second task's start (Airflow's start-up left out)"]
-                ):
-                    without, local, remote = (wall[way][n] for way in ("without", "local", "remote"))
-                    print(
-                        f"  DAG wall time (tests/dags/trivial.py, {what} to the end, median of"
-                        f" {args.dag_runs}): without the package {without:.2f} s, local store {local:.2f} s,"
-                        f" to the API server {remote:.2f} s; local/without {local / without:.3f}x,"
-                        f" API server/local {remote / local:.3f}x"
-                    )
+                report_dag_wall(dag_wall(env, home, base, workdir, args.dag_runs))
+                report_preparation(env, workdir, args.dag_runs)
 
 
 def ingest(args: argparse.Namespace, base: str, token: str, pid: int, warm: int, store: Path) -> None:
