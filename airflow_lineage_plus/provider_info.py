@@ -239,10 +239,10 @@ OPTIONS: dict[str, dict[str, Any]] = {
         "example": "1048576",
     },
     "collector_max_writes": {
-        "description": "Requests the OpenLineage endpoint's writer process checks and writes to the lineage "
-        "store at the same time, and the endpoint's own threads (not the API server's pool) that look up "
+        "description": "The OpenLineage endpoint's own threads (not the API server's pool) that look up "
         "ingest keys and ask the auth manager. Requests beyond wait in the endpoint's queue "
-        "(collector_queue_size).",
+        "(collector_queue_size). The endpoint's writer process checks and stores requests in groups, "
+        "one transaction for every request that came while it wrote the last group.",
         "type": "integer",
         "default": "4",
         "example": "8",

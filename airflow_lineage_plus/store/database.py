@@ -72,6 +72,16 @@ class AppendResult:
     rejected: dict[str, int]
 
 
+def _first_of_each(events: Sequence[RawEvent], new: dict[bytes, int]) -> list[bool]:
+    """For each event, whether it is new: its digest is in ``new`` and no event before it had it."""
+    seen: set[bytes] = set()
+    flags = []
+    for event in events:
+        flags.append(event.digest in new and event.digest not in seen)
+        seen.add(event.digest)
+    return flags
+
+
 def sqlite_url(path: str | os.PathLike[str]) -> str:
     """The SQLAlchemy URL of a SQLite store file."""
     return f"sqlite:///{Path(path).absolute()}"
@@ -276,27 +286,38 @@ class LineageStore:
         return AppendResult(added, duplicates, rejected)
 
     def add(self, event: RawEvent) -> bool:
-        """Store one event and fold it, with the fewest steps (the transport's path, once per event);
-        whether it was not stored yet. On SQLite one connection of its own runs ``BEGIN IMMEDIATE``, the
-        inserts and the commit directly (a third of the cost of a pooled SQLAlchemy transaction)."""
+        """Store one event and fold it (the transport's path, once per event); whether it was not stored
+        yet."""
+        return self.add_all((event,))[0]
+
+    def add_all(self, events: Sequence[RawEvent]) -> list[bool]:
+        """Store events and fold them in one transaction (the endpoint's group of requests), with the fewest
+        steps; for each, whether it was not stored yet (an event given twice: the second is not). On
+        SQLite one connection of its own runs ``BEGIN IMMEDIATE``, the inserts and the commit directly (a
+        third of the cost of a pooled SQLAlchemy transaction)."""
+        if not events:
+            return []
         if self.dialect != "sqlite":
-            return self.append((event,)).added == 1
+            distinct = list({event.digest: event for event in events}.values())
+            new = self._retrying(lambda connection: self._insert_in(connection, distinct))
+            return _first_of_each(events, new)
+        added: list[bool] = []
         with self._raw_lock, self.errors():
             if self._raw is None:
                 self._raw = sqlite_connections.raw_connection(self.engine, self._busy_timeout)
             raw = self._raw
             raw.execute("BEGIN IMMEDIATE")
             try:
-                row = event.row()
-                row["payload"] = payloads.pack(event.payload)
-                cursor = raw.execute(
-                    sqlite_connections.ADD_EVENT[0], [row[name] for name in sqlite_connections.ADD_EVENT[1]]
-                )
-                added = cursor.rowcount == 1
-                if added and cursor.lastrowid is not None:
-                    facts = Facts()
-                    add_facts(facts, event, cursor.lastrowid)
-                    self.folder.write_sqlite(raw, facts)
+                facts = Facts()
+                statement, names = sqlite_connections.ADD_EVENT
+                for event in events:
+                    row = event.row()
+                    row["payload"] = payloads.pack(event.payload)
+                    cursor = raw.execute(statement, [row[name] for name in names])
+                    added.append(cursor.rowcount == 1)
+                    if added[-1] and cursor.lastrowid is not None:
+                        add_facts(facts, event, cursor.lastrowid)
+                self.folder.write_sqlite(raw, facts)
                 raw.execute("COMMIT")
             except BaseException:
                 if raw.in_transaction:
@@ -306,7 +327,7 @@ class LineageStore:
 
     def _insert(self, events: list[RawEvent]) -> int:
         """Store the events not stored yet and fold them, in one transaction; how many were new."""
-        return self._retrying(lambda connection: self._insert_in(connection, events))
+        return len(self._retrying(lambda connection: self._insert_in(connection, events)))
 
     def _retrying(self, work: Callable[[sa.Connection], _T]) -> _T:
         """``work`` in a write transaction, run again when the engine chose it as a deadlock's victim or
@@ -322,8 +343,9 @@ class LineageStore:
                 time.sleep(0.01 * (attempt + 1))
         raise AssertionError("unreachable")
 
-    def _insert_in(self, connection: sa.Connection, events: list[RawEvent]) -> int:
-        """:meth:`_insert` in the transaction of ``connection``."""
+    def _insert_in(self, connection: sa.Connection, events: list[RawEvent]) -> dict[bytes, int]:
+        """:meth:`_insert` in the transaction of ``connection`` (events of distinct digests); the row id of
+        each new one, by digest."""
         table = schema.event
         rows = [event.row() for event in events]
         if self.dialect == "sqlite":
@@ -345,7 +367,7 @@ class LineageStore:
             if row_id is not None:
                 add_facts(facts, event, row_id)
         self.folder.write(connection, facts)
-        return len(new)
+        return new
 
     @staticmethod
     def _mysql_ids(connection: sa.Connection, events: list[RawEvent]) -> dict[bytes, int]:

@@ -15,7 +15,7 @@ event does not refuse the others. In order:
 5. in the endpoint's writer process (:mod:`.ingest_process`, out of the API server's process): the JSON,
    each event's required shape (:mod:`.event_shape`; a single event: 400 naming the field), the event
    budget (values policy, limits, redaction; an event that cannot be checked is refused, fail closed),
-   then :meth:`LineageStore.add` (one event) or :meth:`LineageStore.append` (a batch)
+   then :meth:`LineageStore.add_all`, one transaction for the requests that came together
    (:mod:`.ingest_work`); the answer once that committed. A store that cannot be written, or a writer
    process that exited, answers 503 with ``Retry-After``, and nothing of the request is claimed stored.
 

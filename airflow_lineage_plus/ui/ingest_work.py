@@ -4,15 +4,16 @@ This is the blocking work of a request, done in the endpoint's writer process
 (:mod:`.ingest_process`), never in the API server's own: the JSON, each event's required shape
 (:mod:`.event_shape`; a single event: 400 naming the field), the event budget
 (:func:`airflow_lineage_plus.deliver.event_budget.check`: values policy, limits, redaction; an event that
-cannot be checked is refused, fail closed), then :meth:`LineageStore.add` (one event) or
-:meth:`LineageStore.append` (a batch), committed. :func:`answer` gives the outcome as the plain dict that
-goes back to the API server (:data:`Answer`).
+cannot be checked is refused, fail closed), then :meth:`LineageStore.add_all`, one transaction for a
+group of requests. :func:`answer` gives each request's outcome as the plain dict that goes back to the
+API server (:data:`Answer`).
 """
 
 from __future__ import annotations
 
 import logging
 import threading
+from collections.abc import Sequence
 from typing import Any
 
 import attrs
@@ -21,7 +22,7 @@ import orjson
 from airflow_lineage_plus.deliver.event_budget import check
 from airflow_lineage_plus.exceptions import BadEventError, LineagePlusError
 from airflow_lineage_plus.store import RawEvent, raw_event
-from airflow_lineage_plus.store.database import AppendResult, LineageStore
+from airflow_lineage_plus.store.database import LineageStore
 from airflow_lineage_plus.ui.event_shape import check_shape
 
 log = logging.getLogger(__name__)
@@ -90,35 +91,62 @@ def checked(body: bytes, batch: bool) -> Checked:
     return Checked(len(data), events, failed)
 
 
-def write(holder: StoreHolder, events: list[RawEvent]) -> AppendResult:
-    """The events into the store, committed; a single event takes the store's shortest path."""
-    store = holder.get()
-    if len(events) == 1:
-        added = store.add(events[0])
-        return AppendResult(int(added), int(not added), {})
-    return store.append(events)
+#: what a request's work answers when the store cannot take its events now
+UNAVAILABLE: Answer = {"error": "unavailable", "detail": "The lineage store cannot be written now"}
 
 
-def answer(holder: StoreHolder, body: bytes, batch: bool) -> Answer:
-    """The whole work of one request's body, as its :data:`Answer`; never raises for the body or the
-    store (a store that cannot be written is logged here, and answered ``unavailable``)."""
+def write(holder: StoreHolder, requests: list[Checked]) -> list[list[bool] | None]:
+    """The requests' events into the store in one transaction, committed: for each request, whether each
+    of its events was new, or None when the store could not take them (logged here). A group that failed
+    for another reason than the store is written again one request at a time, so one request's events
+    cannot refuse the others'."""
+    if not requests:
+        return []
     try:
-        found = checked(body, batch)
-    except BadEventError as exc:
-        return {"error": "bad", "detail": exc.detail or str(exc)}
-    result = AppendResult(0, 0, {})
-    if found.events:
+        new = holder.get().add_all([event for request in requests for event in request.events])
+    except LineagePlusError as exc:  # the store cannot be written now (StoreUnavailable...)
+        log.warning("OpenLineage endpoint: could not store events: %s", exc)
+        return [None] * len(requests)
+    except Exception:
+        if len(requests) > 1:
+            return [flags for request in requests for flags in write(holder, [request])]
+        log.warning("OpenLineage endpoint: could not store events", exc_info=True)
+        return [None]
+    split: list[list[bool] | None] = []
+    for request in requests:
+        split.append(new[: len(request.events)])
+        new = new[len(request.events) :]
+    return split
+
+
+def answer(holder: StoreHolder, requests: Sequence[tuple[bytes, bool]]) -> list[Answer]:
+    """The whole work of a group of requests (body, batch or not): one :data:`Answer` each, their events
+    stored in one transaction (group commit: one commit for all the requests that came while the last
+    group was written). Never raises for a body or the store: a store that cannot be written is logged,
+    and each request with events in the group is answered ``unavailable``."""
+    found: list[Checked | Answer] = []
+    for body, batch in requests:
         try:
-            result = write(holder, found.events)
-        except Exception as exc:
-            if isinstance(exc, LineagePlusError):  # the store cannot be written now (StoreUnavailable...)
-                log.warning("OpenLineage endpoint: could not store events: %s", exc)
-            else:
-                log.warning("OpenLineage endpoint: could not store events", exc_info=True)
-            return {"error": "unavailable", "detail": "The lineage store cannot be written now"}
-    return {
-        "received": found.received,
-        "stored": result.added,
-        "duplicates": result.duplicates,
-        "failed": [list(item) for item in found.failed],
-    }
+            found.append(checked(body, batch))
+        except BadEventError as exc:
+            found.append({"error": "bad", "detail": exc.detail or str(exc)})
+    storing = [item for item in found if isinstance(item, Checked) and item.events]
+    written = dict(zip(map(id, storing), write(holder, storing), strict=True))
+    answers: list[Answer] = []
+    for item in found:
+        if not isinstance(item, Checked):
+            answers.append(item)
+            continue
+        flags = written.get(id(item), [])
+        if flags is None:
+            answers.append(UNAVAILABLE)
+            continue
+        answers.append(
+            {
+                "received": item.received,
+                "stored": sum(flags),
+                "duplicates": len(flags) - sum(flags),
+                "failed": [list(failed) for failed in item.failed],
+            }
+        )
+    return answers

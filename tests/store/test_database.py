@@ -51,6 +51,23 @@ def test_appending_the_same_events_twice_stores_them_once(store_url: str) -> Non
         store.close()
 
 
+def test_add_all_says_which_events_were_new_and_folds_them_as_a_refold_does(store_url: str) -> None:
+    events = [raw_event(line) for line in EVENTS]
+    store = LineageStore(store_url)
+    try:
+        assert store.add_all(events[:3]) == [True, True, True]
+        flags = store.add_all([*events, events[4]])
+        assert flags == [False] * 3 + [True] * (len(events) - 3) + [False]
+        assert store.add_all([]) == []
+        assert store.add(events[0]) is False
+        assert [payload for _, payload in store.rows_after(0, 1000)] == EVENTS
+        folded = _state(store)
+        store.refold()
+        assert _state(store) == folded
+    finally:
+        store.close()
+
+
 def test_a_read_inside_another_of_the_same_thread_reads_its_snapshot_on_its_connection(
     store_url: str,
 ) -> None:

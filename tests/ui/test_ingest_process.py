@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import subprocess
@@ -11,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from airflow_lineage_plus.ui import ingest_process
+from tests.support import openlineage_spec
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -64,3 +66,81 @@ def test_log_lines_bound_to_stdout_reach_stderr_and_every_answer_frame_stays_who
     assert answers[3]["received"] == 2 and [index for index, _ in answers[3]["failed"]] == [0, 1]
     stderr = done.stderr.decode()
     assert stderr.count("OpenLineage endpoint: could not store events") == 1, stderr[-3000:]
+
+
+def _answers(stdout: bytes) -> dict[int, dict[str, object]]:
+    answers, rest = {}, stdout
+    while rest:
+        number, length = ingest_process._ANSWER.unpack(rest[: ingest_process._ANSWER.size])
+        start = ingest_process._ANSWER.size
+        answers[number] = json.loads(rest[start : start + length])
+        rest = rest[start + length :]
+    return answers
+
+
+def _named(name: str) -> bytes:
+    return json.dumps({**EVENT, "job": {"namespace": "ingest-process", "name": name}}).encode()
+
+
+def test_requests_sent_together_are_each_answered_with_their_own_stored_and_duplicate_counts(
+    tmp_path: Path,
+) -> None:
+    store = tmp_path / "store.db"
+    env = {**os.environ, "AIRFLOW__LINEAGE_PLUS__STORE_URL": f"sqlite:///{store}"}
+    assert openlineage_spec.validate_events([json.loads(_named(name)) for name in "abc"]) == 3
+    requests = _frame(1, _named("a"), False) + _frame(2, _named("b"), False)
+    requests += _frame(3, _named("a"), False) + _frame(4, b"{}", False)
+    requests += _frame(5, b"[" + _named("c") + b"," + _named("b") + b", 7]", True)
+    done = subprocess.run(
+        [sys.executable, "-m", ingest_process.__name__],
+        input=requests,
+        env=env,
+        capture_output=True,
+        timeout=100,
+    )
+    assert done.returncode == 0, done.stderr.decode()[-3000:]
+    answers = _answers(done.stdout)
+    assert answers[1] == {"received": 1, "stored": 1, "duplicates": 0, "failed": []}
+    assert answers[2] == {"received": 1, "stored": 1, "duplicates": 0, "failed": []}
+    assert answers[3] == {"received": 1, "stored": 0, "duplicates": 1, "failed": []}
+    assert answers[4]["error"] == "bad"
+    assert answers[5]["received"] == 3 and (answers[5]["stored"], answers[5]["duplicates"]) == (1, 1)
+    assert [index for index, _ in answers[5]["failed"]] == [2]  # type: ignore[union-attr]
+    assert len(answers) == 5
+
+
+def test_the_frames_already_sent_are_read_as_one_group_and_a_partial_one_waits_for_its_rest() -> None:
+    read, write = os.pipe()
+    try:
+        first = _frame(1, b"one", False) + _frame(2, b"two", True) + _frame(3, b"three", False)
+        partial = _frame(4, b"four", False)
+        os.write(write, first + partial[:-2])
+        frames = ingest_process._Frames(read)
+        assert frames.group() == [(1, False, b"one"), (2, True, b"two"), (3, False, b"three")]
+        os.write(write, partial[-2:])
+        os.close(write)
+        write = -1
+        assert frames.group() == [(4, False, b"four")]
+        assert frames.group() is None
+    finally:
+        os.close(read)
+        if write >= 0:
+            os.close(write)
+
+
+def test_bodies_larger_than_the_pipe_and_requests_in_flight_together_all_get_their_answers(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = tmp_path / "store.db"
+    monkeypatch.setenv("AIRFLOW__LINEAGE_PLUS__STORE_URL", f"sqlite:///{store}")
+    big = b"[" + b",".join(_named(f"big-{n}") for n in range(4000)) + b"]"
+    assert len(big) > 1 << 20  # larger than a pipe holds (64 KiB, at most 1 MiB)
+
+    async def send() -> list[ingest_process.Answer]:
+        writer = ingest_process.IngestProcess()
+        requests = [writer.submit(big, True)] + [writer.submit(_named(f"one-{n}"), False) for n in range(20)]
+        return list(await asyncio.gather(*requests))
+
+    answers = asyncio.run(send())
+    assert (answers[0]["received"], answers[0]["stored"]) == (4000, 4000)
+    assert [answer["stored"] for answer in answers[1:]] == [1] * 20
