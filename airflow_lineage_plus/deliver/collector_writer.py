@@ -56,23 +56,41 @@ FLUSH_TIMEOUT = 30.0
 
 _clients: dict[tuple[int, str], httpx.Client] = {}
 _clients_lock = threading.Lock()
+_contexts: dict[str, ssl.SSLContext] = {}
+
+
+def _tls_context(scheme: str) -> ssl.SSLContext:
+    """The TLS context of this process's clients for URLs of ``scheme``, made once and kept across forks (a
+    context holds settings and trusted certificates, never a connection): for ``https`` the default one,
+    which loads the CA bundle (about 16 ms); for ``http`` one that trusts no certificate, so that, were it
+    ever asked for a TLS connection, it would refuse it rather than skip the check."""
+    context = _contexts.get(scheme)
+    if context is None:
+        if scheme == "http":
+            context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+        else:
+            context = httpx.create_ssl_context(verify=True, trust_env=True)
+        context = _contexts.setdefault(scheme, context)
+    return context
 
 
 def _client(scheme: str) -> httpx.Client:
     """This process's HTTP client for URLs of ``scheme`` (a forked child makes its own: connections cannot
     cross a fork). The provider sends each task event from a process forked for it, so each event pays for
-    a new client: for ``https`` one that loads the CA bundle (about 16 ms); for ``http`` one whose TLS
-    context trusts no certificate, which costs about 1 ms and, were it ever asked for a TLS connection,
-    would refuse it rather than skip the check."""
+    a new client; its TLS context is made once (:func:`_tls_context`, :func:`prepare`)."""
     found = (os.getpid(), scheme)
     with _clients_lock:
         client = _clients.get(found)
         if client is None:
-            verify: ssl.SSLContext | bool = (
-                ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT) if scheme == "http" else True
-            )
-            client = _clients[found] = httpx.Client(follow_redirects=False, verify=verify)
+            client = _clients[found] = httpx.Client(follow_redirects=False, verify=_tls_context(scheme))
         return client
+
+
+def prepare(url: str) -> None:
+    """Make in this process what each process forked after it would make for its first event to ``url``:
+    the TLS context, and what building a client computes once per process (httpx's type checks)."""
+    scheme = httpx.URL(url).scheme
+    httpx.Client(follow_redirects=False, verify=_tls_context(scheme)).close()
 
 
 class CollectorWriter:

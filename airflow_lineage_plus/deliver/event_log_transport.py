@@ -66,7 +66,7 @@ from openlineage.client.transport.transport import Config, Transport
 
 from airflow_lineage_plus import conf
 from airflow_lineage_plus.containment import call_within, report
-from airflow_lineage_plus.deliver import spool_retry
+from airflow_lineage_plus.deliver import collector_writer, spool_retry
 from airflow_lineage_plus.deliver.collector_writer import CollectorWriter
 from airflow_lineage_plus.deliver.event_budget import PROBES, check
 from airflow_lineage_plus.deliver.ingest_key import ingest_key
@@ -207,6 +207,7 @@ def prepare_process(params: dict[str, Any]) -> None:
     scanner()  # redaction alone (budget off), and the exact pass
     kind, url = EventLogConfig.from_dict(params).destination()
     if kind == "collector":
+        collector_writer.prepare(url)
         ingest_key()
     elif kind == "store":
         Folder.compile_for(url)

@@ -109,21 +109,16 @@ class LineageStore:
         self._raw_lock = threading.Lock()
         self._reading = threading.local()  # the read transaction this thread holds (:meth:`read`)
         self._busy_timeout = busy_timeout
+        self._engine: sa.Engine | None = None
+        self._engine_lock = threading.Lock()
         #: a scratch store: one in-memory database on one connection, shared by every thread
         self.scratch = self.url == sa.make_url(SCRATCH)
-        if self.scratch:
-            self.engine = sa.create_engine(
-                self.url, poolclass=sa.pool.StaticPool, creator=sqlite_connections.scratch_connection
-            )
-            sqlite_connections.connection_events(self.engine, busy_timeout)
-        elif self.dialect == "sqlite":
+        if self.dialect == "sqlite" and not self.scratch:
             self._create_file(file_mode, dir_mode, create)
-            self.engine = sa.create_engine(self.url, poolclass=sa.pool.QueuePool, pool_size=4)
-            sqlite_connections.connection_events(self.engine, busy_timeout)
-        else:
-            self.engine = sa.create_engine(self.url, pool_pre_ping=True, pool_size=4, max_overflow=4)
-        self.folder = Folder(self.engine.dialect)
+        self.folder = Folder.for_url(self.url)
         try:
+            if self._current_sqlite():  # the transport's path: no engine until something asks for one
+                return
             try:
                 self._prepare(create)
             except StoreDamaged:
@@ -132,8 +127,35 @@ class LineageStore:
                 time.sleep(0.2)
                 self._prepare(create)
         except BaseException:
-            self.engine.dispose()
+            self.close()
             raise
+
+    @property
+    def engine(self) -> sa.Engine:
+        """The store's SQLAlchemy engine, made on first use (a process that only adds events to a SQLite
+        store of the current version never needs one: :meth:`add_all` uses its own connection)."""
+        if self._engine is None:
+            with self._engine_lock:
+                if self._engine is None:
+                    self._engine = sqlite_connections.engine_for(self.url, self._busy_timeout)
+        return self._engine
+
+    def _raw_sqlite(self) -> sqlite3.Connection:
+        """This store's own SQLite connection (:meth:`add_all`'s), opened on first use; under
+        ``_raw_lock``."""
+        if self._raw is None:
+            self._raw = sqlite_connections.raw_connection(str(self.path), self._busy_timeout)
+        return self._raw
+
+    def _current_sqlite(self) -> bool:
+        """Whether this is a SQLite file store with this package's schema version, read on the store's own
+        connection without taking the write lock and without an engine (each process the provider forks
+        for an event opens the store); anything else is decided, and explained, by :meth:`_prepare`."""
+        if self.path is None:
+            return False
+        with self._raw_lock, contextlib.suppress(sqlite3.Error):  # not a database: explained by _prepare
+            return sqlite_connections.schema_version(self._raw_sqlite()) == str(schema.SCHEMA_VERSION)
+        return False
 
     # -- opening --------------------------------------------------------------------------------
     def _create_file(self, file_mode: int, dir_mode: int, create: bool) -> None:
@@ -303,9 +325,7 @@ class LineageStore:
             return _first_of_each(events, new)
         added: list[bool] = []
         with self._raw_lock, self.errors():
-            if self._raw is None:
-                self._raw = sqlite_connections.raw_connection(self.engine, self._busy_timeout)
-            raw = self._raw
+            raw = self._raw_sqlite()
             raw.execute("BEGIN IMMEDIATE")
             try:
                 facts = Facts()
@@ -572,4 +592,5 @@ class LineageStore:
             if self._raw is not None:
                 self._raw.close()
                 self._raw = None
-        self.engine.dispose()
+        if self._engine is not None:
+            self._engine.dispose()

@@ -219,6 +219,9 @@ def _statement(rule: Rule, statement: Any, dialect: sa.Dialect, prefix: str = ""
 _COMPILED: dict[tuple[str, str, str], list[Statement]] = {}
 
 
+_FOLDERS: dict[str, Folder] = {}
+
+
 class Folder:
     """Writes :class:`~.facts.Facts` with the rules (:data:`RULES`), compiled once for one engine."""
 
@@ -226,11 +229,19 @@ class Folder:
     def compile_for(cls, url: str) -> None:
         """Compile the rules for the engine of ``url`` in this process, without connecting: processes
         forked after it find them compiled (:mod:`airflow_lineage_plus.deliver.preload`)."""
-        engine = sa.create_engine(url)
-        try:
-            cls(engine.dialect)
-        finally:
-            engine.dispose()
+        cls.for_url(sa.make_url(url))
+
+    @classmethod
+    def for_url(cls, url: sa.URL) -> Folder:
+        """The folder of the engine of ``url``, made once per process and driver without connecting."""
+        folder = _FOLDERS.get(url.drivername)
+        if folder is None:
+            engine = sa.create_engine(url)
+            try:
+                folder = _FOLDERS[url.drivername] = cls(engine.dialect)
+            finally:
+                engine.dispose()
+        return folder
 
     def __init__(self, dialect: sa.Dialect) -> None:
         self.dialect = dialect.name

@@ -60,11 +60,9 @@ def scratch_connection() -> sqlite3.Connection:
     return empty_scratch(sqlite3.connect(":memory:", check_same_thread=False))
 
 
-def raw_connection(engine: sa.Engine, busy_timeout: float) -> sqlite3.Connection:
-    """A driver connection to the engine's SQLite file with the pragmas every connection gets."""
-    raw = sqlite3.connect(
-        str(engine.url.database), timeout=busy_timeout, isolation_level=None, check_same_thread=False
-    )
+def raw_connection(path: str, busy_timeout: float) -> sqlite3.Connection:
+    """A driver connection to the SQLite file at ``path`` with the pragmas every connection gets."""
+    raw = sqlite3.connect(path, timeout=busy_timeout, isolation_level=None, check_same_thread=False)
     raw.execute(f"PRAGMA busy_timeout = {int(busy_timeout * 1000)}")
     raw.execute("PRAGMA synchronous = NORMAL")
     return raw
@@ -89,3 +87,26 @@ def connection_events(engine: sa.Engine, busy_timeout: float) -> None:
     def _begin(connection: sa.Connection) -> None:
         write = connection.get_execution_options().get("lineage_plus_write")
         connection.exec_driver_sql("BEGIN IMMEDIATE" if write else "BEGIN")
+
+
+def engine_for(url: sa.URL, busy_timeout: float) -> sa.Engine:
+    """The SQLAlchemy engine of a store at ``url``: a scratch store's one in-memory connection, a SQLite
+    file's pool with the pragmas of :func:`connection_events`, or another engine's pool."""
+    if url == sa.make_url(SCRATCH):
+        engine = sa.create_engine(url, poolclass=sa.pool.StaticPool, creator=scratch_connection)
+    elif url.get_backend_name() == "sqlite":
+        engine = sa.create_engine(url, poolclass=sa.pool.QueuePool, pool_size=4)
+    else:
+        return sa.create_engine(url, pool_pre_ping=True, pool_size=4, max_overflow=4)
+    connection_events(engine, busy_timeout)
+    return engine
+
+
+def schema_version(raw: sqlite3.Connection) -> str | None:
+    """The store's schema version as written, read on ``raw`` without a write lock; None when it cannot be
+    read (no tables yet, not a database: the caller decides and explains under the write lock)."""
+    try:
+        found = raw.execute("SELECT value FROM lineage_plus_meta WHERE name = 'schema_version'").fetchone()
+    except sqlite3.Error:
+        return None
+    return None if found is None else str(found[0])

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import socket
 import time
 from collections import Counter
@@ -361,6 +362,7 @@ def test_the_client_kept_for_plain_http_refuses_a_tls_connection_and_the_https_o
     ``https`` URL it fails the certificate check instead of skipping it. The ``https`` client checks
     against the CAs it trusts (here ``SSL_CERT_FILE``): the same server is reached."""
     monkeypatch.setattr(collector_writer, "_clients", {})
+    monkeypatch.setattr(collector_writer, "_contexts", {})
     cert_file, key_file = _self_signed(tmp_path)
     with _tls_server(cert_file, key_file) as base:
         with pytest.raises(httpx.ConnectError, match="CERTIFICATE_VERIFY_FAILED"):
@@ -368,3 +370,32 @@ def test_the_client_kept_for_plain_http_refuses_a_tls_connection_and_the_https_o
         monkeypatch.setenv("SSL_CERT_FILE", str(cert_file))
         assert collector_writer._client("https").get(base + "/", timeout=5).status_code == 200
         assert collector_writer._client("https") is collector_writer._client("https")  # one per process
+
+
+def test_a_process_forked_after_the_preload_uses_the_tls_context_made_before_the_fork(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The preload (:func:`collector_writer.prepare`) makes the ``https`` TLS context (the CA bundle's load,
+    about 16 ms) in the task process; the process the provider forks for an event builds its client on
+    it. Here the forked process no longer has ``SSL_CERT_FILE``, which alone trusts the server: only the
+    context made before the fork can reach it."""
+    monkeypatch.setattr(collector_writer, "_clients", {})
+    monkeypatch.setattr(collector_writer, "_contexts", {})
+    cert_file, key_file = _self_signed(tmp_path)
+    with _tls_server(cert_file, key_file) as base:
+        monkeypatch.setenv("SSL_CERT_FILE", str(cert_file))
+        collector_writer.prepare(base)
+        monkeypatch.delenv("SSL_CERT_FILE")
+        pid = os.fork()
+        if pid == 0:  # the emitting process
+            try:
+                status = collector_writer._client("https").get(base + "/", timeout=5).status_code
+                os._exit(0 if status == 200 else 1)
+            except BaseException:
+                os._exit(2)
+        _, code = os.waitpid(pid, 0)
+        assert os.waitstatus_to_exitcode(code) == 0
+        with pytest.raises(httpx.ConnectError, match="CERTIFICATE_VERIFY_FAILED"):  # without the preload
+            monkeypatch.setattr(collector_writer, "_contexts", {})
+            monkeypatch.setattr(collector_writer, "_clients", {})
+            collector_writer._client("https").get(base + "/", timeout=5)

@@ -186,6 +186,23 @@ def test_a_store_with_a_garbage_schema_version_is_refused(store_url: str) -> Non
         LineageStore(store_url)
 
 
+def test_a_current_sqlite_store_takes_events_without_making_an_engine_until_one_is_asked_for(
+    tmp_path: Path,
+) -> None:
+    """The transport's path (a store opened and one event added, in each process the provider forks) costs
+    no SQLAlchemy engine; anything else gets one, and sees what was added."""
+    url = sqlite_url(tmp_path / "store.db")
+    LineageStore(url).close()
+    store = LineageStore(url)
+    try:
+        assert store.add(raw_event(EVENTS[0])) is True
+        assert store._engine is None
+        assert store.count() == 1
+        assert store._engine is not None
+    finally:
+        store.close()
+
+
 def test_a_current_sqlite_store_opens_while_another_writer_holds_its_write_lock(tmp_path: Path) -> None:
     """Each process the provider forks for an event opens the store: the version is read, not locked for."""
     path = tmp_path / "lineage.db"
