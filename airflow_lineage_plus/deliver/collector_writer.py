@@ -87,10 +87,9 @@ def _client(scheme: str) -> httpx.Client:
 
 
 def prepare(url: str) -> None:
-    """Make in this process what each process forked after it would make for its first event to ``url``:
-    the TLS context, and what building a client computes once per process (httpx's type checks)."""
-    scheme = httpx.URL(url).scheme
-    httpx.Client(follow_redirects=False, verify=_tls_context(scheme)).close()
+    """Make in this process the TLS context that each process forked after it would make for its first
+    event to ``url``."""
+    _tls_context(httpx.URL(url).scheme)
 
 
 class CollectorWriter:
