@@ -42,21 +42,43 @@ class ProcessGroup:
             self.stop(proc)
 
     def stop(self, proc: subprocess.Popen[bytes], grace: float = 10.0) -> None:
+        """End the command's whole process group: SIGTERM, then SIGKILL for what is left after ``grace``.
+
+        Returns once no process of the group runs (its leader is reaped), or after the SIGKILL's grace.
+        """
         if proc in self._running:
             self._running.remove(proc)
-        if proc.poll() is not None:
-            return
         for sig in (signal.SIGTERM, signal.SIGKILL):
             try:
                 os.killpg(proc.pid, sig)
             except ProcessLookupError:
+                proc.poll()
                 return
             deadline = time.monotonic() + grace
             while time.monotonic() < deadline:
-                if proc.poll() is not None:
+                if proc.poll() is not None and not _group_runs(proc.pid):
                     return
-                time.sleep(0.1)
+                time.sleep(0.05)
 
     def stop_all(self) -> None:
         for proc in list(reversed(self._running)):
             self.stop(proc)
+
+
+def _group_runs(pgid: int) -> bool:
+    """Whether a process of the group still runs (a zombie waiting for its parent does not)."""
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    proc = Path("/proc")
+    if not proc.is_dir():
+        return True
+    for stat in proc.glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        if int(fields[2]) == pgid and fields[0] != "Z":
+            return True
+    return False

@@ -176,13 +176,17 @@ def test_ctrl_c_sigterm_and_sighup_stop_the_command_the_demo_is_running(
     assert not any(_alive(child.pid) for child in started), "a command the demo started still runs"
 
 
-def test_stopping_the_demo_ends_each_process_group_it_started(tmp_path: Path) -> None:
+def _process_group() -> Any:
     sys.path.insert(0, str(REPO))
     try:
         from demo.processes import ProcessGroup
     finally:
         sys.path.remove(str(REPO))
-    group = ProcessGroup()
+    return ProcessGroup()
+
+
+def test_stopping_the_demo_ends_each_process_group_it_started(tmp_path: Path) -> None:
+    group = _process_group()
     pids = tmp_path / "pids"
     # A command with a grandchild that ignores SIGTERM: stopping must end the whole group anyway.
     script = f"trap '' TERM; sleep 300 & echo $! > {pids}; echo $$ >> {pids}; wait"
@@ -197,6 +201,17 @@ def test_stopping_the_demo_ends_each_process_group_it_started(tmp_path: Path) ->
     assert not any(_alive(p) for p in started)
     assert time.monotonic() - begin < 5
     assert proc.returncode == -signal.SIGKILL
+
+
+def test_stopping_a_command_whose_leader_has_ended_still_ends_the_rest_of_its_group(tmp_path: Path) -> None:
+    group = _process_group()
+    pids = tmp_path / "pids"
+    proc = group.start(["bash", "-c", f"sleep 300 & echo $! > {pids}"], dict(os.environ), tmp_path / "log")
+    assert proc.wait(timeout=10) == 0
+    left = int(pids.read_text())
+    assert _alive(left)
+    group.stop(proc, grace=1.0)
+    assert not _alive(left)
 
 
 def test_the_demo_writes_through_the_recommended_event_log_transport(tmp_path: Path) -> None:

@@ -253,6 +253,24 @@ class Topology:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
 
+    def diagnosis(self, lines: int = 25) -> str:
+        """What a failed run needs to be understood without its files: each spool's waiting bytes, the
+        retry processes, and each component log's last lineage, warning and error lines."""
+        from airflow_lineage_plus.store.spool import pending_bytes
+
+        spools = {host: self.spool(host) for host in HOSTS}
+        spools["server"] = self.deployment.root / "server" / "spool.jsonl"
+        out = ["topology diagnosis:"]
+        out += [f"  spool {name}: {pending_bytes(path)} bytes waiting" for name, path in spools.items()]
+        out.append(f"  spool retry processes running: {len(retry_processes(self.deployment.root))}")
+        marks = ("lineage", "WARNING", "ERROR", "Traceback", "Error")
+        for log in sorted(self.deployment.logs.glob("*.log")):
+            text = log.read_text(errors="replace").splitlines()
+            picked = [line[:300] for line in text if any(mark in line for mark in marks)][-lines:]
+            out.append(f"  -- {log.name} ({len(text)} lines, last {len(picked)} of note)")
+            out += ["    " + line for line in picked]
+        return "\n".join(out)
+
     # -- asking ---------------------------------------------------------------------------------
     def token(self, user: str, api: str = "api-2") -> str:
         if (user, api) not in self._tokens:
@@ -323,7 +341,11 @@ def topology(dag_files: list[Path], env: dict[str, str]) -> Iterator[Topology]:
         deployment.airflow("db", "migrate")
         network = make_network(list(HOSTS))
         found = Topology(deployment, network)
-        yield found
+        try:
+            yield found
+        except BaseException:
+            print(found.diagnosis())  # shown with the failing test: CI keeps nothing else of the run
+            raise
     finally:
         if found is not None:
             found.stop()
