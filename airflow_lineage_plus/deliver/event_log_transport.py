@@ -210,7 +210,7 @@ def prepare_process(params: dict[str, Any]) -> None:
         collector_writer.prepare(url)
         ingest_key()
     elif kind == "store":
-        Folder.compile_for(url)
+        Folder.for_url(url)
 
 
 class EventLogTransport(Transport):

@@ -117,7 +117,9 @@ class LineageStore:
             self._create_file(file_mode, dir_mode, create)
         self.folder = Folder.for_url(self.url)
         try:
-            if self._current_sqlite():  # the transport's path: no engine until something asks for one
+            # read without the write lock (each process the provider forks for an event opens the store);
+            # a SQLite store's on its own connection, without an engine until something asks for one
+            if self._current_sqlite() if self.path is not None else self._current():
                 return
             try:
                 self._prepare(create)
@@ -148,11 +150,8 @@ class LineageStore:
         return self._raw
 
     def _current_sqlite(self) -> bool:
-        """Whether this is a SQLite file store with this package's schema version, read on the store's own
-        connection without taking the write lock and without an engine (each process the provider forks
-        for an event opens the store); anything else is decided, and explained, by :meth:`_prepare`."""
-        if self.path is None:
-            return False
+        """Whether this SQLite file store has this package's schema version, read on the store's own
+        connection; anything else is decided, and explained, by :meth:`_prepare`."""
         with self._raw_lock, contextlib.suppress(sqlite3.Error):  # not a database: explained by _prepare
             return sqlite_connections.schema_version(self._raw_sqlite()) == str(schema.SCHEMA_VERSION)
         return False
@@ -179,9 +178,8 @@ class LineageStore:
                 os.close(fd)
 
     def _prepare(self, create: bool) -> None:
-        """Check the schema version; create the tables on first use, upgrade an older schema."""
-        if self._current():
-            return
+        """Under the write lock: check the schema version; create the tables on first use, upgrade an
+        older schema."""
         with self.errors(), self._write() as connection:
             names = set(sa.inspect(connection).get_table_names())
             if schema.meta.name not in names:
@@ -210,9 +208,8 @@ class LineageStore:
                 )
 
     def _current(self) -> bool:
-        """Whether the store has this package's schema version, read without taking the write lock (a
-        store is opened by each process the provider forks for an event); anything else is decided, and
-        explained, under the write lock."""
+        """Whether the store has this package's schema version; anything else is decided, and explained,
+        by :meth:`_prepare`."""
         with self.errors(), self.engine.connect() as connection:  # not reachable: raised as by the write
             try:
                 return self._version(connection) == schema.SCHEMA_VERSION

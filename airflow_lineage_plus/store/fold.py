@@ -226,14 +226,10 @@ class Folder:
     """Writes :class:`~.facts.Facts` with the rules (:data:`RULES`), compiled once for one engine."""
 
     @classmethod
-    def compile_for(cls, url: str) -> None:
-        """Compile the rules for the engine of ``url`` in this process, without connecting: processes
-        forked after it find them compiled (:mod:`airflow_lineage_plus.deliver.preload`)."""
-        cls.for_url(sa.make_url(url))
-
-    @classmethod
-    def for_url(cls, url: sa.URL) -> Folder:
-        """The folder of the engine of ``url``, made once per process and driver without connecting."""
+    def for_url(cls, url: str | sa.URL) -> Folder:
+        """The folder of the engine of ``url``, made once per process and driver without connecting:
+        processes forked after it find the rules compiled (:mod:`airflow_lineage_plus.deliver.preload`)."""
+        url = sa.make_url(url)
         folder = _FOLDERS.get(url.drivername)
         if folder is None:
             engine = sa.create_engine(url)

@@ -12,7 +12,6 @@ API server (:data:`Answer`).
 from __future__ import annotations
 
 import logging
-import threading
 from collections.abc import Sequence
 from typing import Any
 
@@ -33,19 +32,17 @@ Answer = dict[str, Any]
 
 
 class StoreHolder:
-    """The configured lineage store, opened on first write and kept for the process."""
+    """The configured lineage store, opened on first write and kept for the process (the writer
+    process's one thread)."""
 
     def __init__(self) -> None:
         self._store: LineageStore | None = None
-        self._lock = threading.Lock()
 
     def get(self) -> LineageStore:
         if self._store is None:
-            with self._lock:
-                if self._store is None:
-                    from airflow_lineage_plus.sources import open_store
+            from airflow_lineage_plus.sources import open_store
 
-                    self._store = open_store()
+            self._store = open_store()
         return self._store
 
 
