@@ -340,6 +340,7 @@ class LineageStore:
                 if raw.in_transaction:
                     raw.execute("ROLLBACK")
                 raise
+            sqlite_connections.trim_wal(raw, str(self.path), self._busy_timeout)
         return added
 
     def _insert(self, events: list[RawEvent]) -> int:

@@ -3,6 +3,8 @@ driver connection the transport writes through, and the template a scratch store
 
 from __future__ import annotations
 
+import contextlib
+import os
 import sqlite3
 import threading
 from typing import Any
@@ -52,6 +54,8 @@ def empty_scratch(into: sqlite3.Connection) -> sqlite3.Connection:
     return into
 
 
+#: a write that leaves the WAL larger than this checkpoints it and truncates it (:func:`trim_wal`)
+WAL_TRIM_BYTES = 1 << 20
 #: the page cache of each pooled SQLite connection, KiB
 READ_CACHE_KIB = 65536
 
@@ -66,6 +70,32 @@ def raw_connection(path: str, busy_timeout: float) -> sqlite3.Connection:
     raw.execute(f"PRAGMA busy_timeout = {int(busy_timeout * 1000)}")
     raw.execute("PRAGMA synchronous = NORMAL")
     return raw
+
+
+def trim_wal(raw: sqlite3.Connection, path: str, busy_timeout: float) -> None:
+    """After a write on ``raw``: when the WAL of the SQLite file at ``path`` is larger than
+    :data:`WAL_TRIM_BYTES`, checkpoint it and truncate it, if no other connection is in the way now.
+
+    SQLite starts its WAL over only from a connection that knows what was checkpointed already, which
+    open connections share in the WAL's index. The process the provider forks for each event opens the
+    store, and exits without closing it; when no other process has the store open, the next one rebuilds
+    the index by reading the whole WAL, learns nothing of the checkpoints, and appends: the WAL grew with
+    every event (19 MB after 300) and each event's open read all of it. Never waits: a reader or a
+    writer in the way makes it give up until the next write. The write it follows is committed already,
+    so what fails here is left to the next write too.
+    """
+    try:
+        size = os.stat(path + "-wal").st_size
+    except OSError:
+        return
+    if size <= WAL_TRIM_BYTES:
+        return
+    with contextlib.suppress(sqlite3.Error):
+        raw.execute("PRAGMA busy_timeout = 0")
+        try:
+            raw.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
+        finally:
+            raw.execute(f"PRAGMA busy_timeout = {int(busy_timeout * 1000)}")
 
 
 def connection_events(engine: sa.Engine, busy_timeout: float) -> None:

@@ -14,7 +14,15 @@ import pytest
 import sqlalchemy as sa
 
 from airflow_lineage_plus.exceptions import StoreDamaged, StoreUnavailable
-from airflow_lineage_plus.store import SCHEMA_VERSION, LineageStore, ddl, raw_event, schema, sqlite_url
+from airflow_lineage_plus.store import (
+    SCHEMA_VERSION,
+    LineageStore,
+    ddl,
+    raw_event,
+    schema,
+    sqlite_connections,
+    sqlite_url,
+)
 from tests.support.graph_builders import cross_dag_world, daily_runs, orders_pipeline
 
 EVENTS = [json.dumps(e).encode() for e in orders_pipeline()]
@@ -199,6 +207,31 @@ def test_a_current_sqlite_store_takes_events_without_making_an_engine_until_one_
         assert store._engine is None
         assert store.count() == 1
         assert store._engine is not None
+    finally:
+        store.close()
+
+
+def test_processes_that_add_an_event_and_exit_without_closing_keep_the_wal_small(tmp_path: Path) -> None:
+    """The provider's way: each event's process opens the store alone, adds, and leaves by ``os._exit``.
+    Without the trim, SQLite never starts such a WAL over, and each process reads all of it."""
+    path = tmp_path / "lineage.db"
+    LineageStore(sqlite_url(path)).close()
+    lines = [json.dumps(e).encode() for e in daily_runs(60)]
+    sizes = []
+    for line in lines:
+        pid = os.fork()
+        if pid == 0:  # pragma: no cover (the child)
+            try:
+                LineageStore(sqlite_url(path)).add(raw_event(line))
+            finally:
+                os._exit(0)
+        assert os.waitpid(pid, 0)[1] == 0
+        sizes.append(path.with_name(path.name + "-wal").stat().st_size)
+    assert max(sizes) <= 2 * sqlite_connections.WAL_TRIM_BYTES
+    assert min(sizes) < sqlite_connections.WAL_TRIM_BYTES  # it was truncated
+    store = LineageStore(sqlite_url(path))
+    try:
+        assert store.count() == len(lines)
     finally:
         store.close()
 
