@@ -20,14 +20,16 @@ One API server (one worker, the plugin, an ingest key, a SQLite store of its own
    ``Retry-After``, as the client does), and then the RSS of the worker and of its writer process;
 4. **DAG wall time**: ``--dag-runs`` runs of ``tests/dags/trivial.py`` (``airflow dags test``) each
    without the package (``[lineage_plus] disabled``, the provider writing the client's ``file``
-   transport), with the package's transport writing a local SQLite store, and with it sending to this API
-   server (``collector_url``), the three alternating; each run's time from the metadata database (first
-   task's start to last task's end, and again from the second task's start: the first task holds
-   Airflow's start-up, ~3 s that vary by ±0.5 s), both again less the full garbage collections of the
-   ``dags test`` process that started in the span (a hook on the runs' ``PYTHONPATH`` logs each one's
-   start and length: 11 or 12 a run, up to 0.5 s each, with or without the package, landing in or out
-   of the span as allocations shift), and the ratios of the medians (issue #25's with/without, issue
-   #26's API server/local). ``--dag-only`` runs this phase alone.
+   transport), with the package's transport writing a local SQLite store, with it sending to this API
+   server (``collector_url``), writing the event log alone (``store_url = "none"``: the transport as it
+   was before the store, the baseline of issue #25's per-event target), and the first two ``deferred``
+   (the tasks append to the spool, whose process sends on), the six alternating; each run's time from the
+   metadata database (first task's start to last task's end, and again from the second task's start: the
+   first task holds Airflow's start-up, ~3 s that vary by ±0.5 s), both again less the full garbage
+   collections of the ``dags test`` process that started in the span (a hook on the runs' ``PYTHONPATH``
+   logs each one's start and length: 11 or 12 a run, up to 0.5 s each, with or without the package,
+   landing in or out of the span as allocations shift), and the ratios of the medians (issue #25's
+   with/without, issue #26's API server/local). ``--dag-only`` runs this phase alone.
 
 Every figure comes from one run; the producers and the server share the machine's cores, so the rates
 are a floor for a server on a machine of its own. Events are ~1.5 KB RunEvents (a job, an input, an
@@ -43,6 +45,7 @@ import http.client
 import json
 import os
 import re
+import signal
 import sqlite3
 import statistics
 import subprocess
@@ -59,8 +62,12 @@ import httpx
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(HERE.parent / "tests" / "support"))
 
 from api_server_memory import api_server, login  # noqa: E402
+from processes import retry_processes  # noqa: E402
+
+from airflow_lineage_plus.store.spool import pending_bytes  # noqa: E402
 
 KEY = "collector-bench-key-" + "b" * 32
 ENDPOINT = "/lineage-plus/api/v1/lineage"
@@ -262,11 +269,25 @@ def _when(text: str) -> datetime.datetime:
 def dag_wall(env: dict[str, str], home: Path, base: str, workdir: Path, runs: int) -> dict[str, list[DagRun]]:
     """``runs`` :class:`DagRun` of each way lineage leaves a task: ``without`` the package (disabled; the
     provider writes the client's ``file`` transport), ``local`` (the package's transport writing the local
-    SQLite store) and ``remote`` (sending to the API server at ``base``); the three alternate."""
+    SQLite store), ``remote`` (sending to the API server at ``base``), ``log only`` (no store), and
+    ``local`` and ``remote`` ``deferred`` (the tasks append, the spool's process sends on); the six
+    alternate. Then waits for the deferred spools to be
+    sent, and checks the local deferred store holds each of its runs' events."""
     transport = "airflow_lineage_plus.transport.EventLogTransport"
     local = {"type": transport, "log_file_path": str(workdir / "local" / "spool.jsonl")}
     remote = {**local, "log_file_path": str(workdir / "remote" / "spool.jsonl"), "collector_url": base}
+    deferred_local = {
+        **local,
+        "log_file_path": str(workdir / "deferred-local" / "spool.jsonl"),
+        "deferred": True,
+    }
+    deferred_remote = {
+        **remote,
+        "log_file_path": str(workdir / "deferred-remote" / "spool.jsonl"),
+        "deferred": True,
+    }
     without = {"type": "file", "log_file_path": str(workdir / "without.jsonl"), "append": True}
+    log_only = {**local, "log_file_path": str(workdir / "log-only" / "events.jsonl"), "store_url": "none"}
     hook = workdir / "gc-hook"
     hook.mkdir(exist_ok=True)
     (hook / "sitecustomize.py").write_text(GC_HOOK)
@@ -276,6 +297,9 @@ def dag_wall(env: dict[str, str], home: Path, base: str, workdir: Path, runs: in
         "without": (without, {"AIRFLOW__LINEAGE_PLUS__DISABLED": "True"}),
         "local": (local, {}),
         "remote": (remote, {}),
+        "log only": (log_only, {}),
+        "local, deferred": (deferred_local, {}),
+        "remote, deferred": (deferred_remote, {}),
     }
     found: dict[str, list[DagRun]] = {name: [] for name in ways}
     day = 0
@@ -285,6 +309,21 @@ def dag_wall(env: dict[str, str], home: Path, base: str, workdir: Path, runs: in
             run_env = {**common, **extra, "AIRFLOW__OPENLINEAGE__TRANSPORT": json.dumps(config)}
             logical_date = datetime.date(2024, 1, 1) + datetime.timedelta(days=day)
             found[name].append(dag_seconds(run_env, home, logical_date.isoformat()))
+    spools = [Path(deferred_local["log_file_path"]), Path(deferred_remote["log_file_path"])]
+    deadline = time.monotonic() + 60
+    while any(pending_bytes(spool) for spool in spools) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    store = env["AIRFLOW__LINEAGE_PLUS__STORE_URL"].removeprefix("sqlite:///")
+    with contextlib.closing(sqlite3.connect(store)) as db:  # local, remote, deferred: all go to this store
+        kept = db.execute("SELECT count(*) FROM lineage_plus_event").fetchone()[0]
+    stored = [way for way in found if way not in {"without", "log only"}]
+    emitted = sum(len(run.events) for way in stored for run in found[way])
+    print(
+        f"  deferred: {sum(map(pending_bytes, spools))} bytes still in the spools; the store holds {kept}"
+        f" events, the runs' provider said it emitted {emitted} of them (the others: the endpoint's warm-up)"
+    )
+    for pid in retry_processes(workdir):
+        os.kill(pid, signal.SIGKILL)
     return found
 
 
@@ -304,11 +343,15 @@ def report_dag_wall(found: dict[str, list[DagRun]]) -> None:
             lambda run: run.after_first - run.after_first_gc,
         ),
     ]:
-        without, local, remote = (statistics.median(map(figure, found[way])) for way in WAYS)
+        without, local, remote, _, d_local, d_remote = (
+            statistics.median(map(figure, found[way])) for way in WAYS
+        )
         print(
             f"  DAG wall time (tests/dags/trivial.py, {what}, median of {runs}): without the"
-            f" package {without:.2f} s, local store {local:.2f} s, to the API server {remote:.2f} s;"
-            f" local/without {local / without:.3f}x, API server/local {remote / local:.3f}x"
+            f" package {without:.2f} s, local store {local:.2f} s, to the API server {remote:.2f} s,"
+            f" deferred: local {d_local:.2f} s, API server {d_remote:.2f} s; local/without"
+            f" {local / without:.3f}x, API server/local {remote / local:.3f}x; deferred: local/without"
+            f" {d_local / without:.3f}x, API server/local {d_remote / d_local:.3f}x"
         )
     print(
         "  per event, in the process the provider forks (its 'will use' to 'Successfully emitted'), median:"
@@ -318,7 +361,7 @@ def report_dag_wall(found: dict[str, list[DagRun]]) -> None:
         gcs = [sum(run.full_gc) for run in found[way]]
         counts = sorted(len(run.full_gc) for run in found[way])
         print(
-            f"    {way:8} {statistics.median(events):5.1f} ms ({len(events)} events); full garbage"
+            f"    {way:16} {statistics.median(events):5.1f} ms ({len(events)} events); full garbage"
             f" collections of the dags test process: {counts[0]}-{counts[-1]} a run,"
             f" {min(gcs) / 1e3:.2f}-{max(gcs) / 1e3:.2f} s in all"
         )
@@ -375,7 +418,7 @@ def report_preparation(env: dict[str, str], workdir: Path, runs: int) -> None:
 
 
 #: the ways of :func:`dag_wall`, in the order they are reported
-WAYS = ("without", "local", "remote")
+WAYS = ("without", "local", "remote", "log only", "local, deferred", "remote, deferred")
 
 
 def percentile(values: list[float], share: float) -> float:

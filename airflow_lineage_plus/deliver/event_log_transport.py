@@ -70,9 +70,10 @@ from airflow_lineage_plus.deliver import collector_writer, spool_retry
 from airflow_lineage_plus.deliver.collector_writer import CollectorWriter
 from airflow_lineage_plus.deliver.event_budget import PROBES, check
 from airflow_lineage_plus.deliver.ingest_key import ingest_key
-from airflow_lineage_plus.deliver.redaction import redact_json, scanner
+from airflow_lineage_plus.deliver.redaction import redact_json
 from airflow_lineage_plus.deliver.serialize import describe, dumps
 from airflow_lineage_plus.deliver.store_writer import StoreWriter
+from airflow_lineage_plus.deliver.warm_up import warm_up
 from airflow_lineage_plus.exceptions import EventLostError, EventRefusedError
 from airflow_lineage_plus.private_dirs import ensure_dir
 from airflow_lineage_plus.store.fold import Folder
@@ -155,6 +156,12 @@ class EventLogConfig(Config):
             ``[openlineage] execution_timeout`` (10 s) so a slow backend never reaches that limit.
         lock_timeout: seconds to wait for the log's lock before the event is given up (lost, one
             warning); writers hold it for one ``write``, so only a stuck writer makes anyone wait.
+        deferred: append each event to the event log only, and leave it to the spool's background
+            process (:mod:`.spool_retry`, kept alive :data:`~.spool_retry.LINGER_SECONDS` after its last
+            event) to send the log on to the store or the endpoint in batches, about a second later: a
+            task pays an append per event instead of a store write or a request. Default off. Only for
+            machines that outlive their tasks (not a Kubernetes pod per task: the log goes with the
+            pod), and only with ``[lineage_plus] spool_retry_seconds`` above 0 (else events go directly).
     """
 
     log_file_path: str = attr.field(factory=_default_path)
@@ -166,6 +173,7 @@ class EventLogConfig(Config):
     forward: dict[str, Any] | None = None
     forward_timeout: float = 5.0
     lock_timeout: float = 2.0
+    deferred: bool = False
 
     @classmethod
     def from_dict(cls, params: dict[str, Any]) -> EventLogConfig:
@@ -175,7 +183,7 @@ class EventLogConfig(Config):
         for url in ("store_url", "collector_url"):
             if params.get(url):
                 known[url] = str(params[url])
-        for flag in ("budget", "fsync"):
+        for flag in ("budget", "fsync", "deferred"):
             if flag in params:
                 known[flag] = conf.parse_bool(params[flag])
         if params.get("forward"):
@@ -203,8 +211,9 @@ def prepare_process(params: dict[str, Any]) -> None:
     or the collector's ingest key, kept :data:`~.ingest_key.KEY_TTL` seconds), so that processes forked
     after it start with them (:mod:`airflow_lineage_plus.deliver.preload`). Raises what reading the key
     raises."""
-    scanner(PROBES)  # the budget's check (budget on)
-    scanner()  # redaction alone (budget off), and the exact pass
+    # the budget's check (budget on), then redaction alone (budget off) and the exact pass: compiled,
+    # and their automata's states built on an event like the provider's
+    warm_up(PROBES, ())
     kind, url = EventLogConfig.from_dict(params).destination()
     if kind == "collector":
         collector_writer.prepare(url)
@@ -236,6 +245,10 @@ class EventLogTransport(Transport):
                 file_mode=file_mode,
                 dir_mode=dir_mode,
             )
+        #: events go to the spool, and its background process sends them on (``deferred``, when that
+        #: process may run)
+        self.retry_seconds = spool_retry.lifetime() if config.deferred and self.store is not None else 0.0
+        self.deferred = self.retry_seconds > 0
         self.forward: Transport | None = None
         if config.forward:
             self.forward = get_default_factory().create(dict(config.forward))
@@ -256,6 +269,9 @@ class EventLogTransport(Transport):
             return
         if self.store is None:
             self._spool(line, event)
+        elif self.deferred:
+            if self._spool(line, event):
+                self._retry_later(self.store, self.retry_seconds, spool_retry.LINGER_SECONDS)
         elif not self._stored(self.store, line) and self._spool(line, event):
             self._retry_later(self.store)
         if self.forward is not None:
@@ -292,10 +308,14 @@ class EventLogTransport(Transport):
             return False
         return True
 
-    def _retry_later(self, store: StoreWriter | CollectorWriter) -> None:
-        """Have the spool sent on once its destination takes it (:mod:`.spool_retry`), never failing."""
+    def _retry_later(
+        self, store: StoreWriter | CollectorWriter, seconds: float | None = None, linger: float = 0.0
+    ) -> None:
+        """Have the spool sent on once its destination takes it (:mod:`.spool_retry`: its process tries for
+        ``seconds``, default ``spool_retry_seconds``, and waits ``linger`` seconds for more events once
+        it has sent them all), never failing."""
         try:
-            spool_retry.start(Path(self.config.log_file_path), store.retry_destination())
+            spool_retry.start(Path(self.config.log_file_path), store.retry_destination(), seconds, linger)
         except Exception as exc:
             report(
                 f"the timed retry of the spool {self.config.log_file_path} (its events go on at the next "

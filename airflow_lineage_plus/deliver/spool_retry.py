@@ -37,6 +37,11 @@ from airflow_lineage_plus.store.spool import Sink, flush, pending_bytes
 
 #: seconds before the first try, doubled after each failed one ...
 RETRY_FIRST = 1.0
+#: a process started for a ``deferred`` transport waits this long after sending the spool for the next
+#: event, looking at the spool every :data:`POLL_SECONDS` (one process for a busy machine's events, not one
+#: per event)
+LINGER_SECONDS = 60.0
+POLL_SECONDS = 0.2
 #: ... up to this
 RETRY_MAX = 15.0
 LOCK_SUFFIX = ".retry-lock"
@@ -84,24 +89,38 @@ def lifetime() -> float:
         return float(OPTIONS["spool_retry_seconds"]["default"])
 
 
-def start(spool: Path, destination: dict[str, Any], seconds: float | None = None) -> bool:
+def start(
+    spool: Path, destination: dict[str, Any], seconds: float | None = None, linger: float = 0.0
+) -> bool:
     """Start the retry process of ``spool`` for ``seconds`` (default :func:`lifetime`) unless one runs or
     that is 0; whether one started. ``destination``: ``{"collector_url", "timeout"}`` and ``"key"`` when
-    known (else the process reads the connection), or ``{"store_url", "timeout"}``."""
+    known (else the process reads the connection), or ``{"store_url", "timeout"}``. ``linger``: seconds
+    the process waits for more events once the spool is sent (a ``deferred`` transport's)."""
     seconds = lifetime() if seconds is None else seconds
-    if seconds <= 0 or running(spool):
+    if seconds <= 0:
         return False
-    process = subprocess.Popen(
-        [sys.executable, "-m", __name__, str(spool), str(seconds)],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
-        close_fds=True,
-        cwd="/",
-    )
+    # the lock is taken here and handed to the process (the same open file, so the same flock): events
+    # spooled while it starts find it taken, and start no second process
+    fd = _take_lock(spool)
+    if fd is None:
+        return False
+    if linger > 0:
+        destination = {**destination, "linger": linger}
+    try:
+        process = subprocess.Popen(
+            [sys.executable, "-m", __name__, str(spool), str(seconds), str(fd)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+            close_fds=True,
+            pass_fds=(fd,),
+            cwd="/",
+        )
+    finally:
+        os.close(fd)
     assert process.stdin is not None
-    with contextlib.suppress(OSError):  # it exited at once: another one took the lock first
+    with contextlib.suppress(OSError):  # it exited at once
         process.stdin.write(json.dumps(destination).encode())
     with contextlib.suppress(OSError):
         process.stdin.close()
@@ -111,17 +130,21 @@ def start(spool: Path, destination: dict[str, Any], seconds: float | None = None
 
 
 class _StoreSink:
-    """A lineage store opened on the first flush (it may be down when the retry starts)."""
+    """A lineage store opened on the first flush (it may be down when the retry starts), and created then
+    with the transport's modes when missing, as the transport's own write would have."""
 
-    def __init__(self, url: str, timeout: float) -> None:
+    def __init__(self, url: str, timeout: float, file_mode: int, dir_mode: int) -> None:
         self.url, self.timeout = url, timeout
+        self.file_mode, self.dir_mode = file_mode, dir_mode
         self.store: Any = None
 
     def append(self, lines: Iterable[bytes]) -> AppendResult:
         if self.store is None:
             from airflow_lineage_plus.store import LineageStore
 
-            self.store = LineageStore(self.url, busy_timeout=self.timeout, create=False)
+            self.store = LineageStore(
+                self.url, busy_timeout=self.timeout, file_mode=self.file_mode, dir_mode=self.dir_mode
+            )
         result: AppendResult = self.store.append(lines)
         return result
 
@@ -137,7 +160,12 @@ def sink_of(destination: dict[str, Any], spool: Path) -> Sink:
             key = destination["key"]
             writer.key = lambda: key
         return CollectorSink(writer)
-    return _StoreSink(str(destination["store_url"]), timeout)
+    return _StoreSink(
+        str(destination["store_url"]),
+        timeout,
+        int(destination.get("file_mode", 0o640)),
+        int(destination.get("dir_mode", 0o750)),
+    )
 
 
 def retry(spool: Path, sink: Sink, seconds: float, sleep: Callable[[float], None] = time.sleep) -> bool:
@@ -158,17 +186,35 @@ def retry(spool: Path, sink: Sink, seconds: float, sleep: Callable[[float], None
     return False
 
 
+def arrives(spool: Path, seconds: float, sleep: Callable[[float], None] = time.sleep) -> bool:
+    """Whether something waits in ``spool`` within ``seconds`` (looked at every :data:`POLL_SECONDS`)."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        sleep(min(POLL_SECONDS, max(0.0, deadline - time.monotonic())))
+        if pending_bytes(spool) > 0:
+            return True
+    return False
+
+
 def main(argv: list[str]) -> int:
+    """``SPOOL SECONDS [FD]``: FD is the retry lock, held already (taken by :func:`start`)."""
     spool, seconds = Path(argv[0]), float(argv[1])
+    held = int(argv[2]) if len(argv) > 2 else None
     destination = json.loads(sys.stdin.buffer.read() or b"{}")
+    linger = float(destination.pop("linger", 0.0))
     sink = sink_of(destination, spool)
     ends = time.monotonic() + seconds
     while True:
-        fd = _take_lock(spool, tries=20)
+        fd = held if held is not None else _take_lock(spool, tries=20)
+        held = None
         if fd is None:
             return 0  # another retry process has it
         try:
-            emptied = retry(spool, sink, ends - time.monotonic())
+            # sent, then (deferred) the next events waited for, holding the lock: one process, not one each
+            while (emptied := retry(spool, sink, ends - time.monotonic())) and arrives(
+                spool, min(linger, ends - time.monotonic())
+            ):
+                pass
         finally:
             os.close(fd)
         # an event spooled while this process was deciding to stop found the lock taken: look again

@@ -71,7 +71,12 @@ class StoreWriter:
     def retry_destination(self) -> dict[str, Any]:
         """This store for the spool's retry process (:mod:`.spool_retry`), which appends the spool to it
         as soon as it takes writes (the URL goes to that process on its standard input)."""
-        return {"store_url": self.url, "timeout": self.timeout}
+        return {
+            "store_url": self.url,
+            "timeout": self.timeout,
+            "file_mode": self.file_mode,
+            "dir_mode": self.dir_mode,
+        }
 
     def _within(self, call: Callable[[], T]) -> T:
         if self.url.startswith("sqlite"):

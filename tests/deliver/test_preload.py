@@ -102,3 +102,17 @@ def test_the_preload_compiles_the_scanners_and_the_store_statements_or_reads_the
     destination: dict[str, str], compiled: str, key: str
 ) -> None:
     assert _preload({**OURS, **destination}, PREPARED) == [compiled, "0", key]
+
+
+def test_the_warm_up_event_is_a_valid_event_in_which_redaction_finds_nothing() -> None:
+    """It runs the automata over what an ordinary event holds: a valid event, and none of it a secret."""
+    from airflow_lineage_plus.deliver.event_budget import PROBES
+    from airflow_lineage_plus.deliver.redaction import redact_json
+    from airflow_lineage_plus.deliver.warm_up import SAMPLE_EVENT
+    from tests.support.openlineage_spec import validate_event
+
+    validate_event(SAMPLE_EVENT)
+    sample = json.dumps(SAMPLE_EVENT, separators=(",", ":")).encode()
+    for probes in (PROBES, ()):
+        done = redact_json(sample, probes)
+        assert (done.text, done.masked, done.withheld) == (sample, 0, 0)

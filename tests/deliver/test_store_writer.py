@@ -3,10 +3,14 @@ goes on at the next write that succeeds. On SQLite and on PostgreSQL; nothing is
 
 from __future__ import annotations
 
+import json
 import logging
 import multiprocessing
+import os
+import signal
 import sqlite3
 import time
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -14,10 +18,15 @@ import orjson
 import pytest
 from openlineage.client.transport import get_default_factory
 
+from airflow_lineage_plus.deliver import spool_retry
 from airflow_lineage_plus.deliver.event_log_transport import EventLogTransport
 from airflow_lineage_plus.deliver.serialize import dumps
+from airflow_lineage_plus.exceptions import StoreUnavailable
 from airflow_lineage_plus.store import LineageStore
-from airflow_lineage_plus.store.spool import FLUSHING, drain, flush
+from airflow_lineage_plus.store.spool import FLUSHING, drain, flush, pending_bytes
+from tests.support.harness import AirflowRunner
+from tests.support.openlineage_spec import validate_event
+from tests.support.processes import retry_processes
 from tests.support.reliability_events import run_event
 from tests.support.reliability_writers import write_events
 from tests.support.store_engines import create_database
@@ -61,6 +70,120 @@ def test_the_store_gets_exactly_the_checked_line_the_event_log_would_get(
     assert payload == transport.prepare(event)
     assert b"hunter3" not in payload
     assert not (tmp_path / "events.jsonl").exists()  # nothing spooled
+
+
+def _spooled_names(log: Path) -> list[str]:
+    return [orjson.loads(line)["job"]["name"] for line in log.read_bytes().splitlines() if line]
+
+
+def _stored_now(url: str) -> list[str]:
+    """The names stored so far, none while the store is not made yet."""
+    try:
+        return sorted(_stored_names(url))
+    except StoreUnavailable:
+        return []
+
+
+def _kill_retry_processes(root: Path) -> None:
+    for pid in retry_processes(root):
+        os.kill(pid, signal.SIGKILL)
+
+
+def _wait(condition: Any, seconds: float, what: str) -> None:
+    deadline = time.monotonic() + seconds
+    while not condition():
+        assert time.monotonic() < deadline, f"timed out after {seconds} s waiting for {what}"
+        time.sleep(0.1)
+
+
+def test_a_deferred_transport_only_appends_and_one_lingering_process_stores_every_event_once(
+    tmp_path: Path, store_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("AIRFLOW__LINEAGE_PLUS__SPOOL_RETRY_SECONDS", "120")
+    log = tmp_path / "events.jsonl"
+    transport = _transport(log, store_url, deferred=True)
+    try:
+        first = [f"dag.deferred_{i}" for i in range(3)]
+        for name in first:
+            transport.emit(run_event(name))
+        assert _spooled_names(log) == first  # appended, not written to the store by the transport
+        _wait(lambda: spool_retry.running(log), 30, "the spool's process")
+        (sender,) = retry_processes(tmp_path)
+        _wait(lambda: _stored_now(store_url) == first, 60, "the first events in the store")
+        assert pending_bytes(log) == 0
+        time.sleep(2 * spool_retry.POLL_SECONDS)
+        assert spool_retry.running(log)  # it waits for more instead of exiting
+        later = [f"dag.deferred_later_{i}" for i in range(2)]
+        for name in later:
+            transport.emit(run_event(name))
+        _wait(lambda: len(_stored_now(store_url)) == 5, 60, "the later events in the store")
+        assert sorted(_stored_names(store_url)) == sorted(first + later)
+        assert retry_processes(tmp_path) == [sender]  # the same process sent them: none started per event
+        store = LineageStore(store_url, create=False)
+        try:
+            for payload in store.all_payloads():
+                validate_event(orjson.loads(payload))
+        finally:
+            store.close()
+    finally:
+        _kill_retry_processes(tmp_path)
+
+
+def test_a_deferred_transport_writes_directly_when_no_spool_process_may_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("AIRFLOW__LINEAGE_PLUS__SPOOL_RETRY_SECONDS", "0")
+    log, url = tmp_path / "events.jsonl", f"sqlite:///{tmp_path / 'lineage.db'}"
+    _transport(log, url, deferred=True).emit(run_event("dag.direct"))
+    assert _stored_names(url) == ["dag.direct"]
+    assert not log.exists() and retry_processes(tmp_path) == []
+
+
+def test_a_dag_run_with_a_deferred_transport_has_every_event_in_the_store_once(
+    airflow_runner: AirflowRunner, dag_file_dir: Path, tmp_path: Path
+) -> None:
+    """Real tasks, each event from the provider's forked process: the first starts the spool's process,
+    which outlives it and stores what every later one appends."""
+    spool, url = tmp_path / "worker" / "spool.jsonl", f"sqlite:///{tmp_path / 'worker' / 'lineage.db'}"
+    transport = {
+        "type": "airflow_lineage_plus.transport.EventLogTransport",
+        "log_file_path": str(spool),
+        "store_url": url,
+        "deferred": True,
+    }
+
+    def stored() -> list[dict[str, Any]]:
+        try:
+            store = LineageStore(url, create=False)
+        except StoreUnavailable:
+            return []
+        try:
+            return [orjson.loads(payload) for payload in store.all_payloads()]
+        finally:
+            store.close()
+
+    try:
+        result = airflow_runner.run(
+            dag_file_dir / "trivial.py",
+            dag_id="trivial",
+            logical_date="2026-11-28T06:00:00+00:00",
+            events_from=stored,
+            env={
+                "AIRFLOW__OPENLINEAGE__TRANSPORT": json.dumps(transport),
+                "AIRFLOW__LINEAGE_PLUS__SPOOL_RETRY_SECONDS": "120",
+            },
+        )
+        assert result.returncode == 0, result.output[-3000:]
+        counts = Counter((e["job"]["name"], e["eventType"]) for e in result.events)
+        tasks = ("trivial.extract", "trivial.transform", "trivial.done")
+        expected = {(t, kind): 1 for t in tasks for kind in ("START", "COMPLETE")} | {
+            ("trivial", "COMPLETE"): 1
+        }
+        assert counts == Counter(expected), counts
+        _wait(lambda: pending_bytes(spool) == 0, 30, "the spool sent")
+        assert len(retry_processes(tmp_path)) == 1  # one for the whole run, still waiting for more
+    finally:
+        _kill_retry_processes(tmp_path)
 
 
 def test_a_locked_sqlite_store_spools_the_event_then_the_next_write_flushes_it(

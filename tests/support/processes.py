@@ -1,5 +1,5 @@
 """Stopping the Airflow components a test started: SIGTERM (a scheduler drains its OpenLineage pool), wait,
-then kill what is left of each one's own process group."""
+then kill what is left of each one's own process group; and finding the spool retry processes."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ import os
 import signal
 import subprocess
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 
@@ -28,3 +29,19 @@ def stop_gracefully(procs: Sequence[subprocess.Popen[Any]], wait: float = 60) ->
             proc.wait(timeout=30)
         with contextlib.suppress(ProcessLookupError):
             os.killpg(proc.pid, signal.SIGKILL)
+
+
+def retry_processes(root: Path) -> list[int]:
+    """Ids of the running spool retry processes (``airflow_lineage_plus.deliver.spool_retry``) of spools
+    below ``root`` (a test's folder: what its components or its transports started)."""
+    found = []
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit():
+            continue
+        with contextlib.suppress(OSError):
+            argv = (proc / "cmdline").read_bytes().split(b"\0")
+            if b"airflow_lineage_plus.deliver.spool_retry" in argv and any(
+                arg.startswith(str(root).encode()) for arg in argv
+            ):
+                found.append(int(proc.name))
+    return found

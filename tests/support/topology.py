@@ -36,7 +36,7 @@ import httpx
 from tests.support.fab_airflow import _SETUP, FAB_AUTH_MANAGER
 from tests.support.netns import Network, make_network
 from tests.support.postgres_env import AirflowDeployment, PostgresServer, free_port, wait_until
-from tests.support.processes import stop_gracefully
+from tests.support.processes import retry_processes, stop_gracefully
 
 DEPLOY = Path(__file__).resolve().parents[1] / "deploy"
 SUPPORT = Path(__file__).resolve().parent
@@ -356,19 +356,3 @@ def topology(dag_files: list[Path], env: dict[str, str]) -> Iterator[Topology]:
         postgres.stop()
         if not os.environ.get("LINEAGE_PLUS_KEEP_POSTGRES_ENV"):
             shutil.rmtree(root, ignore_errors=True)
-
-
-def retry_processes(root: Path) -> list[int]:
-    """Ids of the spool retry processes (``airflow_lineage_plus.deliver.spool_retry``) of spools below
-    ``root``: the components of one topology started them."""
-    found = []
-    for proc in Path("/proc").iterdir():
-        if not proc.name.isdigit():
-            continue
-        with contextlib.suppress(OSError):
-            argv = (proc / "cmdline").read_bytes().split(b"\0")
-            if b"airflow_lineage_plus.deliver.spool_retry" in argv and any(
-                arg.startswith(str(root).encode()) for arg in argv
-            ):
-                found.append(int(proc.name))
-    return found
