@@ -270,8 +270,10 @@ OPTIONS: dict[str, dict[str, Any]] = {
         "description": "After the lineage_plus transport spooled an event (the store or the API server of "
         "collector_url did not take it in time), a background process of its own tries to send the spool "
         "on, every few seconds (at most 15 s apart), until nothing waits in it or this many seconds passed. "
-        "So events reach the destination soon after it is back, even when no event follows. 0: no such "
-        "process (the spool goes on at the next write that succeeds, or with ``lineage-plus replay``).",
+        "So events reach the destination soon after it is back, even when no event follows. A transport "
+        'with ``"deferred": true`` leaves every event to that process (docs/collector.md). 0: no such '
+        "process (the spool goes on at the next write that succeeds, or with ``lineage-plus replay``; a "
+        "deferred transport writes directly).",
         "type": "float",
         "default": "3600",
         "example": "0",
