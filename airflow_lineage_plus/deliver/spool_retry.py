@@ -4,13 +4,14 @@ while the API server (or the store) was down arrive soon after it is back, even 
 Task processes are short-lived: a thread of theirs would die with the task. So when the transport spools
 an event, :func:`start` starts one background process per spool (``python -m
 airflow_lineage_plus.deliver.spool_retry``, a session of its own, so it outlives the task and its process
-group), unless one runs already (it holds an exclusive ``flock`` on ``<spool>.retry-lock`` while it
-lives; :func:`start` takes it and hands it over, so a burst of spooled events starts one). It tries to flush the spool to the same destination after :data:`RETRY_FIRST` seconds, then
-doubles the wait up to :data:`RETRY_MAX`; so events reach the destination at most :data:`RETRY_MAX`
-seconds (plus the flush) after it answers again. It exits once nothing waits in the spool, or after
-``[lineage_plus] spool_retry_seconds`` (then the next event that gets through, the next spooled event, or
-``lineage-plus replay`` sends the spool). The task never waits for any of this: starting the process
-costs a ``fork``/``exec``, once per outage and spool.
+group), unless one runs already (it holds an exclusive ``flock`` on ``<spool>.retry-lock`` while it lives;
+:func:`start` takes it and hands it over, so a burst of spooled events starts one). It tries to flush the
+spool to the same destination after :data:`RETRY_FIRST` seconds, then doubles the wait up to
+:data:`RETRY_MAX`; so events reach the destination at most :data:`RETRY_MAX` seconds (plus the flush)
+after it answers again. It exits once nothing waits in the spool, or after ``[lineage_plus]
+spool_retry_seconds`` (then the next event that gets through, the next spooled event, or ``lineage-plus
+replay`` sends the spool). The task never waits for any of this: starting the process costs a
+``fork``/``exec``, once per outage and spool.
 
 A ``deferred`` transport spools every event and starts the process the same way; that process, once the
 spool is sent, waits :data:`LINGER_SECONDS` for the next event before it exits, so a busy machine's
