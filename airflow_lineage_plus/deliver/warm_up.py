@@ -3,8 +3,8 @@
 RE2 builds the states of its automata as a text needs them. Built in the task process by the preload
 (:func:`~airflow_lineage_plus.deliver.event_log_transport.prepare_process`), they are inherited by every
 process forked after it; otherwise each event's process built them again for its one event (in
-``airflow dags test``, the check of an event took about 12 ms in the forked process, against 6-8 ms
-with them built: docs/reliability.md, "A task's events").
+``airflow dags test``, an ad-hoc profile saw the check of an event take about 12 ms in the forked
+process, against 6-8 ms with them built: docs/reliability.md, "A task's events").
 """
 
 from __future__ import annotations

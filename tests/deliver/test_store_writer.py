@@ -26,6 +26,7 @@ from airflow_lineage_plus.store import LineageStore
 from airflow_lineage_plus.store.spool import FLUSHING, drain, flush, pending_bytes
 from tests.support.harness import AirflowRunner
 from tests.support.openlineage_spec import validate_event
+from tests.support.postgres_env import wait_until
 from tests.support.processes import retry_processes
 from tests.support.reliability_events import run_event
 from tests.support.reliability_writers import write_events
@@ -89,13 +90,6 @@ def _kill_retry_processes(root: Path) -> None:
         os.kill(pid, signal.SIGKILL)
 
 
-def _wait(condition: Any, seconds: float, what: str) -> None:
-    deadline = time.monotonic() + seconds
-    while not condition():
-        assert time.monotonic() < deadline, f"timed out after {seconds} s waiting for {what}"
-        time.sleep(0.1)
-
-
 def test_a_deferred_transport_only_appends_and_one_lingering_process_stores_every_event_once(
     tmp_path: Path, store_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -107,16 +101,16 @@ def test_a_deferred_transport_only_appends_and_one_lingering_process_stores_ever
         for name in first:
             transport.emit(run_event(name))
         assert _spooled_names(log) == first  # appended, not written to the store by the transport
-        _wait(lambda: spool_retry.running(log), 30, "the spool's process")
+        wait_until(lambda: spool_retry.running(log), 30, "the spool's process")
         (sender,) = retry_processes(tmp_path)
-        _wait(lambda: _stored_now(store_url) == first, 60, "the first events in the store")
+        wait_until(lambda: _stored_now(store_url) == first, 60, "the first events in the store")
         assert pending_bytes(log) == 0
         time.sleep(2 * spool_retry.POLL_SECONDS)
         assert spool_retry.running(log)  # it waits for more instead of exiting
         later = [f"dag.deferred_later_{i}" for i in range(2)]
         for name in later:
             transport.emit(run_event(name))
-        _wait(lambda: len(_stored_now(store_url)) == 5, 60, "the later events in the store")
+        wait_until(lambda: len(_stored_now(store_url)) == 5, 60, "the later events in the store")
         assert sorted(_stored_names(store_url)) == sorted(first + later)
         assert retry_processes(tmp_path) == [sender]  # the same process sent them: none started per event
         store = LineageStore(store_url, create=False)
@@ -180,7 +174,7 @@ def test_a_dag_run_with_a_deferred_transport_has_every_event_in_the_store_once(
             ("trivial", "COMPLETE"): 1
         }
         assert counts == Counter(expected), counts
-        _wait(lambda: pending_bytes(spool) == 0, 30, "the spool sent")
+        wait_until(lambda: pending_bytes(spool) == 0, 30, "the spool sent")
         assert len(retry_processes(tmp_path)) == 1  # one for the whole run, still waiting for more
     finally:
         _kill_retry_processes(tmp_path)
