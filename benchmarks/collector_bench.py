@@ -23,13 +23,18 @@ One API server (one worker, the plugin, an ingest key, a SQLite store of its own
    transport), with the package's transport writing a local SQLite store, with it sending to this API
    server (``collector_url``), writing the event log alone (``store_url = "none"``: the transport as it
    was before the store, the baseline of issue #25's per-event target), and the first two ``deferred``
-   (the tasks append to the spool, whose process sends on), the six alternating; each run's time from the
+   (the tasks append to the spool, whose process sends on); then the first four again with
+   ``[openlineage] execute_in_thread`` (the provider sends each event from a thread of the task's
+   process, not from a process it forks for it); the ten alternating. Each run's time from the
    metadata database (first task's start to last task's end, and again from the second task's start: the
    first task holds Airflow's start-up, ~3 s that vary by ±0.5 s), both again less the full garbage
-   collections of the ``dags test`` process that started in the span (a hook on the runs' ``PYTHONPATH``
-   logs each one's start and length: 11 or 12 a run, up to 0.5 s each, with or without the package,
-   landing in or out of the span as allocations shift), and the ratios of the medians (issue #25's
-   with/without, issue #26's API server/local). ``--dag-only`` runs this phase alone.
+   collections of the ``dags test`` process that started in the span (``dag_hooks/sitecustomize.py`` on
+   the runs' ``PYTHONPATH`` logs each one's start and length: 11 or 12 a run, up to 0.5 s each, with or
+   without the package, landing in or out of the span as allocations shift), and the ratios of the
+   medians (issue #25's with/without, issue #26's API server/local); per event, how long the task
+   waited for the provider to send it (the same hook times the provider listener's ``_execute``) and,
+   when forked, the forked process's time from building the client to the event sent.
+   ``--dag-only`` runs this phase alone.
 
 Every figure comes from one run; the producers and the server share the machine's cores, so the rates
 are a floor for a server on a machine of its own. Events are ~1.5 KB RunEvents (a job, an input, an
@@ -186,26 +191,11 @@ class DagRun(NamedTuple):
     whole: float  #: seconds, first task's start to last task's end
     after_first: float  #: seconds, second task's start to last task's end
     events: list[float]  #: milliseconds per event, provider's "will use" to its "Successfully emitted"
+    waits: list[float]  #: milliseconds per event that the task waited (the listener's ``_execute``)
     full_gc: list[float]  #: milliseconds of each full garbage collection of the process
     whole_gc: float  #: seconds of full collections that started inside ``whole``
     after_first_gc: float  #: seconds of full collections that started inside ``after_first``
 
-
-#: written as ``sitecustomize.py`` on the runs' ``PYTHONPATH``: each full collection's start (UTC) and
-#: milliseconds on stderr
-GC_HOOK = """
-import datetime, gc, sys, time
-_started = []
-def _timed(phase, info):
-    if info["generation"] != 2:
-        return
-    if phase == "start":
-        _started[:] = [time.perf_counter(), datetime.datetime.now(datetime.timezone.utc)]
-    elif _started:
-        took = (time.perf_counter() - _started[0]) * 1e3
-        sys.stderr.write(f"lineage-plus-bench full-gc {_started[1].isoformat()} {took:.1f}\\n")
-gc.callbacks.append(_timed)
-"""
 
 _STAMP = re.compile(r"^(\d{4}-\d\d-\d\dT[\d:.]+)Z?")
 
@@ -244,6 +234,7 @@ def dag_seconds(env: dict[str, str], home: Path, logical_date: str) -> DagRun:
         elif "Successfully emitted OpenLineage" in line and building is not None:
             events.append((_when(stamp.group(1)) - building).total_seconds() * 1e3)
             building = None
+    waits = [float(line.split()[-1]) for line in output.splitlines() if "lineage-plus-bench wait" in line]
     collections = [
         (_when(line.split()[-2]), float(line.split()[-1]))
         for line in output.splitlines()
@@ -254,6 +245,7 @@ def dag_seconds(env: dict[str, str], home: Path, logical_date: str) -> DagRun:
         (end - first).total_seconds(),
         (end - second).total_seconds(),
         events,
+        waits,
         [took for _, took in collections],
         sum(took for at, took in collections if first <= at <= end) / 1e3,
         sum(took for at, took in collections if second <= at <= end) / 1e3,
@@ -270,9 +262,11 @@ def dag_wall(env: dict[str, str], home: Path, base: str, workdir: Path, runs: in
     """``runs`` :class:`DagRun` of each way lineage leaves a task: ``without`` the package (disabled; the
     provider writes the client's ``file`` transport), ``local`` (the package's transport writing the local
     SQLite store), ``remote`` (sending to the API server at ``base``), ``log only`` (no store), and
-    ``local`` and ``remote`` ``deferred`` (the tasks append, the spool's process sends on); the six
-    alternate. Then waits for the deferred spools to be
-    sent, and checks the local deferred store holds each of its runs' events."""
+    ``local`` and ``remote`` ``deferred`` (the tasks append, the spool's process sends on), and
+    ``without``, ``local``, ``remote`` and ``log only`` again with ``[openlineage] execute_in_thread``
+    (the provider sends from a thread of the task's process instead of a process forked for each event);
+    the ten alternate. Then waits for the deferred spools to be sent, and checks the store holds each
+    event of the runs that write it."""
     transport = "airflow_lineage_plus.transport.EventLogTransport"
     local = {"type": transport, "log_file_path": str(workdir / "local" / "spool.jsonl")}
     remote = {**local, "log_file_path": str(workdir / "remote" / "spool.jsonl"), "collector_url": base}
@@ -288,10 +282,7 @@ def dag_wall(env: dict[str, str], home: Path, base: str, workdir: Path, runs: in
     }
     without = {"type": "file", "log_file_path": str(workdir / "without.jsonl"), "append": True}
     log_only = {**local, "log_file_path": str(workdir / "log-only" / "events.jsonl"), "store_url": "none"}
-    hook = workdir / "gc-hook"
-    hook.mkdir(exist_ok=True)
-    (hook / "sitecustomize.py").write_text(GC_HOOK)
-    path = os.pathsep.join(filter(None, [str(hook), env.get("PYTHONPATH")]))
+    path = os.pathsep.join(filter(None, [str(HERE / "dag_hooks"), env.get("PYTHONPATH")]))
     common = {**env, "AIRFLOW__CORE__DAGS_FOLDER": str(HERE.parent / "tests" / "dags"), "PYTHONPATH": path}
     ways: dict[str, tuple[dict[str, Any], dict[str, str]]] = {
         "without": (without, {"AIRFLOW__LINEAGE_PLUS__DISABLED": "True"}),
@@ -301,6 +292,10 @@ def dag_wall(env: dict[str, str], home: Path, base: str, workdir: Path, runs: in
         "local, deferred": (deferred_local, {}),
         "remote, deferred": (deferred_remote, {}),
     }
+    in_thread = {"AIRFLOW__OPENLINEAGE__EXECUTE_IN_THREAD": "True"}
+    for name in ("without", "local", "remote", "log only"):
+        config, extra = ways[name]
+        ways[f"{name}, thread"] = (config, {**extra, **in_thread})
     found: dict[str, list[DagRun]] = {name: [] for name in ways}
     day = 0
     for _ in range(runs):
@@ -316,7 +311,7 @@ def dag_wall(env: dict[str, str], home: Path, base: str, workdir: Path, runs: in
     store = env["AIRFLOW__LINEAGE_PLUS__STORE_URL"].removeprefix("sqlite:///")
     with contextlib.closing(sqlite3.connect(store)) as db:  # local, remote, deferred: all go to this store
         kept = db.execute("SELECT count(*) FROM lineage_plus_event").fetchone()[0]
-    stored = [way for way in found if way not in {"without", "log only"}]
+    stored = [way for way in found if not way.startswith(("without", "log only"))]
     emitted = sum(len(run.events) for way in stored for run in found[way])
     print(
         f"  deferred: {sum(map(pending_bytes, spools))} bytes still in the spools; the store holds {kept}"
@@ -329,8 +324,17 @@ def dag_wall(env: dict[str, str], home: Path, base: str, workdir: Path, runs: in
 
 def report_dag_wall(found: dict[str, list[DagRun]]) -> None:
     """Print the medians of :func:`dag_wall`'s runs, with the ratios of issue #25 (local/without) and
-    issue #26 (API server/local)."""
+    issue #26 (API server/local), each way's alike (forked, deferred, in a thread), and per event."""
     runs = len(found["without"])
+    ratios = [
+        ("local/without", "local", "without"),
+        ("API server/local", "remote", "local"),
+        ("deferred: local/without", "local, deferred", "without"),
+        ("deferred: API server/local", "remote, deferred", "local, deferred"),
+        ("in a thread: local/without", "local, thread", "without, thread"),
+        ("in a thread: API server/local", "remote, thread", "local, thread"),
+        ("local, in a thread/forked", "local, thread", "local"),
+    ]
     for what, figure in [
         ("first task's start to the end", lambda run: run.whole),
         ("second task's start (Airflow's start-up left out) to the end", lambda run: run.after_first),
@@ -343,26 +347,23 @@ def report_dag_wall(found: dict[str, list[DagRun]]) -> None:
             lambda run: run.after_first - run.after_first_gc,
         ),
     ]:
-        without, local, remote, _, d_local, d_remote = (
-            statistics.median(map(figure, found[way])) for way in WAYS
-        )
-        print(
-            f"  DAG wall time (tests/dags/trivial.py, {what}, median of {runs}): without the"
-            f" package {without:.2f} s, local store {local:.2f} s, to the API server {remote:.2f} s,"
-            f" deferred: local {d_local:.2f} s, API server {d_remote:.2f} s; local/without"
-            f" {local / without:.3f}x, API server/local {remote / local:.3f}x; deferred: local/without"
-            f" {d_local / without:.3f}x, API server/local {d_remote / d_local:.3f}x"
-        )
+        median = {way: statistics.median(map(figure, found[way])) for way in WAYS}
+        print(f"  DAG wall time (tests/dags/trivial.py, {what}, median of {runs}):")
+        print("    " + ", ".join(f"{way} {median[way]:.2f} s" for way in WAYS))
+        print("    " + ", ".join(f"{name} {median[a] / median[b]:.3f}x" for name, a, b in ratios))
     print(
-        "  per event, in the process the provider forks (its 'will use' to 'Successfully emitted'), median:"
+        "  per event, median: the task's wait (the provider's fork and wait, or its thread and join);"
+        " in the forked process, the provider's 'will use' to 'Successfully emitted'"
     )
     for way in WAYS:
+        waits = [ms for run in found[way] for ms in run.waits]
         events = [ms for run in found[way] for ms in run.events]
+        forked = "" if way.endswith("thread") else f"; forked {statistics.median(events):5.1f} ms"
         gcs = [sum(run.full_gc) for run in found[way]]
         counts = sorted(len(run.full_gc) for run in found[way])
         print(
-            f"    {way:16} {statistics.median(events):5.1f} ms ({len(events)} events); full garbage"
-            f" collections of the dags test process: {counts[0]}-{counts[-1]} a run,"
+            f"    {way:18} wait {statistics.median(waits):5.1f} ms ({len(waits)} events){forked};"
+            f" full garbage collections of the dags test process: {counts[0]}-{counts[-1]} a run,"
             f" {min(gcs) / 1e3:.2f}-{max(gcs) / 1e3:.2f} s in all"
         )
 
@@ -418,7 +419,18 @@ def report_preparation(env: dict[str, str], workdir: Path, runs: int) -> None:
 
 
 #: the ways of :func:`dag_wall`, in the order they are reported
-WAYS = ("without", "local", "remote", "log only", "local, deferred", "remote, deferred")
+WAYS = (
+    "without",
+    "local",
+    "remote",
+    "log only",
+    "local, deferred",
+    "remote, deferred",
+    "without, thread",
+    "local, thread",
+    "remote, thread",
+    "log only, thread",
+)
 
 
 def percentile(values: list[float], share: float) -> float:

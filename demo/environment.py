@@ -99,6 +99,8 @@ class DemoHome:
                     "log_file_path": str(self.event_log),
                 }
             ),
+            # the README's recommendation: each task event sent from a thread of the task's process
+            "AIRFLOW__OPENLINEAGE__EXECUTE_IN_THREAD": "True",
             "AIRFLOW__LINEAGE_PLUS__EVENT_LOG_PATH": str(self.event_log),
             "AIRFLOW_CONN_AWS_DEFAULT": s3_connection,
             "AIRFLOW_CONN_WAREHOUSE": warehouse_connection(self.warehouse_file),

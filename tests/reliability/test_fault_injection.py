@@ -97,6 +97,30 @@ def test_backend_slower_than_the_provider_timeout_adds_at_most_the_delivery_dead
     assert _task_events(run) == ["START", "COMPLETE"]
 
 
+def test_backend_slower_than_the_provider_timeout_adds_at_most_the_delivery_deadline_in_a_thread(
+    timed: TimedRunner, baseline: Baseline
+) -> None:
+    """``[openlineage] execute_in_thread`` (docs/reliability.md recommends it): the provider would abandon
+    the thread at its timeout; our deadline ends each send first, in the task's own process."""
+    with FakeMarquez() as marquez:
+        marquez.delay = EXECUTION_TIMEOUT * 5
+        run = timed(
+            "reliability_baseline",
+            {
+                "AIRFLOW__OPENLINEAGE__TRANSPORT": forward_to(marquez.url),
+                "AIRFLOW__OPENLINEAGE__EXECUTE_IN_THREAD": "True",
+            },
+        )
+    assert_outcome_unchanged(run, baseline, 2 * FORWARD_TIMEOUT, "reliability_baseline")
+    # both events were sent from the task's process: the loss is logged once there (START's), where the
+    # forked processes logged one each
+    lines = run.lines("[warning", "airflow-lineage-plus:", f"event of job {JOB}", "not delivered")
+    assert len(lines) == 1, run.output[-4000:]
+    assert "START event" in lines[0] and f"no answer within {FORWARD_TIMEOUT:g} s" in lines[0]
+    assert not run.lines("did not finish within execution_timeout")  # no thread was abandoned
+    assert _task_events(run) == ["START", "COMPLETE"]
+
+
 def test_backend_answering_500_loses_no_event_and_replay_delivers_them_later(
     timed: TimedRunner, baseline: Baseline
 ) -> None:
