@@ -105,7 +105,7 @@ class LineageStore:
         self.where = self.url.render_as_string(hide_password=True)
         self.dialect = self.url.get_backend_name()
         self.path: Path | None = None
-        self._raw: sqlite3.Connection | None = None
+        self._raw: sqlite_connections.StoreConnection | None = None
         self._raw_lock = threading.Lock()
         self._reading = threading.local()  # the read transaction this thread holds (:meth:`read`)
         self._busy_timeout = busy_timeout
@@ -142,7 +142,7 @@ class LineageStore:
                     self._engine = sqlite_connections.engine_for(self.url, self._busy_timeout)
         return self._engine
 
-    def _raw_sqlite(self) -> sqlite3.Connection:
+    def _raw_sqlite(self) -> sqlite_connections.StoreConnection:
         """This store's own SQLite connection (:meth:`add_all`'s), opened on first use; under
         ``_raw_lock``."""
         if self._raw is None:

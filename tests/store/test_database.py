@@ -236,6 +236,26 @@ def test_processes_that_add_an_event_and_exit_without_closing_keep_the_wal_small
         store.close()
 
 
+def test_a_writer_that_stays_open_leaves_its_wal_to_sqlites_own_checkpoints(tmp_path: Path) -> None:
+    """Only a connection's first write trims the WAL at 1 MiB: its later writes know what was
+    checkpointed, and SQLite starts the WAL over by itself at about 4 MB (1,202 events of ~50 KB of WAL
+    each: ~60 MB had it never started over). Trimming each 1 MiB checkpointed four times as often."""
+    path = tmp_path / "lineage.db"
+    wal = path.with_name(path.name + "-wal")
+    store = LineageStore(sqlite_url(path))
+    sizes = []
+    try:
+        for event in daily_runs(300):
+            store.add(raw_event(json.dumps(event).encode()))
+            sizes.append(wal.stat().st_size)
+    finally:
+        store.close()
+    assert len(sizes) == 1202
+    assert max(sizes) > 2 * sqlite_connections.WAL_TRIM_BYTES  # not trimmed past 1 MiB after the first
+    assert sizes == sorted(sizes)  # never truncated
+    assert max(sizes) < sqlite_connections.LATER_WAL_TRIM_BYTES  # started over by SQLite
+
+
 def test_a_current_sqlite_store_opens_while_another_writer_holds_its_write_lock(tmp_path: Path) -> None:
     """Each process the provider forks for an event opens the store: the version is read, not locked for."""
     path = tmp_path / "lineage.db"
