@@ -99,7 +99,7 @@ def trim_wal(raw: StoreConnection, path: str, busy_timeout: float) -> None:
     the index by reading the whole WAL, learns nothing of the checkpoints, and appends: the WAL grew with
     every event (19 MB after 300) and each event's open read all of it. A connection that stays open
     knows, and its later writes leave the WAL to SQLite's own checkpoints (trimming those at 1 MiB too
-    checkpointed four times as often: 1.2 against 0.75 ms per event, docs/reliability.md). Never waits:
+    checkpointed four times as often: docs/reliability.md, "A task's events"). Never waits:
     a reader or a writer in the way makes it give up until the next write. The write it follows is
     committed already, so what fails here is left to the next write too.
     """

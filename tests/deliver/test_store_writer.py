@@ -77,12 +77,21 @@ def _spooled_names(log: Path) -> list[str]:
     return [orjson.loads(line)["job"]["name"] for line in log.read_bytes().splitlines() if line]
 
 
-def _stored_now(url: str) -> list[str]:
-    """The names stored so far, none while the store is not made yet."""
+def _stored_events(url: str) -> list[dict[str, Any]]:
+    """The events stored so far, none while the store is not made yet."""
     try:
-        return sorted(_stored_names(url))
+        store = LineageStore(url, create=False)
     except StoreUnavailable:
         return []
+    try:
+        return [orjson.loads(payload) for payload in store.all_payloads()]
+    finally:
+        store.close()
+
+
+def _stored_now(url: str) -> list[str]:
+    """The names stored so far, none while the store is not made yet."""
+    return sorted(event["job"]["name"] for event in _stored_events(url))
 
 
 def _kill_retry_processes(root: Path) -> None:
@@ -146,22 +155,12 @@ def test_a_dag_run_with_a_deferred_transport_has_every_event_in_the_store_once(
         "deferred": True,
     }
 
-    def stored() -> list[dict[str, Any]]:
-        try:
-            store = LineageStore(url, create=False)
-        except StoreUnavailable:
-            return []
-        try:
-            return [orjson.loads(payload) for payload in store.all_payloads()]
-        finally:
-            store.close()
-
     try:
         result = airflow_runner.run(
             dag_file_dir / "trivial.py",
             dag_id="trivial",
             logical_date="2026-11-28T06:00:00+00:00",
-            events_from=stored,
+            events_from=lambda: _stored_events(url),
             env={
                 "AIRFLOW__OPENLINEAGE__TRANSPORT": json.dumps(transport),
                 "AIRFLOW__LINEAGE_PLUS__SPOOL_RETRY_SECONDS": "120",

@@ -84,12 +84,20 @@ def test_backend_down_keeps_the_task_and_its_events_in_the_log(
     assert _task_events(run) == ["START", "COMPLETE"]  # nothing lost: replay can re-send them
 
 
+def _against_a_slow_backend(timed: TimedRunner, env: dict[str, str]) -> TimedRun:
+    """A run of ``reliability_baseline`` forwarding to a Marquez that answers after five times the
+    provider's ``execution_timeout``."""
+    with FakeMarquez() as marquez:
+        marquez.delay = EXECUTION_TIMEOUT * 5
+        return timed(
+            "reliability_baseline", {"AIRFLOW__OPENLINEAGE__TRANSPORT": forward_to(marquez.url), **env}
+        )
+
+
 def test_backend_slower_than_the_provider_timeout_adds_at_most_the_delivery_deadline(
     timed: TimedRunner, baseline: Baseline
 ) -> None:
-    with FakeMarquez() as marquez:
-        marquez.delay = EXECUTION_TIMEOUT * 5
-        run = timed("reliability_baseline", {"AIRFLOW__OPENLINEAGE__TRANSPORT": forward_to(marquez.url)})
+    run = _against_a_slow_backend(timed, {})
     assert_outcome_unchanged(run, baseline, 2 * FORWARD_TIMEOUT, "reliability_baseline")
     lines = one_warning_per_event(run, "not delivered")
     assert all(f"no answer within {FORWARD_TIMEOUT:g} s" in line for line in lines)
@@ -102,15 +110,7 @@ def test_backend_slower_than_the_provider_timeout_adds_at_most_the_delivery_dead
 ) -> None:
     """``[openlineage] execute_in_thread`` (docs/reliability.md recommends it): the provider would abandon
     the thread at its timeout; our deadline ends each send first, in the task's own process."""
-    with FakeMarquez() as marquez:
-        marquez.delay = EXECUTION_TIMEOUT * 5
-        run = timed(
-            "reliability_baseline",
-            {
-                "AIRFLOW__OPENLINEAGE__TRANSPORT": forward_to(marquez.url),
-                "AIRFLOW__OPENLINEAGE__EXECUTE_IN_THREAD": "True",
-            },
-        )
+    run = _against_a_slow_backend(timed, {"AIRFLOW__OPENLINEAGE__EXECUTE_IN_THREAD": "True"})
     assert_outcome_unchanged(run, baseline, 2 * FORWARD_TIMEOUT, "reliability_baseline")
     # both events were sent from the task's process: the loss is logged once there (START's), where the
     # forked processes logged one each
