@@ -27,7 +27,10 @@ pytest.register_assert_rewrite(
         {
             p.stem
             for p in TESTS.rglob("*.py")
-            if not p.stem.startswith("test_") and p.stem != "conftest" and "dags" not in p.parts
+            if not p.stem.startswith("test_")
+            and p.stem != "conftest"
+            and "dags" not in p.parts
+            and "node_modules" not in p.parts  # tests/js's npm packages ship Python files too
         }
     )
 )

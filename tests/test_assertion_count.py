@@ -12,6 +12,7 @@ SUPPORT = Path(__file__).resolve().parent / "support"
 
 CASES = """
 import pytest
+from hypothesis import given, settings, strategies as st
 
 
 def test_asserts_nothing():
@@ -51,6 +52,18 @@ def test_records_a_check():
 def test_asserts_in_a_rewritten_helper():
     from helper_rewritten import check
     check(1)
+
+
+@settings(max_examples=5, database=None)
+@given(st.text(alphabet="ab-", min_size=1).filter(lambda text: not text.startswith("-")))
+def test_draws_examples_and_checks_nothing(text):
+    text.upper()
+
+
+@settings(max_examples=5, database=None)
+@given(st.text(alphabet="ab-", min_size=1))
+def test_draws_examples_and_checks_each(text):
+    assert text.upper().lower() == text
 """
 
 
@@ -85,6 +98,28 @@ def test_a_test_that_checks_nothing_fails_and_one_that_checks_passes(tmp_path: P
         "test_expects_a_warning": "PASSED",
         "test_records_a_check": "PASSED",
         "test_asserts_in_a_rewritten_helper": "PASSED",
+        "test_draws_examples_and_checks_nothing": "FAILED",  # Hypothesis' own asserts are not its checks
+        "test_draws_examples_and_checks_each": "PASSED",
     }, proc.stdout[-3000:]
-    assert proc.stdout.count("passed without checking anything") >= 3
+    assert proc.stdout.count("passed without checking anything") >= 4
     assert proc.returncode == 1
+
+
+def test_the_packages_of_pytest_plugins_that_run_inside_tests_are_not_rewritten() -> None:
+    """Hypothesis and anyio run inside the tests: their asserts would count as checks and cost an
+    explanation each (assertion_count.py). The plugin modules pytest imports before any conftest
+    (pytest-xdist, pytest-timeout, Hypothesis' plugin) stay rewritten: they run between the tests."""
+    import anyio  # noqa: F401 (imported here if no earlier test did)
+    import hypothesis.internal.conjecture.data  # noqa: F401
+    from _pytest.assertion.rewrite import AssertionRewritingHook
+
+    from tests.support.assertion_count import plugin_packages
+
+    rewritten = {
+        name.split(".")[0]
+        for name, module in list(sys.modules.items())
+        if isinstance(getattr(module, "__loader__", None), AssertionRewritingHook)
+    }
+    assert {"hypothesis", "anyio", "xdist"} <= plugin_packages()
+    assert "tests" in rewritten  # the repository's own modules are
+    assert sorted(rewritten & {"hypothesis", "anyio"}) == []

@@ -7,11 +7,19 @@ explicit :func:`record_check` by a helper whose check is not an ``assert`` (``va
 an invalid event). Only the test body counts: a check in a fixture does not make the test check
 anything. A test that ends without error and with no check fails with a message naming the fix.
 
+Only this repository's asserts count: pytest also rewrites every module of every installed distribution
+that ships a pytest plugin (Hypothesis, pytest-xdist, ...), so their internal asserts would count as the
+test's checks (a ``@given`` test checking nothing would pass) and, with the pass hook on, each one would
+build an explanation nobody reads (Hypothesis drew its examples about 60 times slower). ``pytest_configure``
+takes those packages off pytest's list before they are imported; ``pyproject.toml`` leaves out anyio's
+plugin (no test uses it), which would import anyio before that.
+
 Used by ``tests/conftest.py``; load it in another run with ``-p assertion_count``.
 """
 
 from __future__ import annotations
 
+import importlib.metadata
 from collections.abc import Callable, Generator
 from pathlib import Path
 from typing import Any
@@ -41,9 +49,34 @@ def _counting(real: Callable[..., Any]) -> Callable[..., Any]:
     return expect
 
 
+def plugin_packages() -> set[str]:
+    """The top-level packages of the installed distributions that ship a pytest plugin."""
+    plugins = {
+        dist.metadata["Name"]
+        for dist in importlib.metadata.distributions()
+        if any(entry.group == "pytest11" for entry in dist.entry_points)
+    }
+    return {
+        package
+        for package, dists in importlib.metadata.packages_distributions().items()
+        if plugins.intersection(dists)
+    }
+
+
+def _rewrite_no_plugin_package(config: pytest.Config) -> None:
+    """Take the plugin distributions' packages off pytest's rewrite list (see the module docstring)."""
+    hook = config.pluginmanager.rewrite_hook
+    marked: set[str] | None = getattr(hook, "_must_rewrite", None)
+    if marked is None:  # ``--assert=plain``: nothing is rewritten, no assert counts
+        return
+    marked.difference_update(plugin_packages())
+    getattr(hook, "_marked_for_rewrite_cache", {}).clear()
+
+
 def pytest_configure(config: pytest.Config) -> None:
     if not config.getini("enable_assertion_pass_hook"):
         raise pytest.UsageError("assertion_count needs `enable_assertion_pass_hook = true` in the pytest ini")
+    _rewrite_no_plugin_package(config)
     if not hasattr(config, "workerinput"):
         # Rewritten modules are cached in __pycache__/*-pytest-*.pyc without saying whether they call the
         # pass hook: a cache written before the hook was enabled would count nothing. Rewrite afresh.
