@@ -55,12 +55,14 @@ echo "==> installing ${REQUIREMENTS[*]} and airflow-lineage-plus (no Airflow) in
 
 echo "==> pytest on Python 3.10 (Airflow-free tests)"
 set +e
-# The same tests/conftest.py as test.sh (it loads without Airflow): the assertion-count guard, the
-# fresh-process hook and the end-of-run counts apply here too.
+# The same tests/conftest.py as test.sh (it loads without Airflow): the assertion-count guard (which
+# tests/test_assertion_count.py checks on this Python too), the fresh-process hook and the end-of-run
+# counts apply here too.
 # The store's import test runs the lineage-plus CLI, which reads [lineage_plus] without Airflow (conf.py).
 # On every core, as test.sh runs (groups and order from the same conftest).
 "$VENV/bin/python" -m pytest -n auto --maxprocesses 4 --dist loadgroup --no-loadscope-reorder --durations 5 \
-  tests/graph tests/deliver/test_redaction_catalogue.py tests/test_timestamps.py tests/test_py310_guard.py "$@"
+  tests/graph tests/deliver/test_redaction_catalogue.py tests/test_timestamps.py tests/test_py310_guard.py \
+  tests/test_assertion_count.py "$@"
 status=$?
 set -e
 [ "$status" -eq 5 ] && { echo "no Python 3.10 test ran: that is a failure" >&2; exit 1; }

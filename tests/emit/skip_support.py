@@ -8,17 +8,19 @@ scheduler. Both processes are stopped (by their own process group) when the fixt
 
 from __future__ import annotations
 
+import itertools
 import os
 import socket
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from demo.dag_batch import DagBatch
 from tests.support.harness import event_log_transport, read_events
 from tests.support.processes import stop_gracefully
 
@@ -56,6 +58,7 @@ class LiveAirflow:
         self.workdir = workdir
         self._procs: list[subprocess.Popen[bytes]] = []
         self._logs: list[Any] = []
+        self._cli_runs = itertools.count()
 
     def env(self, dag_id: str, extra: dict[str, str] | None = None) -> dict[str, str]:
         log = self.workdir / f"events-{dag_id}.jsonl"
@@ -67,17 +70,25 @@ class LiveAirflow:
             **(extra or {}),
         }
 
-    def cli(self, dag_id: str, *args: str, extra: dict[str, str] | None = None) -> str:
-        proc = subprocess.run(
-            [AIRFLOW, *args],
-            env=self.env(dag_id, extra),
-            capture_output=True,
-            text=True,
-            timeout=300,
-            cwd=self.workdir,
+    def cli(self, dag_id: str, *commands: Sequence[str], extra: dict[str, str] | None = None) -> None:
+        """Run each ``airflow`` command in turn with this DAG's environment, all in one process (Airflow
+        imported once: :class:`demo.dag_batch.DagBatch`); each must succeed. Their output goes to
+        ``live-logs/cli-<dag_id>-<n>.log``."""
+        logs = self.workdir / "live-logs"
+        logs.mkdir(exist_ok=True)
+        pipes = {"stdin": subprocess.PIPE, "stdout": subprocess.PIPE}
+        batch = DagBatch(
+            subprocess.Popen(DagBatch.command(), env=self.env(dag_id, extra), cwd=self.workdir, **pipes)
         )
-        assert proc.returncode == 0, proc.stdout + proc.stderr
-        return proc.stdout
+        try:
+            for argv in commands:
+                log = logs / f"cli-{dag_id}-{next(self._cli_runs)}.log"
+                status = batch.run(argv, {}, log, timeout=300)
+                assert status == 0, (
+                    f"airflow {' '.join(argv)} ended with {status}:\n{log.read_text()[-3000:]}"
+                )
+        finally:
+            batch.close()
 
     def events(self, dag_id: str) -> list[dict[str, Any]]:
         return read_events(self.workdir / f"events-{dag_id}.jsonl")

@@ -53,10 +53,15 @@ def recorded(airflow_db: Path, tmp_path_factory: pytest.TempPathFactory) -> Iter
     live = LiveAirflow(workdir)
     extra = {"AIRFLOW__CORE__DAGS_ARE_PAUSED_AT_CREATION": "False"}
     try:
-        live.cli("xdag", "dags", "reserialize", extra=extra)
-        for dag_id in ("xdag_orders", "xdag_report"):  # the worker's database may know them, paused
-            live.cli("xdag", "dags", "unpause", dag_id, extra=extra)
-        live.cli("xdag", "dags", "trigger", "xdag_orders", "--conf", '{"fail": true}', extra=extra)
+        live.cli(
+            "xdag",
+            ["dags", "reserialize"],
+            # the worker's database may know them, paused
+            ["dags", "unpause", "xdag_orders"],
+            ["dags", "unpause", "xdag_report"],
+            ["dags", "trigger", "xdag_orders", "--conf", '{"fail": true}'],
+            extra=extra,
+        )
         events = live.run_scheduler_until(
             "xdag",
             lambda found: all(_terminal(found, job) for job in ("xdag_orders", "xdag_report")),

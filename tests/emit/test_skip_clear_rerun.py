@@ -40,13 +40,15 @@ def test_scheduler_adds_nothing_for_a_cleared_rerun_and_one_record_per_skip_of_a
     assert len(first_dag_run) == 1
 
     # Open the gate and clear the DAG run with the real CLI; the real scheduler runs it again.
-    live_airflow.cli("skip_clear", "variables", "set", "skip_clear_gate", "open")
-    window = ["-s", LOGICAL_DATE, "-e", LOGICAL_DATE]
-    live_airflow.cli("skip_clear", "tasks", "clear", "skip_clear", "-y", *window)
-    # A brand-new DAG run of another DAG in the same folder, for the scheduler-side emission path. The
+    # Then a brand-new DAG run of another DAG in the same folder, for the scheduler-side emission path. The
     # worker's metadata DB may know this DAG already, paused, from another test file's runs: unpause it.
-    live_airflow.cli("skip_clear", "dags", "unpause", "skip_short_circuit")
-    live_airflow.cli("skip_clear", "dags", "trigger", "skip_short_circuit")
+    live_airflow.cli(
+        "skip_clear",
+        ["variables", "set", "skip_clear_gate", "open"],
+        ["tasks", "clear", "skip_clear", "-y", "-s", LOGICAL_DATE, "-e", LOGICAL_DATE],
+        ["dags", "unpause", "skip_short_circuit"],
+        ["dags", "trigger", "skip_short_circuit"],
+    )
 
     def second_run_done(events: list[dict[str, Any]]) -> bool:
         short_circuit_done = any(
