@@ -20,7 +20,9 @@ fi
 target="$ROOT"
 [ -n "$EXTRAS" ] && target="$ROOT[$EXTRAS]"
 echo "==> installing airflow-lineage-plus${EXTRAS:+[$EXTRAS]} (editable) and Airflow into $VENV"
-"$VENV/bin/uv" pip install --quiet -p "$VENV/bin/python" -e "$target"
+# LINEAGE_PLUS_PINS (an array the sourcing script may set): versions resolved in the same install
+# (scripts/test-floor.sh's floor), so nothing of a newer release is installed first and left behind
+"$VENV/bin/uv" pip install --quiet -p "$VENV/bin/python" -e "$target" ${LINEAGE_PLUS_PINS[@]+"${LINEAGE_PLUS_PINS[@]}"}
 export PATH="$VENV/bin:$PATH"
 # Compiled bytecode, as pip leaves it (uv compiles none): Airflow is some 1,500 modules, and without their
 # bytecode every process the demo and the tests start (the tests start hundreds) compiles them again.

@@ -28,17 +28,19 @@ LEFT_OUT=(
   "tests/reliability/test_api_server_reader.py|the memory of this package's reader over 200 refreshes; Airflow's API server with the plugin is started here by ui/test_permissions_fab.py and ui/test_lineage_browser.py"
 )
 
-LINEAGE_PLUS_VENV="$ROOT/.venv-floor" source "$ROOT/scripts/bootstrap.sh" test
-echo "==> pinning the floor versions"
+# The floor's versions, resolved with the package in one install (scripts/bootstrap.sh).
 # cryptography<51: Airflow 3.1's get_fernet sets an attribute on cryptography's MultiFernet, which
 # cryptography 51 (a Rust class now) refuses, so every connection password reads as nothing once a
 # fernet key is set (the ingest key, SMTP's password). Airflow's constraints file for 3.1.8 pins it lower;
 # Airflow 3.2 and later wrap MultiFernet and run with 51 (scripts/test.sh).
-uv pip install --quiet -p "$ROOT/.venv-floor/bin/python" \
-  "apache-airflow==3.1.*" "cryptography<51" \
-  "apache-airflow-providers-openlineage==2.20.0" \
-  "openlineage-python==1.53.0" "openlineage-integration-common==1.53.0" "openlineage-sql==1.53.0" \
+LINEAGE_PLUS_PINS=(
+  "apache-airflow==3.1.*" "cryptography<51"
+  "apache-airflow-providers-openlineage==2.20.0"
+  "openlineage-python==1.53.0" "openlineage-integration-common==1.53.0" "openlineage-sql==1.53.0"
   "openlineage-dbt==1.53.0"
+)
+echo "==> the floor: ${LINEAGE_PLUS_PINS[*]}"
+LINEAGE_PLUS_VENV="$ROOT/.venv-floor" source "$ROOT/scripts/bootstrap.sh" test
 compile_bytecode  # the floor's versions (scripts/bootstrap.sh)
 python -c 'import airflow, airflow.providers.openlineage as p; print("floor: Airflow", airflow.__version__, "provider", p.__version__)'
 [ "${1:-}" = "--prepare" ] && exit 0
