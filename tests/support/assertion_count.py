@@ -52,13 +52,14 @@ def _counting(real: Callable[..., Any]) -> Callable[..., Any]:
 def plugin_packages() -> set[str]:
     """The top-level modules and packages of the installed distributions that ship a pytest plugin (read
     from their files, as pytest marks them: Python 3.10's ``packages_distributions`` misses Hypothesis)."""
-    packages: set[str] = set()
-    for dist in importlib.metadata.distributions():
-        if any(entry.group == "pytest11" for entry in dist.entry_points):
-            for file in dist.files or []:
-                if file.suffix == ".py" and ".." not in file.parts:
-                    packages.add(file.parts[0].removesuffix(".py"))
-    return packages
+    entries = importlib.metadata.entry_points(group="pytest11")
+    plugins = {entry.dist.name: entry.dist for entry in entries if entry.dist is not None}
+    return {
+        file.parts[0].removesuffix(".py")
+        for dist in plugins.values()
+        for file in dist.files or []
+        if file.suffix == ".py" and ".." not in file.parts
+    }
 
 
 def _rewrite_no_plugin_package(config: pytest.Config) -> None:
