@@ -59,6 +59,12 @@ class DagBatch:
     def command() -> list[str]:
         return [sys.executable, str(Path(__file__).resolve())]
 
+    @classmethod
+    def start(cls, env: dict[str, str], cwd: Path) -> DagBatch:
+        """A batch process with ``env`` as its environment, in ``cwd``."""
+        pipes = {"stdin": subprocess.PIPE, "stdout": subprocess.PIPE}
+        return cls(subprocess.Popen(cls.command(), env=env, cwd=cwd, **pipes))
+
     def run(self, argv: Sequence[str], env: dict[str, str], log: Path, timeout: float = 900.0) -> int:
         """Run ``airflow <argv>`` with ``env`` set over the process's environment, its output appended to
         ``log``; its exit status once it and what it handed to the provider's pool are done. Past

@@ -76,10 +76,7 @@ class LiveAirflow:
         ``live-logs/cli-<dag_id>-<n>.log``."""
         logs = self.workdir / "live-logs"
         logs.mkdir(exist_ok=True)
-        pipes = {"stdin": subprocess.PIPE, "stdout": subprocess.PIPE}
-        batch = DagBatch(
-            subprocess.Popen(DagBatch.command(), env=self.env(dag_id, extra), cwd=self.workdir, **pipes)
-        )
+        batch = DagBatch.start(self.env(dag_id, extra), self.workdir)
         try:
             for argv in commands:
                 log = logs / f"cli-{dag_id}-{next(self._cli_runs)}.log"

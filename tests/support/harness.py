@@ -323,8 +323,7 @@ class AirflowRunner:
         run_env, log, written = self._prepare(dag_files, name, env)
         assert written is not None  # _prepare refuses a transport the runner cannot read
         results: list[DagRunResult] = []
-        pipes = {"stdin": subprocess.PIPE, "stdout": subprocess.PIPE}
-        batch = DagBatch(subprocess.Popen(DagBatch.command(), env=run_env, cwd=self.workdir, **pipes))
+        batch = DagBatch.start(run_env, self.workdir)
         try:
             seen: set[bytes] = set()
             for number, recording in enumerate(recordings):
