@@ -1,13 +1,13 @@
 """An event log read whole: newline-delimited OpenLineage JSON, folded into a private store.
 
 The log's events are folded with the store's fold (:mod:`airflow_lineage_plus.store.fold`) into a
-store of its own (a SQLite file in a private temporary directory, removed on :meth:`close`), and
-questions read it as they read the lineage store (:class:`.StoreSource`). Each event is remembered by
-its place in the file (its byte offset and length, a *ref*), so details are re-read from the file
-(:mod:`.logfile`, plain reads, never a memory map), and answers as of a time fold again just the events
-of the nodes asked about (:mod:`.focus`), found by a scan of the same lines (:class:`.scan.ScanCatalog`).
-:meth:`EventLogSource.refresh` reads only the bytes appended since; a truncated or replaced file is read
-again from the start.
+store of its own (a SQLite file in a private temporary directory, removed on :meth:`close`, or when the
+source is collected or the process exits without closing it), and questions read it as they read the
+lineage store (:class:`.StoreSource`). Each event is remembered by its place in the file (its byte offset
+and length, a *ref*), so details are re-read from the file (:mod:`.logfile`, plain reads, never a memory
+map), and answers as of a time fold again just the events of the nodes asked about (:mod:`.focus`), found
+by a scan of the same lines (:class:`.scan.ScanCatalog`). :meth:`EventLogSource.refresh` reads only the
+bytes appended since; a truncated or replaced file is read again from the start.
 
 For questions asked again and again, ``lineage-plus import LOG`` keeps the log in the lineage store.
 """
@@ -19,6 +19,7 @@ import os
 import shutil
 import tempfile
 import threading
+import weakref
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -60,6 +61,7 @@ class EventLogSource(StoreSource):
             raise SourceUnavailable(f"event log {self.log} does not exist or is not a file")
         self._lock = threading.RLock()
         self._directory: str | None = None
+        self._removal: weakref.finalize | None = None
         self._identity: tuple[int, int, bytes] | None = None
         self._new_store()
         super().__init__(self.store, owns_store=True)
@@ -70,6 +72,8 @@ class EventLogSource(StoreSource):
         """A new, empty private store (the old one removed)."""
         self._remove_store()
         self._directory = tempfile.mkdtemp(prefix="lineage-plus-log-")  # mode 0700
+        # removed with the source even when nobody closes it: when it is collected, or as the process exits
+        self._removal = weakref.finalize(self, shutil.rmtree, self._directory, True)
         self.store = LineageStore(sqlite_url(Path(self._directory) / "folded.db"), file_mode=0o600)
         self.scan = ScanCatalog()
         self._whole = None
@@ -82,7 +86,8 @@ class EventLogSource(StoreSource):
     def _remove_store(self) -> None:
         if self._directory is not None:
             self.store.close()
-            shutil.rmtree(self._directory, ignore_errors=True)
+            if self._removal is not None:
+                self._removal()
             self._directory = None
 
     # -- reading the log ----------------------------------------------------------------------------

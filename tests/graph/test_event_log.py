@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import gc
 import json
 import os
+import subprocess
+import sys
 import threading
 from pathlib import Path
 
@@ -131,6 +134,42 @@ def test_a_refresh_waits_until_the_questions_of_one_view_have_read_their_snapsho
         assert queries.search("o", 100) != before
     finally:
         source.close()
+
+
+def _replaced_and_dropped(path: Path, replacement: Path) -> tuple[Path, Path]:
+    """The private store directories of a source before and after its log was replaced; the source
+    is then dropped without being closed (made here, so no frame of the test keeps it)."""
+    source = EventLogSource(path)
+    first = Path(source._directory or "")
+    os.replace(replacement, path)
+    assert source.refresh() == 2
+    return first, Path(source._directory or "")
+
+
+def test_the_private_store_is_removed_on_close_on_replacement_when_dropped_and_at_exit(
+    tmp_path: Path,
+) -> None:
+    path = write_log(tmp_path / "e.jsonl", orders_pipeline())
+    closed = EventLogSource(path)
+    directory = Path(closed._directory or "")
+    assert (directory / "folded.db").is_file()
+    closed.close()
+    assert not directory.exists()
+
+    replacement = write_log(tmp_path / "new.jsonl", run_pair("other.job", "o", 0, 1))
+    first, second = _replaced_and_dropped(path, replacement)
+    assert not first.exists()
+    gc.collect()  # a source is in reference cycles (its run reader holds its bound method)
+    assert not second.exists()
+
+    script = (
+        "import sys; from airflow_lineage_plus.graph.eventlog import EventLogSource; "
+        "kept = EventLogSource(sys.argv[1]); print(kept._directory)"
+    )
+    exited = subprocess.run(
+        [sys.executable, "-c", script, str(path)], capture_output=True, text=True, timeout=60, check=True
+    )
+    assert not Path(exited.stdout.strip()).exists()
 
 
 def test_missing_event_log_is_source_unavailable(tmp_path: Path) -> None:

@@ -2,7 +2,8 @@
 
 The environment is set at import time, before anything imports Airflow, so every test (and every
 ``airflow`` subprocess it starts) sees the same isolated installation. Each pytest-xdist worker gets
-its own AIRFLOW_HOME and metadata database. Events go through the transport the README recommends,
+its own AIRFLOW_HOME and metadata database, removed as the worker exits (unless
+``LINEAGE_PLUS_KEEP_TEST_HOME`` is set). Events go through the transport the README recommends,
 ``EventLogTransport`` (size limits, values policy and redaction on every event), to one log per run.
 
 A *recording* (one :meth:`AirflowRunner.run`) must be the only one of its DAG and logical date in the
@@ -21,6 +22,7 @@ a test cannot read an event that is not valid against its exact schema versions.
 
 from __future__ import annotations
 
+import atexit
 import json
 import os
 import shutil
@@ -41,6 +43,8 @@ REPO = Path(__file__).resolve().parents[2]
 TESTS = Path(__file__).resolve().parents[1]
 _worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
 _HOME = Path(tempfile.mkdtemp(prefix=f"alp-airflow-home-{_worker}-"))
+if not os.environ.get("LINEAGE_PLUS_KEEP_TEST_HOME"):  # set it to look at the home afterwards
+    atexit.register(shutil.rmtree, _HOME, True)
 _SESSION_LOG = _HOME / "events.jsonl"
 _BASE_DAGS = _HOME / "dags"
 _BASE_DAGS.mkdir()
