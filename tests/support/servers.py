@@ -8,8 +8,12 @@ import signal
 import socket
 import subprocess
 import time
+from pathlib import Path
 
 import httpx
+
+#: the log file of each API server a test started, by its base URL (a failed browser test prints its tail)
+SERVER_LOGS: dict[str, Path] = {}
 
 
 def free_port() -> int:
@@ -43,3 +47,15 @@ def stop(proc: subprocess.Popen[bytes]) -> None:
     except subprocess.TimeoutExpired:
         os.killpg(proc.pid, signal.SIGKILL)
         proc.wait()
+
+
+def log_tail(base: str, lines: int = 40) -> str:
+    """The last ``lines`` lines of the log of the API server at ``base`` (``SERVER_LOGS``), or why not."""
+    path = SERVER_LOGS.get(base)
+    if path is None:
+        return f"no log registered for {base}"
+    try:
+        text = path.read_text(errors="replace")
+    except OSError as exc:
+        return f"cannot read {path}: {exc}"
+    return "\n".join(text.splitlines()[-lines:])

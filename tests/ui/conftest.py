@@ -1,5 +1,6 @@
 """Fixtures the Lineage view's tests share: one real FAB API server per session, headless Chromium per module,
-and a page of it logged in to the module's own API server (``airflow_ui``).
+and a page of it logged in to the module's own API server (``airflow_ui``). A browser test that fails
+reports the page's console messages and errors, and the tail of its API server's log.
 
 Starting the FAB server costs a minute (roles and users, then the API server), so ``test_permissions_fab.py``
 and ``test_permissions_browser.py`` share it; it starts only when a test asks for it.
@@ -15,7 +16,7 @@ from typing import Any
 import pytest
 
 from tests.support.fab_airflow import FabAirflow, fab_airflow
-from tests.support.servers import free_port
+from tests.support.servers import free_port, log_tail
 from tests.ui.browser_support import PASSWORD, USER
 from tests.ui.ui_pipeline import ALPHA_DAG, PermissionPipeline, record_permission_pipeline
 
@@ -70,6 +71,17 @@ def browser() -> Iterator[Any]:
         chromium.close()
 
 
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
+    """A failed browser test's report says what the page logged and how its API server's log ends."""
+    report = yield
+    page = getattr(item, "funcargs", {}).get("logged_in_page")
+    if report.when == "call" and report.failed and page is not None:
+        report.sections.append(("browser console", "\n".join(page.console) or "(nothing logged)"))
+        report.sections.append(("API server log (tail)", log_tail(page.server)))
+    return report
+
+
 @pytest.fixture
 def logged_in_page(browser: Any, airflow_ui: str) -> Iterator[Any]:
     """A page logged in through the simple auth manager's real login form (``airflow_ui``: the test file's
@@ -78,6 +90,10 @@ def logged_in_page(browser: Any, airflow_ui: str) -> Iterator[Any]:
     page = context.new_page()
     page.dialogs = []  # type: ignore[attr-defined]
     page.on("dialog", lambda dialog: (page.dialogs.append(dialog.message), dialog.dismiss()))
+    page.console = []  # type: ignore[attr-defined]
+    page.on("console", lambda message: page.console.append(f"{message.type}: {message.text}"))
+    page.on("pageerror", lambda error: page.console.append(f"page error: {error}"))
+    page.server = airflow_ui  # type: ignore[attr-defined]
     page.goto(f"{airflow_ui}/")
     page.wait_for_selector("input[name=username]", timeout=60_000)
     page.fill("input[name=username]", USER)

@@ -26,6 +26,7 @@ import pytest
 
 from tests.support.graph_builders import dataset_node, job_node, orders_pipeline, retirement_events, write_log
 from tests.support.run_report import SHARED_RECORDINGS
+from tests.support.servers import SERVER_LOGS
 
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "benchmarks"))
@@ -44,6 +45,7 @@ def airflow_ui(airflow_db: Path, tmp_path_factory: pytest.TempPathFactory) -> It
     workdir = tmp_path_factory.mktemp("graph-views")
     log = write_log(workdir / "events.jsonl", orders_pipeline() + retirement_events())
     with api_server(log, workdir) as (base, _):
+        SERVER_LOGS[base] = workdir / "api-server.log"
         login(base)  # up and answering
         yield base
 
@@ -181,3 +183,4 @@ def test_the_svg_and_png_buttons_download_the_drawn_graph(
     width, height = struct.unpack(">II", png[16:24])  # IHDR: the image's size, the SVG's at ratio 1
     assert (width, height) == (int(root.get("width")), int(root.get("height")))
     assert page.dialogs == []
+

@@ -24,7 +24,7 @@ from typing import Any
 import pytest
 
 from tests.support.run_report import SHARED_RECORDINGS
-from tests.support.servers import free_port, stop, wait_until_serving
+from tests.support.servers import SERVER_LOGS, free_port, stop, wait_until_serving
 from tests.ui.browser_support import PASSWORD, USER, listed, open_lineage_from_navigation, search_and_open
 from tests.ui.ui_pipeline import (
     DAG_ID,
@@ -73,6 +73,7 @@ def airflow_ui(sample: SamplePipeline, tmp_path_factory: pytest.TempPathFactory)
     }
     airflow = str(Path(sys.executable).parent / "airflow")
     log = (workdir / "api-server.log").open("wb")
+    SERVER_LOGS[f"http://127.0.0.1:{port}"] = workdir / "api-server.log"
     proc = subprocess.Popen(
         [airflow, "api-server", "--host", "127.0.0.1", "--port", str(port), "--workers", "1"],
         env=env,
