@@ -175,23 +175,13 @@ class Way:
 def _guarded(
     method: Callable[Concatenate[LineageQueries, _P], _R],
 ) -> Callable[Concatenate[LineageQueries, _P], _R]:
-    @functools.wraps(method)
-    def wrapper(self: LineageQueries, *args: _P.args, **kwargs: _P.kwargs) -> _R:
-        with self.source.guard():
-            return method(self, *args, **kwargs)
-
-    return wrapper
-
-
-def _one_graph(
-    method: Callable[Concatenate[LineageQueries, _P], _R],
-) -> Callable[Concatenate[LineageQueries, _P], _R]:
-    """The question reads one graph however many parts it has (its walk, the runs' histories, the
-    latest assertions): each record is read once (:meth:`LineageSource.one_view`)."""
+    """A question holds the source's guard, and reads one graph however many steps and parts it has
+    (its walk, the runs' histories, the latest assertions; :meth:`LineageSource.one_view`): one
+    snapshot of a store, through one connection, each record read once."""
 
     @functools.wraps(method)
     def wrapper(self: LineageQueries, *args: _P.args, **kwargs: _P.kwargs) -> _R:
-        with self.source.one_view():
+        with self.source.guard(), self.source.one_view():
             return method(self, *args, **kwargs)
 
     return wrapper
@@ -312,7 +302,6 @@ class LineageQueries:
         return self._around(node_id, depth, limit, way, (True, False))
 
     @_guarded
-    @_one_graph
     def failed_upstream(
         self,
         dataset_id: str,
@@ -373,7 +362,6 @@ class LineageQueries:
         return {**answer, "level": level, "owners": sorted(owners)}
 
     @_guarded
-    @_one_graph
     def what_changed(
         self,
         dataset_id: str,

@@ -2,11 +2,12 @@
 
 Each read takes many keys at once (one query per table and batch, whatever the number of keys), so a
 walk costs a few queries per level, not per node. A :class:`FoldedState` reads through one connection in
-one transaction (one snapshot on SQLite) for each step of a question (:meth:`FoldedState.batch`): what
-a step reads is consistent, and it pays for a connection once. Rows come back as the named row types of
-:mod:`.facts` (or small named tuples of their own); the ids stored beside the hashed keys are compared
-with the ids asked for, so two ids with one key never mix. What the rows mean is the graph's business
-(:mod:`airflow_lineage_plus.graph.stored_graph`).
+one transaction (one snapshot) for each step of a question (:meth:`FoldedState.batch`), and a question
+asked through :class:`~airflow_lineage_plus.graph.LineageQueries` holds one for all of its steps
+(:meth:`LineageStore.read`): what it reads is consistent, and it pays for a connection once. Rows come
+back as the named row types of :mod:`.facts` (or small named tuples of their own); the ids stored beside
+the hashed keys are compared with the ids asked for, so two ids with one key never mix. What the rows mean
+is the graph's business (:mod:`airflow_lineage_plus.graph.stored_graph`).
 """
 
 from __future__ import annotations

@@ -26,6 +26,7 @@ from tests.support.graph_builders import (
     airflow_facets,
     daily_runs,
     dataset_node,
+    ds,
     job_node,
     permissions_world,
     run_id,
@@ -204,6 +205,39 @@ def test_questions_inside_one_view_share_a_graph_per_thread_and_later_ones_read_
         assert source.view() is not now and source.view() is not source.view()
         assert answers(source) == EXPECTED
     finally:
+        store.close()
+
+
+def test_every_step_of_one_question_reads_one_snapshot_of_the_store(
+    engine_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A walk reads a level at a time; a write committed between two levels is not half in the answer."""
+    store = _emptied(engine_url)
+    writer = LineageStore(engine_url)
+    chain = [
+        *run_pair("load", run_id("load"), 0, 1, inputs=[ds("source")], outputs=[ds("staged")]),
+        *run_pair("build", run_id("build"), 2, 3, inputs=[ds("staged")], outputs=[ds("mart")]),
+    ]
+    late = run_pair("backfill", run_id("backfill"), 4, 5, inputs=[ds("archive")], outputs=[ds("staged")])
+    read_writers = StoredGraph.load_writers
+    written: list[int] = []
+
+    def write_after_the_first_level(graph: StoredGraph, dataset_ids: Any) -> None:
+        read_writers(graph, dataset_ids)
+        if not written:  # another writer commits a new writer of "staged" before the next level is read
+            written.append(writer.append([json.dumps(e).encode() for e in late]).added)
+
+    try:
+        store.append([json.dumps(e).encode() for e in chain])
+        queries = LineageQueries(StoreSource(store))
+        monkeypatch.setattr(StoredGraph, "load_writers", write_after_the_first_level)
+        first = {n["name"] for n in queries.upstream(dataset_node("mart"), 10)["nodes"]}
+        assert written == [2]
+        assert first == {"build", "staged", "load", "source"}  # the target is not among its nodes
+        later = {n["name"] for n in queries.upstream(dataset_node("mart"), 10)["nodes"]}
+        assert later == first | {"backfill", "archive"}
+    finally:
+        writer.close()
         store.close()
 
 

@@ -183,4 +183,3 @@ def test_the_svg_and_png_buttons_download_the_drawn_graph(
     width, height = struct.unpack(">II", png[16:24])  # IHDR: the image's size, the SVG's at ratio 1
     assert (width, height) == (int(root.get("width")), int(root.get("height")))
     assert page.dialogs == []
-
