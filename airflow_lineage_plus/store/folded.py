@@ -513,12 +513,18 @@ class FoldedState:
 
     def search(self, text: str, limit: int = MAX_MATCHES) -> list[tuple[int, str, str]]:
         """(kind, namespace, name) of up to ``limit`` nodes whose namespace or name contains ``text``
-        (any case)."""
-        pattern = "%" + text.lower().replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
-        matches = sa.or_(
-            sa.func.lower(_node.c.name).like(pattern, escape="\\"),
-            sa.func.lower(_node.c.namespace).like(pattern, escape="\\"),
-        )
+        (in any case of ASCII letters; other letters as written, or as PostgreSQL's locale folds them)."""
+        pattern = "%" + text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+        if self.store.dialect == "sqlite":  # its LIKE folds ASCII letters (what its lower() folds)
+            matches = sa.or_(
+                _node.c.name.like(pattern, escape="\\"), _node.c.namespace.like(pattern, escape="\\")
+            )
+        else:  # LIKE is case-sensitive: both sides folded by the engine's lower()
+            folded = sa.func.lower(sa.literal(pattern))
+            matches = sa.or_(
+                sa.func.lower(_node.c.name).like(folded, escape="\\"),
+                sa.func.lower(_node.c.namespace).like(folded, escape="\\"),
+            )
         rows = self._all(sa.select(_node.c.kind, _node.c.namespace, _node.c.name).where(matches).limit(limit))
         return [(int(k), str(ns), str(n)) for k, ns, n in rows]
 

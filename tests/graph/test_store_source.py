@@ -241,6 +241,26 @@ def test_every_step_of_one_question_reads_one_snapshot_of_the_store(
         store.close()
 
 
+def test_search_ignores_case_and_takes_percent_and_underscore_literally(engine_url: str) -> None:
+    store = _emptied(engine_url)
+    names = ["Orders_Daily", "ordersXdaily", "margin_%_report", "margin_x_report", "Ünïcode_Ä"]
+    events = [e for n, name in enumerate(names) for e in run_pair(name, run_id(name), n, n + 1)]
+    try:
+        store.append([json.dumps(e).encode() for e in events])
+        queries = LineageQueries(StoreSource(store))
+
+        def found(text: str) -> list[str]:
+            return sorted(n["name"] for n in queries.search(text, 50))
+
+        assert found("ORDERS_daily") == ["Orders_Daily"]  # "_" is not any character
+        assert found("orders") == ["Orders_Daily", "ordersXdaily"]
+        assert found("_%_") == ["margin_%_report"]  # nor is "%" any run of them
+        assert found("Ünïcode_Ä") == found("code_Ä") == ["Ünïcode_Ä"]  # as written (folded: see search)
+        assert found("CODE_Ä") == ["Ünïcode_Ä"]
+    finally:
+        store.close()
+
+
 def test_an_event_and_its_folded_facts_are_seen_together_once_committed(
     request: pytest.FixtureRequest, tmp_path: Path
 ) -> None:
