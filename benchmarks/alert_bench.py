@@ -16,8 +16,10 @@ either figure.
 from __future__ import annotations
 
 import argparse
+import atexit
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -27,6 +29,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 HOME = Path(tempfile.mkdtemp(prefix="alert-bench-"))
+atexit.register(shutil.rmtree, HOME, True)
 DAGS = HOME / "dags"
 DAG_FILE = """
 import time

@@ -19,14 +19,18 @@ Run: python benchmarks/declare_bench.py [--rows 1000000] [--baseline DIR] [--no-
 from __future__ import annotations
 
 import argparse
+import atexit
 import os
+import shutil
 import tempfile
 import time
 import uuid
 from datetime import datetime, timezone
 from typing import Any
 
-os.environ.setdefault("AIRFLOW_HOME", tempfile.mkdtemp(prefix="alp-bench-"))
+if "AIRFLOW_HOME" not in os.environ:
+    os.environ["AIRFLOW_HOME"] = tempfile.mkdtemp(prefix="alp-bench-")
+    atexit.register(shutil.rmtree, os.environ["AIRFLOW_HOME"], True)
 
 
 def _spec(inputs: int, outputs: int, columns: int, description: str | None = None) -> Any:

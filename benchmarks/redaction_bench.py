@@ -25,8 +25,10 @@ bytes), median of ``--repeat``.
 from __future__ import annotations
 
 import argparse
+import atexit
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -34,7 +36,9 @@ import tempfile
 import time
 from pathlib import Path
 
-os.environ.setdefault("AIRFLOW_HOME", tempfile.mkdtemp(prefix="alp-bench-"))
+if "AIRFLOW_HOME" not in os.environ:
+    os.environ["AIRFLOW_HOME"] = tempfile.mkdtemp(prefix="alp-bench-")
+    atexit.register(shutil.rmtree, os.environ["AIRFLOW_HOME"], True)
 
 KB, MB = 1000, 1_000_000
 

@@ -13,9 +13,11 @@ upstream jobs) around random datasets and jobs, plus search and node details. Pr
 from __future__ import annotations
 
 import argparse
+import atexit
 import json
 import os
 import random
+import shutil
 import statistics
 import subprocess
 import sys
@@ -39,6 +41,7 @@ def _percentiles(samples: list[float]) -> dict[str, float]:
 
 def run(log: Path, samples: int, depth: int, seed: int, store: str | None = None) -> dict[str, Any]:
     home = Path(tempfile.mkdtemp(prefix="alp-ui-bench-"))
+    atexit.register(shutil.rmtree, home, True)  # after the app (and its SQLite files) is gone
     os.environ.update(
         {
             "AIRFLOW_HOME": str(home),

@@ -12,8 +12,10 @@ JSON: how long each lineage request took and what it answered, and Airflow's lat
 from __future__ import annotations
 
 import argparse
+import atexit
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -108,6 +110,7 @@ def _airflow_latencies(
 
 def measure(requests: int, deadline: float, client_timeout: float) -> dict[str, Any]:
     home = Path(tempfile.mkdtemp(prefix="alp-ui-stall-"))
+    atexit.register(shutil.rmtree, home, True)
     port = free_port()
     base = f"http://127.0.0.1:{port}"
     with SilentMarquez() as marquez:
