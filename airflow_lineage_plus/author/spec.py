@@ -79,7 +79,7 @@ class Field:
     name: str
     type: str | None = None
     description: str | None = None
-    fields: tuple[Field, ...] = attr.field(default=(), converter=_strings)
+    fields: tuple[Field, ...] = attr.field(default=(), converter=_nested_fields)
     nullable: bool | None = attr.field(default=None, kw_only=True)
 
     def to_facet_field(self, position: int | None = None) -> dict[str, Any]:

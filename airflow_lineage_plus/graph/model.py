@@ -180,13 +180,6 @@ class LineageGraph:
             record.owners_key = key
             record.owners = owners
 
-    @staticmethod
-    def set_slo(job: JobRecord, minutes: int, micros: int) -> None:
-        """The freshness target (minutes) of the job's outputs: the latest by event time wins."""
-        key = (micros, minutes)
-        if job.slo_key is None or key > job.slo_key:
-            job.slo_key, job.slo_minutes = key, minutes
-
     def apply_tasks_state(
         self, dag: JobRecord, dag_run_id: str, states: dict[str, str | None], micros: int
     ) -> None:
@@ -288,11 +281,6 @@ class LineageGraph:
         current = retirement.current_edges(self.state_runs(job))
         job.current_cache = (self.version, current)
         return current
-
-    def completed_key(self, job: JobRecord) -> tuple[int, str] | None:
-        """Sort key of the job's latest completed run (None without one)."""
-        runs = list(self.state_runs(job))
-        return retirement.latest_completed_key(runs, (run.sort_key() for run in runs))
 
     def prefetch(self, node_ids: Iterable[str], *, upstream: bool) -> None:
         """The next questions touch these nodes and their neighbours up- or downstream: a graph that reads

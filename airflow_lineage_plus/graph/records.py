@@ -28,7 +28,6 @@ class JobRecord:
         "ref",
         "ref_time",
         "runs",
-        "slo_key",
         "slo_minutes",
     )
 
@@ -48,7 +47,6 @@ class JobRecord:
         self.declared: tuple[tuple[int, str], frozenset[tuple[str, str]]] | None = None
         # freshness target of its outputs (``lineagePlus_sloTier.freshnessMinutes``), latest by event time
         self.slo_minutes: int | None = None
-        self.slo_key: tuple[int, int] | None = None
 
     def shared_io(self, edges: frozenset[Edge]) -> frozenset[Edge]:
         """``edges``, as the one object every run of this job reporting them holds."""

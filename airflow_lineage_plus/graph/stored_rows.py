@@ -26,7 +26,6 @@ def job_facts(job: JobRecord, facts: dict[str, f.FactRow]) -> None:
         job.owners_key = (fact.event_time, job.owners)
     if (fact := facts.get(f.SLO)) is not None:
         job.slo_minutes = int(fact.value)
-        job.slo_key = (fact.event_time, job.slo_minutes)
     if (fact := facts.get(f.DECLARED)) is not None:
         edges = frozenset((origin, destination) for origin, destination in orjson.loads(fact.value))
         job.declared = ((fact.event_time, fact.tie.decode()), edges)

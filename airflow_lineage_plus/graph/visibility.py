@@ -224,10 +224,6 @@ def restricted_edge(of: str, *, upstream: bool) -> dict[str, str]:
     return {"origin": origin, "destination": destination, "state": RESTRICTED_EDGE}
 
 
-def is_restricted(node_id: str) -> bool:
-    return node_id.startswith("restricted:")
-
-
 def visible_details(details: dict[str, Any], visibility: Visibility) -> dict[str, Any]:
     """A visible node's details (docs/graph.md) with what the reader may not see taken out.
 

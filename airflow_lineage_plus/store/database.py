@@ -559,22 +559,6 @@ class LineageStore:
             found: Sequence[Any] = connection.execute(statement).scalars().all()
         return [int(row_id) for row_id in found]
 
-    def edges_of(self, node_id: str, *, output: bool) -> list[str]:
-        """The other ends of the edges any event named: for a job, the datasets it read (``output``
-        False) or wrote; for a dataset, the jobs that read it (``output`` False) or wrote it."""
-        table, key = schema.edge, node_key(node_id)
-        job = node_id.startswith("job:")
-        mine, other, other_id = (
-            (table.c.job_key, table.c.dataset_key, table.c.dataset_id)
-            if job
-            else (table.c.dataset_key, table.c.job_key, table.c.job_id)
-        )
-        mine_id = table.c.job_id if job else table.c.dataset_id
-        statement = sa.select(other_id).where(mine == key, table.c.output == int(output), mine_id == node_id)
-        with self.read() as connection:
-            found: Sequence[Any] = connection.execute(statement.order_by(other)).scalars().all()
-        return sorted(str(other_end) for other_end in found)
-
     def has_node(self, node_id: str) -> bool:
         """Whether any stored event is the node's, or names it in its inputs or outputs."""
         key = node_key(node_id)
