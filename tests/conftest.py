@@ -44,7 +44,6 @@ from typing import Any  # noqa: E402
 
 from tests.support import openlineage_spec  # noqa: E402
 from tests.support.assertion_count import pytest_assertion_pass, pytest_configure, pytest_runtest_call  # noqa: E402, F401
-from tests.support.fresh_process import pytest_pyfunc_call  # noqa: E402, F401
 from tests.support.harness import _HOME, AirflowRunner  # noqa: E402
 from tests.support.run_report import (  # noqa: E402, F401
     pytest_collection_modifyitems,
