@@ -73,7 +73,7 @@ class EventLogSource(StoreSource):
         self._remove_store()
         self._directory = tempfile.mkdtemp(prefix="lineage-plus-log-")  # mode 0700
         # removed with the source even when nobody closes it: when it is collected, or as the process exits
-        self._removal = weakref.finalize(self, shutil.rmtree, self._directory, True)
+        self._removal = weakref.finalize(self, _remove_directory, self._directory, os.getpid())
         self.store = LineageStore(sqlite_url(Path(self._directory) / "folded.db"), file_mode=0o600)
         self.scan = ScanCatalog()
         self._whole = None
@@ -196,6 +196,13 @@ class EventLogSource(StoreSource):
     def close(self) -> None:
         with self._lock:
             self._remove_store()
+
+
+def _remove_directory(directory: str, owner: int) -> None:
+    """Remove a private store's directory, in the process that made it only (a forked child that exits
+    through the interpreter runs its finalizers too)."""
+    if os.getpid() == owner:
+        shutil.rmtree(directory, ignore_errors=True)
 
 
 class _LogCatalog(StoreCatalog):

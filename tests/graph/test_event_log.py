@@ -172,6 +172,32 @@ def test_the_private_store_is_removed_on_close_on_replacement_when_dropped_and_a
     assert not Path(exited.stdout.strip()).exists()
 
 
+FORK_THEN_EXIT = """
+import os, sys
+from airflow_lineage_plus.graph.eventlog import EventLogSource
+source = EventLogSource(sys.argv[1])
+child = os.fork()
+if child == 0:
+    sys.exit(0)  # through the interpreter: its finalizers run
+os.waitpid(child, 0)
+print(os.path.isdir(source._directory), source._directory)
+"""
+
+
+def test_a_forked_child_exiting_leaves_its_parents_private_store(tmp_path: Path) -> None:
+    path = write_log(tmp_path / "e.jsonl", orders_pipeline())
+    done = subprocess.run(
+        [sys.executable, "-c", FORK_THEN_EXIT, str(path)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    present, directory = done.stdout.split()
+    assert present == "True"  # while the parent ran
+    assert not Path(directory).exists()  # and removed as the parent exited
+
+
 def test_missing_event_log_is_source_unavailable(tmp_path: Path) -> None:
     with pytest.raises(SourceUnavailable):
         open_source(events=tmp_path / "missing.jsonl")
