@@ -43,20 +43,8 @@ REPO = Path(__file__).resolve().parents[2]
 TESTS = Path(__file__).resolve().parents[1]
 _worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
 _HOME = Path(tempfile.mkdtemp(prefix=f"alp-airflow-home-{_worker}-"))
-
-
-def _remove_home() -> None:
-    """Remove the worker's home as it exits, again while something still running (a daemon thread, a
-    child the last test left ending) writes into it between the removal of its files and its own."""
-    for _ in range(10):
-        shutil.rmtree(_HOME, ignore_errors=True)
-        if not _HOME.exists():
-            return
-        time.sleep(0.2)
-
-
 if not os.environ.get("LINEAGE_PLUS_KEEP_TEST_HOME"):  # set it to look at the home afterwards
-    atexit.register(_remove_home)
+    atexit.register(shutil.rmtree, _HOME, True)
 _SESSION_LOG = _HOME / "events.jsonl"
 _BASE_DAGS = _HOME / "dags"
 _BASE_DAGS.mkdir()
