@@ -20,12 +20,13 @@ class Catalog(abc.ABC):
     edges ever declared too)."""
 
     @abc.abstractmethod
-    def job_refs(self, job_id: str) -> Sequence[int]:
-        """Refs of every event of the job (empty for an unknown job)."""
+    def job_refs(self, job_id: str, as_of: int | None = None) -> Sequence[int]:
+        """Refs of every event of the job (empty for an unknown job); of those up to ``as_of`` where the
+        catalog can tell (a later one is skipped by the fold)."""
 
     @abc.abstractmethod
-    def dataset_refs(self, dataset_id: str) -> Sequence[int]:
-        """Refs of events naming the dataset as their ``dataset``."""
+    def dataset_refs(self, dataset_id: str, as_of: int | None = None) -> Sequence[int]:
+        """Refs of events naming the dataset as their ``dataset`` (up to ``as_of``: as :meth:`job_refs`)."""
 
     @abc.abstractmethod
     def adjacent(self, node_id: str, *, upstream: bool) -> Iterable[str]:
@@ -33,6 +34,14 @@ class Catalog(abc.ABC):
 
     def edge_first(self, edge: tuple[str, str]) -> int | None:
         """The earliest time an event reported the edge; None when unknown (then it is folded to see)."""
+        return None
+
+    def naming_refs(
+        self, dataset_id: str, job_ids: Sequence[str], as_of: int | None = None
+    ) -> Sequence[int] | None:
+        """Refs of the events of these jobs (next to the dataset) that may name it (up to ``as_of``): at
+        least every one that does, so that the dataset's facts can be folded without folding the jobs
+        whole; None when the catalog cannot tell (then the jobs are folded whole)."""
         return None
 
     def column_readers_ever(self, dataset_id: str, column: str) -> Iterable[tuple[str, str]] | None:
@@ -78,21 +87,23 @@ class StoreCatalog(Catalog):
     def __init__(self, store: LineageStore) -> None:
         self.store = store
         self.state = FoldedState(store)
-        self._refs: dict[str, list[int]] = {}
+        self._refs: dict[tuple[str, int | None, bool], list[int]] = {}
         self._adjacent: dict[tuple[str, bool], list[str]] = {}
         self._first: dict[tuple[str, str], int | None] = {}
+        self._declared: set[tuple[str, str]] = set()  # edges (job, dataset) a JobEvent ever declared
         self._known: dict[str, bool] = {}
 
-    def job_refs(self, job_id: str) -> Sequence[int]:
-        return self._events(job_id)
+    def job_refs(self, job_id: str, as_of: int | None = None) -> Sequence[int]:
+        return self._events(job_id, as_of)
 
-    def dataset_refs(self, dataset_id: str) -> Sequence[int]:
-        return self._events(dataset_id)
+    def dataset_refs(self, dataset_id: str, as_of: int | None = None) -> Sequence[int]:
+        return self._events(dataset_id, as_of)
 
-    def _events(self, node_id: str) -> list[int]:
-        found = self._refs.get(node_id)
+    def _events(self, node_id: str, as_of: int | None, *, runless: bool = False) -> list[int]:
+        key = (node_id, as_of, runless)
+        found = self._refs.get(key)
         if found is None:
-            found = self._refs[node_id] = self.store.node_event_ids(node_id)
+            found = self._refs[key] = self.store.node_event_ids(node_id, runless=runless, before=as_of)
         return found
 
     def adjacent(self, node_id: str, *, upstream: bool) -> Iterable[str]:
@@ -112,11 +123,30 @@ class StoreCatalog(Catalog):
                     found.append(row.job_id)
                 edge = (row.job_id, row.dataset_id) if row.output else (row.dataset_id, row.job_id)
                 self._first[edge] = row.first_reported
+                if row.declared:
+                    self._declared.add((row.job_id, row.dataset_id))
             found = self._adjacent[key] = sorted(set(found))
         return found
 
     def edge_first(self, edge: tuple[str, str]) -> int | None:
         return self._first.get(edge)
+
+    def naming_refs(
+        self, dataset_id: str, job_ids: Sequence[str], as_of: int | None = None
+    ) -> Sequence[int] | None:
+        """The events of the jobs' runs that reported the dataset (:meth:`.FoldedState.naming_refs`),
+        and the declarations of the jobs that declared it (known from :meth:`adjacent`, asked first)."""
+        keys = {f.key_of(job_id) for job_id in job_ids}
+        refs = set(self.state.naming_refs(dataset_id, keys, as_of))
+        for job_id in job_ids:
+            if (job_id, dataset_id) in self._declared:
+                refs.update(self.declarations(job_id, as_of))
+        return sorted(refs)
+
+    def declarations(self, job_id: str, as_of: int | None = None) -> Sequence[int]:
+        """Refs of the job's events without a run (its JobEvents: what DAG code declared), up to
+        ``as_of`` (as :meth:`job_refs`)."""
+        return self._events(job_id, as_of, runless=True)
 
     def column_readers_ever(self, dataset_id: str, column: str) -> Iterable[tuple[str, str]] | None:
         return self.state.column_readers(dataset_id, column)

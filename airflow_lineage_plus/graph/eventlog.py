@@ -212,8 +212,11 @@ class _LogCatalog(StoreCatalog):
         super().__init__(store)
         self.scan = scan
 
-    def job_refs(self, job_id: str) -> Sequence[int]:
+    def job_refs(self, job_id: str, as_of: int | None = None) -> Sequence[int]:
         return self.scan.job_refs(job_id)
 
-    def dataset_refs(self, dataset_id: str) -> Sequence[int]:
+    def dataset_refs(self, dataset_id: str, as_of: int | None = None) -> Sequence[int]:
         return self.scan.dataset_refs(dataset_id)
+
+    def declarations(self, job_id: str, as_of: int | None = None) -> Sequence[int]:
+        return self.scan.job_refs(job_id)  # the scan does not tell JobEvents apart: all of the job's

@@ -77,7 +77,8 @@ class FocusedGraph(StoredGraph):
         self.problems: dict[str, int] = {}
 
     # -- folding --------------------------------------------------------------------------------
-    def _fold_refs(self, refs: Iterable[int]) -> None:
+    def _fold_refs(self, refs: Iterable[int], *, only: str | None = None) -> None:
+        """Fold these events (up to ``as_of``); ``only``: just what they say of that dataset."""
         wanted = sorted(set(refs))
         if not wanted:
             return
@@ -95,7 +96,7 @@ class FocusedGraph(StoredGraph):
             if self.as_of is None or micros <= self.as_of:
                 facts.add(event, micros, ref)
                 self._seen(micros)
-        self.store.fold(facts)
+        self.store.fold(facts if only is None else facts.of_dataset(only))
 
     def _seen(self, micros: int) -> None:
         if self.first_time is None or micros < self.first_time:
@@ -116,7 +117,7 @@ class FocusedGraph(StoredGraph):
             return
         refs: list[int] = []
         for job_id in wanted:
-            refs.extend(self.catalog.job_refs(job_id))
+            refs.extend(self.catalog.job_refs(job_id, self.as_of))
         self.folded_jobs |= wanted
         self._fold_refs(refs)
 
@@ -135,12 +136,20 @@ class FocusedGraph(StoredGraph):
         return found
 
     def ensure_dataset(self, dataset_id: str) -> None:
-        """Fold every event that may carry facts of the dataset: its jobs' and its own."""
+        """Fold every event that may carry facts of the dataset: its own, and its jobs'. Of a job not
+        folded yet, only the events that may name the dataset, and only what they say of it, where the
+        catalog can tell which those are (a source every job reads would have them all folded whole);
+        the job itself is folded when a question touches it."""
         if dataset_id in self.folded_datasets:
             return
-        self.ensure_jobs(self._adjacent_jobs(dataset_id))
+        jobs = [job_id for job_id in self._adjacent_jobs(dataset_id) if job_id not in self.folded_jobs]
+        naming = self.catalog.naming_refs(dataset_id, jobs, self.as_of) if jobs else ()
+        if naming is None:
+            self.ensure_jobs(jobs)
+        else:
+            self._fold_refs(naming, only=dataset_id)
         self.folded_datasets.add(dataset_id)
-        self._fold_refs(self.catalog.dataset_refs(dataset_id))
+        self._fold_refs(self.catalog.dataset_refs(dataset_id, self.as_of))
 
     def _adjacent_jobs(self, dataset_id: str) -> list[str]:
         """The jobs next to a dataset by an edge that may exist by ``as_of``."""

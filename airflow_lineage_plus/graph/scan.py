@@ -107,11 +107,11 @@ class ScanCatalog(Catalog):
         self.problems: dict[str, int] = {}
         self.offset = 0
 
-    def job_refs(self, job_id: str) -> Sequence[int]:
+    def job_refs(self, job_id: str, as_of: int | None = None) -> Sequence[int]:
         job = self.by_id.get(job_id)
         return job.refs if job is not None else ()
 
-    def dataset_refs(self, dataset_id: str) -> Sequence[int]:
+    def dataset_refs(self, dataset_id: str, as_of: int | None = None) -> Sequence[int]:
         return self.dataset_events.get(_name(dataset_id), ())
 
     def adjacent(self, node_id: str, *, upstream: bool) -> Iterable[str]:

@@ -37,6 +37,7 @@ from airflow_lineage_plus.graph.stored_graph import StoredGraph
 from airflow_lineage_plus.store import LineageStore
 from airflow_lineage_plus.store import facts as f
 from airflow_lineage_plus.store.folded import FoldedState
+from airflow_lineage_plus.store.search import search_nodes
 from airflow_lineage_plus.store.spool import drain
 
 
@@ -172,7 +173,7 @@ class StoreSource(LineageSource):
     def search(self, text: str, limit: int) -> list[tuple[str, str, str]]:
         needle = text.lower()
         kinds = {f.JOB_KIND: "JOB", f.DATASET_KIND: "DATASET"}
-        found = [(kinds[kind], ns, name) for kind, ns, name in FoldedState(self.store).search(text)]
+        found = [(kinds[kind], ns, name) for kind, ns, name in search_nodes(self.store, text, limit)]
         return rank_search(found, needle)[:limit]
 
     def node_details(self, node_id: str, *, as_of: int | None = None) -> dict[str, Any]:

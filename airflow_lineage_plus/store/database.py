@@ -551,10 +551,16 @@ class LineageStore:
             rows: Sequence[Any] = connection.execute(statement).all()
         return [(int(i), r) for i, r in rows]
 
-    def node_event_ids(self, node_id: str) -> list[int]:
-        """Row ids of the events of a node (a job's, or the DatasetEvents of a dataset), by row id."""
+    def node_event_ids(self, node_id: str, *, runless: bool = False, before: int | None = None) -> list[int]:
+        """Row ids of the events of a node (a job's, or the DatasetEvents of a dataset), by row id;
+        ``runless``: only those without a run (a job's JobEvents); ``before``: only those sent at or
+        before that time."""
         table = schema.event
         statement = sa.select(table.c.id).where(table.c.node_key == node_key(node_id)).order_by(table.c.id)
+        if runless:
+            statement = statement.where(table.c.run_id.is_(None))
+        if before is not None:
+            statement = statement.where(table.c.event_time <= before)
         with self.read() as connection:
             found: Sequence[Any] = connection.execute(statement).scalars().all()
         return [int(row_id) for row_id in found]

@@ -277,6 +277,21 @@ class Facts:
             return
         self._run(event, run, job_id, job_key, micros, ref)
 
+    def of_dataset(self, dataset_id: str) -> Facts:
+        """The rows of what these events say of one dataset only (its node, facts, schemas and the
+        column lineage it has), as if only its facets had been read."""
+        key = key_of(dataset_id)
+        return Facts(
+            nodes=[row for row in self.nodes if row.node_key == key and row.node_id == dataset_id],
+            facts=[row for row in self.facts if row.subject_key == key],
+            schemas=[row for row in self.schemas if row.dataset_key == key],
+            column_readers=[row for row in self.column_readers if row.reader_key == key],
+            problems=self.problems,
+            events=self.events,
+            first_time=self.first_time,
+            last_time=self.last_time,
+        )
+
     def _problem(self, kind: str) -> None:
         self.problems[kind] = self.problems.get(kind, 0) + 1
 

@@ -28,8 +28,6 @@ from airflow_lineage_plus.store.database import LineageStore
 CHUNK = 500
 #: before every time a run sorts by
 _EARLIEST = -(2**62)
-#: nodes a search looks at most (then ranked: a question has a bounded cost)
-MAX_MATCHES = 50_000
 _T = TypeVar("_T")
 
 
@@ -172,6 +170,20 @@ _IO = (
     .where(_keys(schema.run_io.c.run_key))
 )
 _REFS = sa.select(schema.run_event.c.run_key, schema.run_event.c.ref).where(_keys(schema.run_event.c.run_key))
+#: where the events are of the runs of some jobs that reported one dataset
+_NAMING_REFS = (
+    sa.select(schema.run_event.c.ref)
+    .select_from(
+        _run.join(schema.run_io, schema.run_io.c.run_key == _run.c.run_key).join(
+            schema.run_event, schema.run_event.c.run_key == _run.c.run_key
+        )
+    )
+    .where(
+        _keys(_run.c.job_key),
+        schema.run_io.c.dataset_key == sa.bindparam("dataset"),
+        _run.c.first_seen <= sa.bindparam("before"),
+    )
+)
 _CHILDREN = (
     sa.select(_parent.c.parent_run_id, _parent.c.run_key, _node.c.node_id)
     .join(_run, _run.c.run_key == _parent.c.run_key)
@@ -467,6 +479,14 @@ class FoldedState:
             refs.sort()
         return found
 
+    def naming_refs(self, dataset_id: str, job_keys: Iterable[int], before: int | None = None) -> list[int]:
+        """Where the events are of the runs of the jobs ``job_keys`` that reported the dataset as an input
+        or output (each run's events, those that do not name it too), of the runs first seen at or
+        before ``before`` if given, in order."""
+        limit = -_EARLIEST if before is None else before
+        statement = _NAMING_REFS.params(dataset=f.key_of(dataset_id), before=limit)
+        return sorted({int(ref) for (ref,) in self._rows(statement, job_keys)})
+
     def children(self, run_ids: Iterable[str]) -> list[Child]:
         """The runs whose parent is one of ``run_ids``, with their jobs."""
         wanted = {f.run_key(run_id): run_id for run_id in run_ids}
@@ -510,23 +530,6 @@ class FoldedState:
         """(namespace, name) of every job (``kind`` 0) or dataset (1)."""
         rows = self._all(sa.select(_node.c.namespace, _node.c.name).where(_node.c.kind == kind))
         return [(str(ns), str(n)) for ns, n in rows]
-
-    def search(self, text: str, limit: int = MAX_MATCHES) -> list[tuple[int, str, str]]:
-        """(kind, namespace, name) of up to ``limit`` nodes whose namespace or name contains ``text``
-        (in any case of ASCII letters; other letters as written, or as PostgreSQL's locale folds them)."""
-        pattern = "%" + text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
-        if self.store.dialect == "sqlite":  # its LIKE folds ASCII letters (what its lower() folds)
-            matches = sa.or_(
-                _node.c.name.like(pattern, escape="\\"), _node.c.namespace.like(pattern, escape="\\")
-            )
-        else:  # LIKE is case-sensitive: both sides folded by the engine's lower()
-            folded = sa.func.lower(sa.literal(pattern))
-            matches = sa.or_(
-                sa.func.lower(_node.c.name).like(folded, escape="\\"),
-                sa.func.lower(_node.c.namespace).like(folded, escape="\\"),
-            )
-        rows = self._all(sa.select(_node.c.kind, _node.c.namespace, _node.c.name).where(matches).limit(limit))
-        return [(int(k), str(ns), str(n)) for k, ns, n in rows]
 
     def jobs_ended_badly(self) -> list[str]:
         """The ids of the jobs whose newest run (by start, else first event; every run of that time)

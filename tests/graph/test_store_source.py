@@ -21,6 +21,7 @@ from airflow_lineage_plus.graph.source import MAX_AIRFLOW_RUNS
 from airflow_lineage_plus.graph.store_source import StoreSource
 from airflow_lineage_plus.graph.stored_graph import StoredGraph
 from airflow_lineage_plus.store import LineageStore, raw_event, schema
+from airflow_lineage_plus.store.search import search_nodes
 from airflow_lineage_plus.timestamps import to_micros
 from tests.support.graph_builders import (
     airflow_facets,
@@ -257,6 +258,27 @@ def test_search_ignores_case_and_takes_percent_and_underscore_literally(engine_u
         assert found("_%_") == ["margin_%_report"]  # nor is "%" any run of them
         assert found("Ünïcode_Ä") == found("code_Ä") == ["Ünïcode_Ä"]  # as written (folded: see search)
         assert found("CODE_Ä") == ["Ünïcode_Ä"]
+    finally:
+        store.close()
+
+
+def test_search_ranks_every_match_in_the_store_and_reads_only_the_best(engine_url: str) -> None:
+    store = _emptied(engine_url)
+    # stored first: 30 names only containing the text, then those starting with it, then the text itself
+    names = [f"x{n:02d}.orders" for n in range(30)] + ["orders_archive", "orders_b", "orders", "Orders_a"]
+    events = [e for n, name in enumerate(names) for e in run_pair(name, run_id(name), n, n + 1)]
+    try:
+        store.append([json.dumps(e).encode() for e in events])
+        best = search_nodes(store, "orders", 3)  # what the store hands over: 3 rows, not 34
+        assert [name for _, _, name in best] == ["orders", "Orders_a", "orders_b"]
+        queries = LineageQueries(StoreSource(store))
+        assert [n["name"] for n in queries.search("ORDERS", 4)] == [
+            "orders",
+            "Orders_a",
+            "orders_b",
+            "orders_archive",
+        ]
+        assert [n["name"] for n in queries.search("orders", 40)][-2:] == ["x28.orders", "x29.orders"]
     finally:
         store.close()
 

@@ -22,13 +22,17 @@ from hypothesis import strategies as st
 from airflow_lineage_plus.exceptions import NodeNotFound
 from airflow_lineage_plus.graph import LineageQueries
 from airflow_lineage_plus.graph.eventlog import EventLogSource
+from airflow_lineage_plus.graph.focus import FocusedGraph
 from airflow_lineage_plus.graph.scan import QuickSource
 from airflow_lineage_plus.store import wire as w
 from tests.support.graph_builders import (
     at,
     dataset_node,
+    ds,
+    job_event,
     job_node,
     retirement_events,
+    run_pair,
     tie_events,
     varied_events,
     write_log,
@@ -182,3 +186,33 @@ def test_an_answer_as_of_a_time_equals_the_answer_of_the_log_cut_at_that_time(
         assert _ask(LineageQueries(EventLogSource(log)), as_of) == expected
         with contextlib.closing(store_source_of(log)) as stored:
             assert _ask(LineageQueries(stored), as_of) == expected
+
+
+def test_a_dataset_as_of_a_time_is_folded_from_the_events_that_name_it_not_from_its_readers_whole(
+    tmp_path: Path,
+) -> None:
+    source_v1 = ds("shared_src", fields=[("id", "int")])
+    source_v2 = ds("shared_src", fields=[("id", "int"), ("v", "text")])
+    events = [job_event("planner", 5, inputs=[ds("shared_src", owners=["team-a"])])]
+    for n in range(3):  # three readers: a run before the moment, one reading something else, one after
+        out = [ds(f"out{n}")]
+        events += run_pair(f"reader.r{n}", f"r{n}-1", 10 + n, 11 + n, inputs=[source_v1], outputs=out)
+        events += run_pair(f"reader.r{n}", f"r{n}-x", 15 + n, 16 + n, inputs=[ds("other")], outputs=out)
+        events += run_pair(f"reader.r{n}", f"r{n}-2", 30 + n, 31 + n, inputs=[source_v2], outputs=out)
+    source_id, moment = dataset_node("shared_src"), w.to_micros(at(25))
+    with contextlib.closing(store_source_of(_log(tmp_path, events))) as stored:
+        catalog = stored.catalog()
+        readers = sorted(catalog.adjacent(source_id, upstream=False))
+        assert readers == [job_node(name) for name in ("planner", "reader.r0", "reader.r1", "reader.r2")]
+        # the START and COMPLETE of each r{n}-1 and the planner's declaration: not the runs reading
+        # something else, nor those first seen after the moment
+        assert len(catalog.naming_refs(source_id, readers, moment) or ()) == 3 * 2 + 1
+        assert len(catalog.naming_refs(source_id, readers) or ()) == 3 * 4 + 1
+        graph = stored.view(moment)
+        assert isinstance(graph, FocusedGraph)
+        graph.prefetch_records([source_id])
+        record = graph.dataset_record(source_id)
+        assert record is not None and graph.folded_jobs == set()  # no reader folded whole
+        assert record.schema_versions() == [(("id", "int"),)] and record.owners == ("team-a",)
+        then = LineageQueries(stored).schema_diff(source_id, as_of=moment)["versions"]
+        assert then == [[{"name": "id", "type": "int"}]]
