@@ -15,18 +15,14 @@ echo "==> ruff format --check"
 ruff format --check .
 # mypy keeps one core busy for half a minute: the JavaScript checks (mostly npm's downloads) run beside it
 echo "==> mypy and, beside it, JavaScript: ESLint, node --test (tests/js)"
-mypy_out="$(mktemp)"
-mypy >"$mypy_out" 2>&1 &
-mypy_pid=$!
+# shellcheck source=scripts/background.sh
+source "$ROOT/scripts/background.sh"
+in_background mypy mypy
 bash "$ROOT/scripts/js-deps.sh"
 tests/js/node_modules/.bin/eslint -c tests/js/eslint.config.mjs airflow_lineage_plus/ui/static tests/js
 node --test tests/js/
-mypy_status=0
-wait "$mypy_pid" || mypy_status=$?
 echo "==> mypy"
-cat "$mypy_out"
-rm -f "$mypy_out"
-[ "$mypy_status" -eq 0 ] || exit "$mypy_status"
+await_background mypy
 echo "==> pytest"
 # Both cores (more where there are more, up to 4). Tests are distributed by file (each file's module-scoped
 # Airflow runs are made once) and the tests sharing the sample pipelines' recording run on one worker

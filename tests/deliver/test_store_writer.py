@@ -29,7 +29,7 @@ from tests.support.openlineage_spec import validate_event
 from tests.support.postgres_env import wait_until
 from tests.support.processes import retry_processes
 from tests.support.reliability_events import run_event
-from tests.support.reliability_writers import write_events
+from tests.support.reliability_writers import spool_events, write_events
 from tests.support.store_engines import create_database
 
 pytestmark = pytest.mark.timeout(300)
@@ -246,18 +246,6 @@ def test_four_processes_writing_to_one_sqlite_store_lose_nothing(tmp_path: Path)
     assert not (tmp_path / "events.jsonl").exists()
 
 
-def _spool_writer(log: str, worker: int, count: int) -> int:
-    """Append ``count`` events to the spool (the store is 'none': every event goes to the log)."""
-    import airflow_lineage_plus.transport  # noqa: F401
-
-    transport = get_default_factory().create(
-        {"type": "lineage_plus_event_log", "log_file_path": log, "store_url": "none"}
-    )
-    for seq in range(count):
-        transport.emit(run_event(f"spooler_{worker}.event_{seq}", padding=2_000))
-    return count
-
-
 def test_flushes_while_writers_append_to_the_spool_lose_no_line(tmp_path: Path) -> None:
     log = tmp_path / "events.jsonl"
     store = LineageStore(f"sqlite:///{tmp_path / 'events.db'}")
@@ -265,7 +253,7 @@ def test_flushes_while_writers_append_to_the_spool_lose_no_line(tmp_path: Path) 
     flushed = 0
     try:
         with context.Pool(2) as pool:
-            pending = pool.starmap_async(_spool_writer, [(str(log), worker, 1500) for worker in range(2)])
+            pending = pool.starmap_async(spool_events, [(str(log), worker, 1500) for worker in range(2)])
             while not pending.ready():
                 flushed += flush(store, log).added
                 time.sleep(0.01)

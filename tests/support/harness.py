@@ -43,8 +43,17 @@ REPO = Path(__file__).resolve().parents[2]
 TESTS = Path(__file__).resolve().parents[1]
 _worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
 _HOME = Path(tempfile.mkdtemp(prefix=f"alp-airflow-home-{_worker}-"))
+
+
+def _remove_home(owner: int) -> None:
+    """Remove the home as the process that made it exits (a forked child leaving through the
+    interpreter runs its parent's exit handlers too, and must not remove the home its parent uses)."""
+    if os.getpid() == owner:
+        shutil.rmtree(_HOME, ignore_errors=True)
+
+
 if not os.environ.get("LINEAGE_PLUS_KEEP_TEST_HOME"):  # set it to look at the home afterwards
-    atexit.register(shutil.rmtree, _HOME, True)
+    atexit.register(_remove_home, os.getpid())
 _SESSION_LOG = _HOME / "events.jsonl"
 _BASE_DAGS = _HOME / "dags"
 _BASE_DAGS.mkdir()

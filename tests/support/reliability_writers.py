@@ -35,3 +35,17 @@ def write_events(transport_config: dict[str, Any], worker: int, count: int, larg
         transport.emit(run_event(f"writer_{worker}.event_{seq}", padding=padding))
         written += 1
     return written
+
+
+def spool_events(log: str, worker: int, count: int) -> int:
+    """Append ``count`` events of 2 kB to the spool ``log`` (the store is 'none': every event goes there)."""
+    from openlineage.client.transport import get_default_factory
+
+    import airflow_lineage_plus.transport  # noqa: F401  (registers the short type name)
+
+    transport = get_default_factory().create(
+        {"type": "lineage_plus_event_log", "log_file_path": log, "store_url": "none"}
+    )
+    for seq in range(count):
+        transport.emit(run_event(f"spooler_{worker}.event_{seq}", padding=2_000))
+    return count
