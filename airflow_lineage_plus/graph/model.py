@@ -286,6 +286,11 @@ class LineageGraph:
         """The next questions touch these nodes and their neighbours up- or downstream: a graph that reads
         its records as they are touched reads them at once (this one holds everything already)."""
 
+    def prefetch_reach(self, start: str, depth: int, *, upstream: bool, limit: int) -> None:
+        """A walk from ``start`` to ``depth`` (of at most ``limit`` nodes) begins: a graph that reads its
+        records as they are touched may read at once what the walk may reach (this one holds everything
+        already)."""
+
     def prefetch_records(self, node_ids: Iterable[str], *, runs: int | None = None) -> None:
         """The next questions read these nodes' records: read them at once (see :meth:`prefetch`);
         ``runs``: they read only so many of each job's newest runs (None: as many as usual)."""

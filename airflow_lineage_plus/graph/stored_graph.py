@@ -24,9 +24,7 @@ A store may also be a *scratch* store: the folded state of events kept elsewhere
 
 from __future__ import annotations
 
-import weakref
 from collections.abc import Iterable, Iterator, Sequence
-from typing import Any
 
 import orjson
 
@@ -36,45 +34,19 @@ from airflow_lineage_plus.graph.catalog import Catalog, StoreCatalog
 from airflow_lineage_plus.graph.model import LineageGraph, latest_first, newest_first, time_span
 from airflow_lineage_plus.graph.records import ColumnInput, DatasetRecord, JobRecord
 from airflow_lineage_plus.graph.runs import RunRecord
+from airflow_lineage_plus.graph.stored_rows import LazyRecords
 from airflow_lineage_plus.store import LineageStore
 from airflow_lineage_plus.store import facts as f
 from airflow_lineage_plus.store.folded import FoldedState, Run, RunIo
+from airflow_lineage_plus.store.reach import reach
 
 #: a job's newest runs a question reads at first (more when it asks): enough for its latest run, its
 #: current edges and a history of 2 x 7 + 1 runs (what-changed's default baseline) with one to spare
 RUN_WINDOW = 16
 #: when a question needs more of a job's runs than were read, this many times as many are read
 GROWTH = 4
-
-
-class _Records(dict[str, Any]):
-    """A dict of records that reads a missing one from the store when asked for it by key (through a
-    weak reference to the graph's loader: the graph and its records form no cycle, so a graph no longer
-    used is freed at once, and its read of the store ends)."""
-
-    def __init__(self, load: Any) -> None:
-        super().__init__()
-        self._load = weakref.WeakMethod(load)
-
-    def _read(self, key: str) -> None:
-        load = self._load()
-        if load is not None:
-            load((key,))
-
-    def get(self, key: str, default: Any = None) -> Any:
-        if not dict.__contains__(self, key):
-            self._read(key)
-        return dict.get(self, key, default)
-
-    def __getitem__(self, key: str) -> Any:
-        if not dict.__contains__(self, key):
-            self._read(key)
-        return dict.__getitem__(self, key)
-
-    def __contains__(self, key: object) -> bool:
-        if isinstance(key, str) and not dict.__contains__(self, key):
-            self._read(key)
-        return dict.__contains__(self, key)
+#: a walk reaching at most this many nodes by the store's edges has their records read at once
+REACH_AT_ONCE = 2_000
 
 
 class StoredGraph(LineageGraph):
@@ -93,9 +65,9 @@ class StoredGraph(LineageGraph):
         self.keep_refs = keep_refs
         #: where the store's nodes' events are (what a question about the past folds)
         self.catalog: Catalog = StoreCatalog(store)
-        self.jobs = _Records(self.load_jobs)
-        self.datasets = _Records(self.load_datasets)
-        self.runs = _Records(self.load_runs)
+        self.jobs = LazyRecords(self.load_jobs)
+        self.datasets = LazyRecords(self.load_datasets)
+        self.runs = LazyRecords(self.load_runs)
         self._jobs_read: set[str] = set()
         self._datasets_read: set[str] = set()
         self._edges_read: set[str] = set()
@@ -385,6 +357,21 @@ class StoredGraph(LineageGraph):
             self.load_triggers(
                 r for run in latest if run is not None for r in (run.run_id, run.parent_run_id) if r
             )
+
+    def prefetch_reach(self, start: str, depth: int, *, upstream: bool, limit: int) -> None:
+        """Read at once the records of what a walk from ``start`` may reach by the store's edges
+        (:mod:`airflow_lineage_plus.store.reach`; a few queries, not a few per level), unless that is more
+        than the walk takes or :data:`REACH_AT_ONCE` nodes (or this is a scratch store: it folds where the
+        walk looks)."""
+        most = min(limit, REACH_AT_ONCE)
+        found = None if self.store.scratch else reach(self.store, start, depth, upstream=upstream, limit=most)
+        if not found:
+            return
+        jobs = [node for node in found if node.startswith("job:")]
+        self.load_jobs(jobs)  # with their own edges
+        datasets = [node for node in found if node.startswith("dataset:")]
+        (self.load_writers if upstream else self.load_edges)(datasets)
+        self.prefetch(jobs, upstream=upstream)  # what else a level reads (upstream: the triggers)
 
     def prefetch_records(self, node_ids: Iterable[str], *, runs: int | None = None) -> None:
         nodes = list(node_ids)

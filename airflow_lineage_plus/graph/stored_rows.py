@@ -3,6 +3,7 @@ reads them (the newest fact of each kind is the one the folding kept)."""
 
 from __future__ import annotations
 
+import weakref
 from typing import Any
 
 import orjson
@@ -77,3 +78,33 @@ def run_facts(run: RunRecord, facts: dict[str, f.FactRow]) -> None:
         run.error_key = (fact.event_time, run.error)  # type: ignore[assignment]
     if (fact := facts.get(f.MODE)) is not None:
         run.exec_mode, run.exec_mode_time = orjson.loads(fact.value), fact.event_time
+
+
+class LazyRecords(dict[str, Any]):
+    """A dict of records that reads a missing one from the store when asked for it by key (through a
+    weak reference to the graph's loader: the graph and its records form no cycle, so a graph no longer
+    used is freed at once, and its read of the store ends)."""
+
+    def __init__(self, load: Any) -> None:
+        super().__init__()
+        self._load = weakref.WeakMethod(load)
+
+    def _read(self, key: str) -> None:
+        load = self._load()
+        if load is not None:
+            load((key,))
+
+    def get(self, key: str, default: Any = None) -> Any:
+        if not dict.__contains__(self, key):
+            self._read(key)
+        return dict.get(self, key, default)
+
+    def __getitem__(self, key: str) -> Any:
+        if not dict.__contains__(self, key):
+            self._read(key)
+        return dict.__getitem__(self, key)
+
+    def __contains__(self, key: object) -> bool:
+        if isinstance(key, str) and not dict.__contains__(self, key):
+            self._read(key)
+        return dict.__contains__(self, key)

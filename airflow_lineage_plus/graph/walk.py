@@ -55,6 +55,7 @@ def walk(
     cut: dict[str, int] = {}
     queue = deque([start])
     neighbours = graph.neighbours
+    graph.prefetch_reach(start, depth, upstream=upstream, limit=cap)
     ready = -1  # the deepest level whose nodes the graph was told about at once (a store reads them so)
     while queue:
         node = queue.popleft()

@@ -11,6 +11,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 import pytest
+import sqlalchemy as sa
 
 from airflow_lineage_plus.graph import LineageQueries, visible_jobs
 from airflow_lineage_plus.graph.answers import failed_jobs
@@ -502,4 +503,42 @@ def test_the_time_range_of_a_reader_of_some_dags_spans_the_runs_they_may_see_not
         }
         assert StoredGraph(store).run_times(every) == LineageGraph.run_times(whole, every)
     finally:
+        store.close()
+
+
+def _chain(label: str, hops: int) -> list[dict[str, Any]]:
+    """``hops`` jobs in a row, each reading what the one before wrote: {label}_c0 -> {label}.j0 -> ..."""
+    return [
+        event
+        for n in range(hops)
+        for event in run_pair(
+            f"{label}.j{n}",
+            f"{label}-{n}",
+            n,
+            n + 0.5,
+            inputs=[ds(f"{label}_c{n}")],
+            outputs=[ds(f"{label}_c{n + 1}")],
+        )
+    ]
+
+
+def test_an_upstream_walk_reads_the_store_in_as_many_statements_however_deep_it_goes(store_url: str) -> None:
+    store = _store(store_url, _chain("short", 2) + _chain("long", 8))
+    statements: list[str] = []
+
+    def count(*args: Any) -> None:
+        statements.append(args[2])
+
+    sa.event.listen(store.engine, "before_cursor_execute", count)
+    try:
+        queries = LineageQueries(StoreSource(store))
+        found = {}
+        for label, hops in (("short", 2), ("long", 8)):
+            statements.clear()
+            answer = queries.upstream(dataset_node(f"{label}_c{hops}"), 20)
+            found[label] = (len(answer["nodes"]), len(statements))
+        assert found["short"][0] == 4 and found["long"][0] == 16  # every job and dataset up the chain
+        assert found["short"][1] == found["long"][1]  # read at once, not a level of the walk at a time
+    finally:
+        sa.event.remove(store.engine, "before_cursor_execute", count)
         store.close()
