@@ -19,6 +19,9 @@ from airflow_lineage_plus.store import schema
 from airflow_lineage_plus.store.database import LineageStore
 
 _edge = schema.edge
+#: the most levels one query follows: a deeper walk (the CLI takes any depth, and lineage may have
+#: cycles, which the query follows round again at each level) reads the rest a level at a time
+MAX_DEPTH = 24
 
 
 def _reach() -> Any:
@@ -54,14 +57,14 @@ _REACH = _reach()
 
 
 def reach(store: LineageStore, node_id: str, depth: int, *, upstream: bool, limit: int) -> list[str] | None:
-    """The ids of the nodes within ``depth`` edges of ``node_id`` (itself included), up- or downstream;
-    None when there are more than ``limit``."""
+    """The ids of the nodes within ``depth`` edges (at most :data:`MAX_DEPTH`) of ``node_id`` (itself
+    included), up- or downstream; None when there are more than ``limit``."""
     parameters = {
         "key": f.key_of(node_id),
         "id": node_id,
         "is_job": int(node_id.startswith("job:")),
         "job_side": 0 if upstream else 1,
-        "depth": depth,
+        "depth": min(depth, MAX_DEPTH),
         "limit": limit + 1,
     }
     with store.read() as connection:
