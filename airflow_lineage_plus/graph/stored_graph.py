@@ -77,6 +77,7 @@ class StoredGraph(LineageGraph):
         self._io_read: set[str] = set()
         self._refs_read: set[str] = set()
         self._triggers_read: set[str] = set()
+        self._reached: set[tuple[str, int, bool, int]] = set()  # the walks whose reach was read
         #: jobs whose older runs are not read: the start (else first event) time their read runs begin at
         self._partial: dict[str, int] = {}
         #: of each such job, how many of its newest runs were asked for
@@ -363,8 +364,11 @@ class StoredGraph(LineageGraph):
         (:mod:`airflow_lineage_plus.store.reach`; a few queries, not a few per level), unless that is more
         than the walk takes or :data:`REACH_AT_ONCE` nodes (or this is a scratch store: it folds where the
         walk looks)."""
-        most = min(limit, REACH_AT_ONCE)
-        found = None if self.store.scratch else reach(self.store, start, depth, upstream=upstream, limit=most)
+        asked = (start, depth, upstream, min(limit, REACH_AT_ONCE))
+        if self.store.scratch or asked in self._reached:  # (a request's walks share one graph)
+            return
+        self._reached.add(asked)
+        found = reach(self.store, start, depth, upstream=upstream, limit=asked[3])
         if not found:
             return
         jobs = [node for node in found if node.startswith("job:")]
