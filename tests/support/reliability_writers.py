@@ -25,27 +25,23 @@ def sizes(seed: int, count: int, largest: int) -> list[int]:
 
 def write_events(transport_config: dict[str, Any], worker: int, count: int, largest: int) -> int:
     """Emit ``count`` events of mixed sizes through a transport built by the client's factory."""
+    return _emit(transport_config, f"writer_{worker}", sizes(worker, count, largest))
+
+
+def spool_events(log: str, worker: int, count: int) -> int:
+    """Append ``count`` events of 2 kB to the spool ``log`` (the store is 'none': every event goes there)."""
+    config = {"type": "lineage_plus_event_log", "log_file_path": log, "store_url": "none"}
+    return _emit(config, f"spooler_{worker}", [2_000] * count)
+
+
+def _emit(transport_config: dict[str, Any], prefix: str, paddings: list[int]) -> int:
+    """Emit one event per padding, named ``<prefix>.event_<n>``, through the client's factory's transport;
+    how many."""
     from openlineage.client.transport import get_default_factory
 
     import airflow_lineage_plus.transport  # noqa: F401  (registers the short type name)
 
     transport = get_default_factory().create(dict(transport_config))
-    written = 0
-    for seq, padding in enumerate(sizes(worker, count, largest)):
-        transport.emit(run_event(f"writer_{worker}.event_{seq}", padding=padding))
-        written += 1
-    return written
-
-
-def spool_events(log: str, worker: int, count: int) -> int:
-    """Append ``count`` events of 2 kB to the spool ``log`` (the store is 'none': every event goes there)."""
-    from openlineage.client.transport import get_default_factory
-
-    import airflow_lineage_plus.transport  # noqa: F401  (registers the short type name)
-
-    transport = get_default_factory().create(
-        {"type": "lineage_plus_event_log", "log_file_path": log, "store_url": "none"}
-    )
-    for seq in range(count):
-        transport.emit(run_event(f"spooler_{worker}.event_{seq}", padding=2_000))
-    return count
+    for seq, padding in enumerate(paddings):
+        transport.emit(run_event(f"{prefix}.event_{seq}", padding=padding))
+    return len(paddings)
