@@ -17,6 +17,7 @@ import sqlalchemy as sa
 
 from airflow_lineage_plus.store import facts as f
 from airflow_lineage_plus.store import schema
+from airflow_lineage_plus.store.keys import key_in
 
 #: the jobs next to a dataset by more edges than this are found newest first by the index: in the newest
 #: latest events of all nodes, ``SCAN`` per job asked for (at least ``READ_WHOLE``)
@@ -24,7 +25,6 @@ READ_WHOLE = 1_000
 SCAN = 50
 
 _edge, _fact, _skip, _node = schema.edge, schema.fact, schema.skipped_task, schema.node
-_KEYS: sa.BindParameter[Any] = sa.bindparam("keys", expanding=True)
 #: the edges a run reported on some sides of a dataset (writers: output 1, readers: 0)
 _SIDES = _edge.c.output.in_(sa.bindparam("sides", expanding=True))
 _REPORTED = _edge.c.first_reported.is_not(None)
@@ -34,7 +34,7 @@ _NEXT_TO = sa.and_(_edge.c.dataset_key == sa.bindparam("dataset"), _SIDES, _REPO
 ADJACENT = (
     sa.select(_edge.c.job_id, _edge.c.dataset_id, _fact.c.event_time, _edge.c.job_key)
     .outerjoin(_fact, sa.and_(_fact.c.subject_key == _edge.c.job_key, _fact.c.fact == f.JOB_REF))
-    .where(_edge.c.dataset_key.in_(_KEYS), _SIDES, _REPORTED)
+    .where(key_in(_edge.c.dataset_key), _SIDES, _REPORTED)
 )
 _past_whole = (
     sa.select(sa.literal(1))
@@ -45,7 +45,7 @@ _past_whole = (
 )
 #: the datasets ``keys`` with more than ``whole`` edges on those sides (whether the index has an entry past
 #: the first ``whole``: at most that many read, not every edge counted)
-CROWDED = sa.select(_node.c.node_key).where(_node.c.node_key.in_(_KEYS), _past_whole.is_not(None))
+CROWDED = sa.select(_node.c.node_key).where(key_in(_node.c.node_key), _past_whole.is_not(None))
 _NEWEST_REFS = (
     sa.select(_fact.c.subject_key, _fact.c.event_time)
     .where(_fact.c.fact == f.JOB_REF)
@@ -64,7 +64,7 @@ SKIPPED_SINCE = sa.select(_skip.c.job_key, _skip.c.event_time).where(
     _skip.c.event_time >= sa.bindparam("since")
 )
 JOBS_NEXT_TO = sa.select(_edge.c.job_id, _edge.c.dataset_id, _edge.c.job_key).where(
-    _edge.c.job_key.in_(_KEYS), _NEXT_TO
+    key_in(_edge.c.job_key), _NEXT_TO
 )
 
 
