@@ -24,6 +24,9 @@ class _KeyIn(ColumnElement[bool]):
 
     inherit_cache = True
     type = sa.Boolean()
+    #: a condition of its own: SQLite gets ``column IN (...)``, not ``(column IN (...)) = 1``, which no
+    #: index serves
+    _is_implicitly_boolean = True
     _traverse_internals = [
         ("column", InternalTraversal.dp_clauseelement),
         ("name", InternalTraversal.dp_string),

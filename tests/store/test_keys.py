@@ -1,16 +1,18 @@
 """Reading rows for a list of keys: one statement text on PostgreSQL however many keys (so it is planned
-once), a spread IN list on SQLite; each job's newest runs bounded once per job, not once per run."""
+once), a spread IN list on SQLite that an index serves; each job's newest runs bounded once per job, not
+once per run."""
 
 from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 import sqlalchemy as sa
 
-from airflow_lineage_plus.store import LineageStore, folded
+from airflow_lineage_plus.store import LineageStore, adjacent, folded
 from airflow_lineage_plus.store.facts import key_of
 from tests.support.graph_builders import dataset_node, ds, job_node, run_id, run_pair
 
@@ -80,3 +82,31 @@ def test_each_jobs_newest_runs_start_time_is_found_once_per_job_not_once_per_run
     # the 4th newest run's time of each of the 2 jobs, found once per job (pulled into the outer query,
     # it was found once per run returned: 8 times)
     assert _loops_of(plan["Plan"], "newer") == 2
+
+
+def test_every_statement_reading_rows_by_keys_searches_an_index_on_sqlite(tmp_path: Path) -> None:
+    store = LineageStore(f"sqlite:///{tmp_path / 'lineage.db'}")
+    seen: list[tuple[str, Any]] = []
+    sa.event.listen(store.engine, "before_cursor_execute", lambda *args: seen.append((args[2], args[3])))
+    scans = {}
+    try:
+        with store.engine.connect() as connection:
+            for name, statement in _statements_by_keys():
+                params = {bind: 0 for bind in statement.compile(dialect=connection.dialect).binds}
+                connection.execute(statement, {**params, "keys": [1, 2], "sides": [0, 1]}).all()
+                text, parameters = seen[-1]
+                plan = connection.exec_driver_sql(f"EXPLAIN QUERY PLAN {text}", parameters).all()
+                scans[name] = [row[3] for row in plan if row[3].startswith("SCAN lineage_plus_")]
+    finally:
+        store.close()
+    assert len(scans) == 25  # the statements of folded.py and adjacent.py that take keys
+    assert {name: scan for name, scan in scans.items() if scan} == {}
+
+
+def _statements_by_keys() -> list[tuple[str, sa.Select[Any]]]:
+    found = []
+    for module in (folded, adjacent):
+        for name, value in vars(module).items():
+            if isinstance(value, sa.Select) and "keys" in value.compile().binds:
+                found.append((f"{module.__name__}.{name}", value))
+    return found
