@@ -175,6 +175,15 @@ def store_url(beside: Path | None = None) -> str:
     return f"sqlite:///{log.with_suffix('.db').absolute()}"
 
 
+def store_read_timeout() -> float | None:
+    """[lineage_plus] store_read_timeout, in seconds; None (empty, 0 or not a number) for no limit."""
+    try:
+        seconds = float(_get("store_read_timeout").strip() or 0)
+    except ValueError:
+        return None
+    return seconds if seconds > 0 and seconds != float("inf") else None
+
+
 def retention_days() -> float | None:
     """[lineage_plus] retention_days: None (empty or 0) keeps every raw event."""
     value = _get("retention_days").strip()

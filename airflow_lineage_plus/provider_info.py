@@ -65,6 +65,17 @@ OPTIONS: dict[str, dict[str, Any]] = {
         "default": "",
         "example": "postgresql+psycopg://airflow:airflow@postgres/airflow",
     },
+    "store_read_timeout": {
+        "description": "Seconds one statement reading the lineage store for a question (the Lineage view, "
+        "the CLI, alerts, freshness) may run before it is stopped: PostgreSQL's statement_timeout for that "
+        "read, an interrupt on SQLite; the question then fails with a message saying so (the view answers "
+        "503). A question's statements take milliseconds (docs/graph.md); this bounds one gone wrong, so it "
+        "never holds a thread of the view or the database (Airflow's own, when the store is in it). Empty "
+        "or 0: no limit. Writes are not bounded by it.",
+        "type": "float",
+        "default": "30.0",
+        "example": "5.0",
+    },
     "retention_days": {
         "description": "Raw events in the lineage store older than this many days are deleted (in small "
         "batches) by ``lineage-plus retention``; each job's current runs are kept, so the graph and the "

@@ -61,15 +61,22 @@ def open_configured_source(
     return open_source(events=path, quick=quick)
 
 
-def open_store(url: str | None = None, *, create: bool = True) -> LineageStore:
+def open_store(
+    url: str | None = None, *, create: bool = True, read_timeout: float | None = None
+) -> LineageStore:
     """The lineage store at ``url``, else ``[lineage_plus] store_url``; a new SQLite file gets the event
-    log's modes (``event_log_file_mode``, ``event_log_dir_mode``)."""
+    log's modes (``event_log_file_mode``, ``event_log_dir_mode``); ``read_timeout``: see
+    :class:`LineageStore`."""
     where = url or conf.store_url()
     if where.startswith("sqlite"):
         return LineageStore(
-            where, file_mode=conf.event_log_file_mode(), dir_mode=conf.event_log_dir_mode(), create=create
+            where,
+            file_mode=conf.event_log_file_mode(),
+            dir_mode=conf.event_log_dir_mode(),
+            create=create,
+            read_timeout=read_timeout,
         )
-    return LineageStore(where, create=create)
+    return LineageStore(where, create=create, read_timeout=read_timeout)
 
 
 def open_store_source(url: str | None = None, *, explain_missing_log: bool = False) -> LineageSource:
@@ -77,10 +84,11 @@ def open_store_source(url: str | None = None, *, explain_missing_log: bool = Fal
     log's new lines at each refresh (:func:`airflow_lineage_plus.store.spool.drain`). A store that does
     not exist yet is made when the event log exists (an upgrade from the event log); with neither,
     :class:`SourceUnavailable` (with ``explain_missing_log``, saying how lineage gets there). Every
-    question reads the store's folded state where it looks."""
+    question reads the store's folded state where it looks, each statement within
+    ``[lineage_plus] store_read_timeout``."""
     log = conf.event_log_path()
     try:
-        store = open_store(url, create=log.exists())
+        store = open_store(url, create=log.exists(), read_timeout=conf.store_read_timeout())
     except SourceUnavailable as exc:
         if explain_missing_log and not log.exists():
             raise SourceUnavailable(

@@ -30,7 +30,7 @@ import sqlalchemy as sa
 from sqlalchemy.dialects import postgresql, sqlite
 
 from airflow_lineage_plus.exceptions import BadEventError, StoreDamaged, StoreUnavailable
-from airflow_lineage_plus.store import payloads, schema, sqlite_connections
+from airflow_lineage_plus.store import payloads, read_limit, schema, sqlite_connections
 from airflow_lineage_plus.store.facts import Facts
 from airflow_lineage_plus.store.fold import Folder
 from airflow_lineage_plus.store.refold import UPGRADES, add_facts, fold_stored, rows_after
@@ -98,9 +98,11 @@ class LineageStore:
         dir_mode: int = 0o750,
         busy_timeout: float = 30.0,
         create: bool = True,
+        read_timeout: float | None = None,
     ) -> None:
         """``url``: a SQLAlchemy URL (``sqlite:///...``, ``postgresql+psycopg://...``, ...). ``create``:
-        make the file and the tables when missing (else :class:`StoreUnavailable`)."""
+        make the file and the tables when missing (else :class:`StoreUnavailable`). ``read_timeout``:
+        seconds a statement of :meth:`read` may run (:mod:`.read_limit`; None: no limit)."""
         self.url = sa.make_url(url)
         self.where = self.url.render_as_string(hide_password=True)
         self.dialect = self.url.get_backend_name()
@@ -109,6 +111,7 @@ class LineageStore:
         self._raw_lock = threading.Lock()
         self._reading = threading.local()  # the read transaction this thread holds (:meth:`read`)
         self._busy_timeout = busy_timeout
+        self.read_timeout = read_timeout
         self._engine: sa.Engine | None = None
         self._engine_lock = threading.Lock()
         #: a scratch store: one in-memory database on one connection, shared by every thread
@@ -139,7 +142,10 @@ class LineageStore:
         if self._engine is None:
             with self._engine_lock:
                 if self._engine is None:
-                    self._engine = sqlite_connections.engine_for(self.url, self._busy_timeout)
+                    engine = sqlite_connections.engine_for(self.url, self._busy_timeout)
+                    if self.read_timeout and self.dialect == "sqlite" and not self.scratch:
+                        read_limit.watch_sqlite(engine)
+                    self._engine = engine
         return self._engine
 
     def _raw_sqlite(self) -> sqlite_connections.StoreConnection:
@@ -233,10 +239,13 @@ class LineageStore:
         """Database errors as the package's: a damaged store names the fix, an unreachable one says so."""
         try:
             yield
-        except sa.exc.OperationalError as exc:
-            raise self._error(str(exc.orig), missing_table=True) from exc
         except sa.exc.DatabaseError as exc:
-            raise self._error(str(exc.orig)) from exc
+            if read_limit.stopped(exc):
+                raise StoreUnavailable(
+                    f"a read of the lineage store {self.where} ran past [lineage_plus] store_read_timeout "
+                    f"({self.read_timeout} s) and was stopped"
+                ) from exc
+            raise self._error(str(exc.orig), missing_table=isinstance(exc, sa.exc.OperationalError)) from exc
         except sqlite3.Error as exc:  # the transport's own connection (:meth:`add`)
             raise self._error(str(exc), missing_table=True) from exc
 
@@ -268,7 +277,7 @@ class LineageStore:
         with self.errors(), self.engine.connect() as connection:
             if self.dialect == "postgresql":  # its default, READ COMMITTED, sees each statement's commits
                 connection = connection.execution_options(isolation_level="REPEATABLE READ")
-            with connection.begin():
+            with connection.begin(), read_limit.bounded(connection, self.read_timeout):
                 self._reading.connection = connection
                 try:
                     yield connection
