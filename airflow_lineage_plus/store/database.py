@@ -240,7 +240,7 @@ class LineageStore:
         try:
             yield
         except sa.exc.DatabaseError as exc:
-            if read_limit.stopped(exc):
+            if self.read_timeout and read_limit.stopped(exc):
                 raise StoreUnavailable(
                     f"a read of the lineage store {self.where} ran past [lineage_plus] store_read_timeout "
                     f"({self.read_timeout} s) and was stopped"
