@@ -184,6 +184,11 @@ def store_read_timeout() -> float | None:
     return seconds if seconds > 0 and seconds != float("inf") else None
 
 
+def store_prepared_statements() -> bool:
+    """[lineage_plus] store_prepared_statements."""
+    return _get_bool("store_prepared_statements")
+
+
 def retention_days() -> float | None:
     """[lineage_plus] retention_days: None (empty or 0) keeps every raw event."""
     value = _get("retention_days").strip()

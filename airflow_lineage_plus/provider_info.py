@@ -76,6 +76,17 @@ OPTIONS: dict[str, dict[str, Any]] = {
         "default": "30.0",
         "example": "5.0",
     },
+    "store_prepared_statements": {
+        "description": "Let psycopg prepare the statements the lineage store's readers and the API server's "
+        "collector use repeatedly on PostgreSQL (after five uses, its default): questions and imports are "
+        "faster (docs/graph.md). Only for a PostgreSQL reached directly, or through a pooler that keeps "
+        "prepared statements apart (PgBouncer 1.21 or later with max_prepared_statements set): behind "
+        "PgBouncer in transaction mode a prepared statement fails, or another client's of the same name "
+        "runs. Off by default, as Airflow's Celery provider does for its result backend.",
+        "type": "boolean",
+        "default": "False",
+        "example": "True",
+    },
     "retention_days": {
         "description": "Raw events in the lineage store older than this many days are deleted (in small "
         "batches) by ``lineage-plus retention``; each job's current runs are kept, so the graph and the "

@@ -65,8 +65,8 @@ def open_store(
     url: str | None = None, *, create: bool = True, read_timeout: float | None = None
 ) -> LineageStore:
     """The lineage store at ``url``, else ``[lineage_plus] store_url``; a new SQLite file gets the event
-    log's modes (``event_log_file_mode``, ``event_log_dir_mode``); ``read_timeout``: see
-    :class:`LineageStore`."""
+    log's modes (``event_log_file_mode``, ``event_log_dir_mode``); PostgreSQL's statements are prepared
+    as ``store_prepared_statements`` says; ``read_timeout``: see :class:`LineageStore`."""
     where = url or conf.store_url()
     if where.startswith("sqlite"):
         return LineageStore(
@@ -76,7 +76,12 @@ def open_store(
             create=create,
             read_timeout=read_timeout,
         )
-    return LineageStore(where, create=create, read_timeout=read_timeout)
+    return LineageStore(
+        where,
+        create=create,
+        read_timeout=read_timeout,
+        prepared_statements=conf.store_prepared_statements(),
+    )
 
 
 def open_store_source(url: str | None = None, *, explain_missing_log: bool = False) -> LineageSource:

@@ -7,6 +7,7 @@
 #   graphviz                    `dot -Tsvg` checks the CLI's `--format dot` pictures (tests/test_pictures.py)
 #   redis-server, iproute2      the production-shaped test (tests/deploy): Celery's broker, and the workers'
 #                               network namespaces (`ip netns`)
+#   pgbouncer                   the lineage store behind a pooler in transaction mode (tests/store/test_pgbouncer.py)
 #   nodejs, npm                 Mermaid's own parser checks the `--format mermaid` pictures (scripts/js-deps.sh)
 set -euo pipefail
 missing=()
@@ -19,6 +20,7 @@ compgen -G "/usr/lib/postgresql/*/bin/initdb" >/dev/null || missing+=(postgresql
 command -v dot >/dev/null 2>&1 || missing+=(graphviz)
 command -v redis-server >/dev/null 2>&1 || missing+=(redis-server)
 command -v ip >/dev/null 2>&1 || missing+=(iproute2)
+[ -x /usr/sbin/pgbouncer ] || missing+=(pgbouncer)
 command -v node >/dev/null 2>&1 || missing+=(nodejs)
 command -v npm >/dev/null 2>&1 || missing+=(npm)
 [ ${#missing[@]} -eq 0 ] && exit 0

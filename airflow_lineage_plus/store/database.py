@@ -99,10 +99,13 @@ class LineageStore:
         busy_timeout: float = 30.0,
         create: bool = True,
         read_timeout: float | None = None,
+        prepared_statements: bool = False,
     ) -> None:
         """``url``: a SQLAlchemy URL (``sqlite:///...``, ``postgresql+psycopg://...``, ...). ``create``:
         make the file and the tables when missing (else :class:`StoreUnavailable`). ``read_timeout``:
-        seconds a statement of :meth:`read` may run (:mod:`.read_limit`; None: no limit)."""
+        seconds a statement of :meth:`read` may run (:mod:`.read_limit`; None: no limit).
+        ``prepared_statements``: let psycopg prepare statements on PostgreSQL
+        (:func:`.sqlite_connections.engine_for`)."""
         self.url = sa.make_url(url)
         self.where = self.url.render_as_string(hide_password=True)
         self.dialect = self.url.get_backend_name()
@@ -112,6 +115,7 @@ class LineageStore:
         self._reading = threading.local()  # the read transaction this thread holds (:meth:`read`)
         self._busy_timeout = busy_timeout
         self.read_timeout = read_timeout
+        self.prepared_statements = prepared_statements
         self._engine: sa.Engine | None = None
         self._engine_lock = threading.Lock()
         #: a scratch store: one in-memory database on one connection, shared by every thread
@@ -142,7 +146,9 @@ class LineageStore:
         if self._engine is None:
             with self._engine_lock:
                 if self._engine is None:
-                    engine = sqlite_connections.engine_for(self.url, self._busy_timeout)
+                    engine = sqlite_connections.engine_for(
+                        self.url, self._busy_timeout, prepared_statements=self.prepared_statements
+                    )
                     if self.read_timeout and self.dialect == "sqlite" and not self.scratch:
                         read_limit.watch_sqlite(engine)
                     self._engine = engine

@@ -2,8 +2,9 @@
 
 On SQLite and MySQL it is ``column IN (?, ?, ...)``, the list spread over one parameter per key. On
 PostgreSQL it is ``column = ANY(%(keys)s::BIGINT[])``, the list one array parameter, so the statement's text
-is the same however many keys are asked: psycopg prepares a statement used five times, and PostgreSQL
-then plans it once instead of at every execution (docs/graph.md has what that saves per question).
+is the same however many keys are asked: SQLAlchemy renders it once, and where the store lets psycopg
+prepare statements (``[lineage_plus] store_prepared_statements``) PostgreSQL plans it once instead of at
+every execution (docs/graph.md has what that saves per question).
 
     statement = sa.select(schema.node.c.node_id).where(key_in(schema.node.c.node_key))
     connection.execute(statement, {"keys": [1, 2, 3]})

@@ -140,15 +140,20 @@ def connection_events(engine: sa.Engine, busy_timeout: float) -> None:
         connection.exec_driver_sql("BEGIN IMMEDIATE" if write else "BEGIN")
 
 
-def engine_for(url: sa.URL, busy_timeout: float) -> sa.Engine:
+def engine_for(url: sa.URL, busy_timeout: float, *, prepared_statements: bool = False) -> sa.Engine:
     """The SQLAlchemy engine of a store at ``url``: a scratch store's one in-memory connection, a SQLite
-    file's pool with the pragmas of :func:`connection_events`, or another engine's pool."""
+    file's pool with the pragmas of :func:`connection_events`, or another engine's pool. On PostgreSQL
+    through psycopg, statements are prepared only with ``prepared_statements`` (psycopg's default, after
+    five uses): behind PgBouncer in transaction mode a prepared statement fails, or another client's of
+    the same name runs (the store may live in Airflow's metadata database, often behind one)."""
     if url == sa.make_url(SCRATCH):
         engine = sa.create_engine(url, poolclass=sa.pool.StaticPool, creator=scratch_connection)
     elif url.get_backend_name() == "sqlite":
         engine = sa.create_engine(url, poolclass=sa.pool.QueuePool, pool_size=4)
     else:
-        return sa.create_engine(url, pool_pre_ping=True, pool_size=4, max_overflow=4)
+        unprepared = url.get_driver_name() == "psycopg" and not prepared_statements
+        arguments = {"prepare_threshold": None} if unprepared else {}
+        return sa.create_engine(url, pool_pre_ping=True, pool_size=4, max_overflow=4, connect_args=arguments)
     connection_events(engine, busy_timeout)
     return engine
 
