@@ -13,6 +13,10 @@ on a free port by ``tests/support/postgres_env.py``):
   ``lineage`` at depth 5 (both directions, at most 500 nodes), p50/p95/max in milliseconds; and that
   ``lineage`` as of the middle of the store's time range (the time slider), for the first 30 of them.
 
+Both open the store as the view and the CLI do (``sources.open_store_source``), so ``[lineage_plus]``
+options given in the environment apply: ``AIRFLOW__LINEAGE_PLUS__STORE_PREPARED_STATEMENTS=True`` measures
+PostgreSQL with psycopg preparing the repeated statements (off by default: docs/deployment.md).
+
     python benchmarks/store_bench.py --log /tmp/events.jsonl --generate 1000000 [--postgres]
 
 Targets (issue 25): import of 10M events <= 2 min; a new process answering upstream at depth 10 < 1 s;
@@ -57,11 +61,12 @@ print(json.dumps({"in_process_s": round(time.perf_counter() - began, 3), "nodes"
 
 WARM = """
 import json, random, statistics, sys, time
-from airflow_lineage_plus.graph import LineageQueries, open_source
+from airflow_lineage_plus.graph import LineageQueries
+from airflow_lineage_plus.sources import open_store_source
 from airflow_lineage_plus.store.folded import FoldedState
 url, samples = sys.argv[1], int(sys.argv[2])
 AS_OF_SAMPLES = 30  # each folds the events of the nodes it touches up to then: slower, fewer of them
-source = open_source(store=url)
+source = open_store_source(url)  # as the view and the CLI open it: [lineage_plus] from the environment
 datasets = sorted(FoldedState(source.store).node_ids(1))
 targets = random.Random(7).sample(datasets, min(samples, len(datasets)))
 queries = LineageQueries(source)
