@@ -18,12 +18,12 @@ from tests.support.graph_builders import dataset_node, ds, job_node, run_pair
 
 pytestmark = pytest.mark.timeout(120)
 
-LIMIT = 0.5
-#: well past the limit on each engine (SQLite: counting to 10M in a recursive query, about 2.5 s here)
+LIMIT = 0.2
+#: well past the limit on each engine (SQLite: counting to 4M in a recursive query, about 1 s here)
 SLOW = {
-    "sqlite": "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 10000000) "
+    "sqlite": "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 4000000) "
     "SELECT count(*) FROM n",
-    "postgresql": "SELECT count(*) FROM pg_sleep(1.5)",
+    "postgresql": "SELECT count(*) FROM pg_sleep(0.8)",
 }
 
 
@@ -37,7 +37,7 @@ def test_a_read_statement_past_the_limit_is_stopped_and_says_so_and_the_next_rea
     store = LineageStore(store_url, read_timeout=LIMIT)
     try:
         began = time.monotonic()
-        stopped = r"ran past \[lineage_plus\] store_read_timeout \(0.5 s\) and was stopped"
+        stopped = r"ran past \[lineage_plus\] store_read_timeout \(0.2 s\) and was stopped"
         with pytest.raises(StoreUnavailable, match=stopped), store.read() as connection:
             connection.exec_driver_sql(_slow(store)).all()
         assert time.monotonic() - began < LIMIT + 0.9
@@ -55,9 +55,9 @@ def test_the_same_statement_outside_a_read_or_without_a_limit_runs_to_its_end(st
         with limited.read() as connection:  # a pooled connection that had a limit ...
             connection.exec_driver_sql("SELECT 1").all()
         with limited.engine.connect() as connection:  # ... runs a statement outside a read unbounded
-            assert connection.exec_driver_sql(_slow(limited)).scalar_one() in (1, 10000000)
+            assert connection.exec_driver_sql(_slow(limited)).scalar_one() in (1, 4000000)
         with unlimited.read() as connection:
-            assert connection.exec_driver_sql(_slow(unlimited)).scalar_one() in (1, 10000000)
+            assert connection.exec_driver_sql(_slow(unlimited)).scalar_one() in (1, 4000000)
     finally:
         limited.close()
         unlimited.close()
@@ -71,7 +71,7 @@ def test_the_configured_limit_bounds_the_questions_of_the_store_source(
     seed.close()
     monkeypatch.setenv("AIRFLOW__LINEAGE_PLUS__STORE_URL", store_url)
     monkeypatch.setenv("AIRFLOW__LINEAGE_PLUS__EVENT_LOG_PATH", str(tmp_path / "none.jsonl"))
-    monkeypatch.setenv("AIRFLOW__LINEAGE_PLUS__STORE_READ_TIMEOUT", "0.5")
+    monkeypatch.setenv("AIRFLOW__LINEAGE_PLUS__STORE_READ_TIMEOUT", "0.2")
     source = open_store_source()
     try:
         assert isinstance(source, StoreSource)
