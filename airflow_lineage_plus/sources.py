@@ -68,19 +68,15 @@ def open_store(
     log's modes (``event_log_file_mode``, ``event_log_dir_mode``); PostgreSQL's statements are prepared
     as ``store_prepared_statements`` says; ``read_timeout``: see :class:`LineageStore`."""
     where = url or conf.store_url()
+    modes = {}
     if where.startswith("sqlite"):
-        return LineageStore(
-            where,
-            file_mode=conf.event_log_file_mode(),
-            dir_mode=conf.event_log_dir_mode(),
-            create=create,
-            read_timeout=read_timeout,
-        )
+        modes = {"file_mode": conf.event_log_file_mode(), "dir_mode": conf.event_log_dir_mode()}
     return LineageStore(
         where,
         create=create,
         read_timeout=read_timeout,
         prepared_statements=conf.store_prepared_statements(),
+        **modes,
     )
 
 

@@ -37,9 +37,10 @@ def store(store_url: str) -> Iterator[LineageStore]:
         store.close()
 
 
-def _statements(store: LineageStore) -> list[str]:
-    seen: list[str] = []
-    sa.event.listen(store.engine, "before_cursor_execute", lambda *args: seen.append(args[2]))
+def _statements(store: LineageStore) -> list[tuple[str, Any]]:
+    """Every statement ``store`` runs from now on, with its parameters, as the driver gets them."""
+    seen: list[tuple[str, Any]] = []
+    sa.event.listen(store.engine, "before_cursor_execute", lambda *args: seen.append((args[2], args[3])))
     return seen
 
 
@@ -51,7 +52,7 @@ def test_the_rows_of_any_number_of_keys_are_read_with_one_statement_text_on_post
     for count in (1, 2, 17, 40):
         wanted = [job_node(f"j{number}") for number in range(count)] + [dataset_node("nowhere")]
         assert sorted(state.nodes(wanted)) == sorted(wanted[:-1])
-    texts = {text for text in seen if "lineage_plus_node" in text}
+    texts = {text for text, _ in seen if "lineage_plus_node" in text}
     # PostgreSQL: the keys are one array parameter; SQLite: an IN list as long as the keys
     assert len(texts) == (1 if store.engine.dialect.name == "postgresql" else 4)
 
@@ -86,8 +87,7 @@ def test_each_jobs_newest_runs_start_time_is_found_once_per_job_not_once_per_run
 
 def test_every_statement_reading_rows_by_keys_searches_an_index_on_sqlite(tmp_path: Path) -> None:
     store = LineageStore(f"sqlite:///{tmp_path / 'lineage.db'}")
-    seen: list[tuple[str, Any]] = []
-    sa.event.listen(store.engine, "before_cursor_execute", lambda *args: seen.append((args[2], args[3])))
+    seen = _statements(store)
     scans = {}
     try:
         with store.engine.connect() as connection:

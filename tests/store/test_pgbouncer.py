@@ -4,7 +4,6 @@ psycopg prepares statements only when ``store_prepared_statements`` says so."""
 
 from __future__ import annotations
 
-import itertools
 import json
 import threading
 from collections.abc import Iterator
@@ -19,10 +18,9 @@ from airflow_lineage_plus.store import LineageStore
 from tests.support.graph_builders import dataset_node, ds, job_node, run_pair
 from tests.support.pgbouncer_env import PgBouncer
 from tests.support.postgres_env import PostgresServer
-from tests.support.store_engines import create_database
+from tests.support.store_engines import new_database
 
 pytestmark = pytest.mark.timeout(180)
-_names = itertools.count()
 CHAIN = 30
 
 
@@ -60,9 +58,7 @@ def test_readers_and_writers_at_once_through_pgbouncer_in_transaction_mode_all_s
     postgres_server: PostgresServer,
     bouncer: PgBouncer,
 ) -> None:
-    name = f"bounced_{next(_names)}"
-    create_database(postgres_server, name)
-    store = LineageStore(bouncer.url(name))
+    store = LineageStore(bouncer.url(new_database(postgres_server, "bounced")))
     store.append(_chain())
     errors: list[str] = []
     wrong: list[str] = []
@@ -116,9 +112,7 @@ def test_psycopg_prepares_the_stores_statements_only_when_configured(
 ) -> None:
     monkeypatch.setenv("AIRFLOW__LINEAGE_PLUS__STORE_PREPARED_STATEMENTS", configured or "False")
     monkeypatch.setenv("AIRFLOW_HOME", str(tmp_path))
-    name = f"prepared_{next(_names)}"
-    create_database(postgres_server, name)
-    store = open_store(postgres_server.url(name))
+    store = open_store(postgres_server.url(new_database(postgres_server, "prepared")))
     try:
         with store.engine.connect() as connection:
             threshold = connection.connection.driver_connection.prepare_threshold  # type: ignore[union-attr]

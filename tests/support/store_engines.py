@@ -37,9 +37,14 @@ def new_store_url(engine: str, tmp_path: Path, request: pytest.FixtureRequest) -
     if engine == "sqlite":
         return f"sqlite:///{tmp_path / 'lineage_plus' / f'lineage-{next(_databases)}.db'}"
     server: PostgresServer = request.getfixturevalue("postgres_server")
-    name = f"store_{next(_databases)}"
+    return server.url(new_database(server))
+
+
+def new_database(server: PostgresServer, prefix: str = "store") -> str:
+    """The name of a new, empty database on the throwaway cluster."""
+    name = f"{prefix}_{next(_databases)}"
     create_database(server, name)
-    return server.url(name)
+    return name
 
 
 def create_database(server: PostgresServer, name: str) -> None:
