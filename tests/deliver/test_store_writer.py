@@ -27,7 +27,7 @@ from airflow_lineage_plus.store.spool import FLUSHING, drain, flush, pending_byt
 from tests.support.harness import AirflowRunner
 from tests.support.openlineage_spec import validate_event
 from tests.support.postgres_env import wait_until
-from tests.support.processes import retry_processes
+from tests.support.processes import holders, retry_processes
 from tests.support.reliability_events import run_event
 from tests.support.reliability_writers import spool_events, write_events
 from tests.support.store_engines import create_database
@@ -99,6 +99,15 @@ def _kill_retry_processes(root: Path) -> None:
         os.kill(pid, signal.SIGKILL)
 
 
+def _sender(root: Path, spool: Path) -> list[int]:
+    """The spool's retry processes below ``root``, waited for; failing with what holds the lock."""
+    try:
+        return list(wait_until(lambda: retry_processes(root), 30, "the spool's process to be listed"))
+    except AssertionError as exc:
+        held = holders(spool_retry.lock_path(spool))
+        raise AssertionError(f"{exc}; the retry lock is held by {held}") from None
+
+
 def test_a_deferred_transport_only_appends_and_one_lingering_process_stores_every_event_once(
     tmp_path: Path, store_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -111,7 +120,7 @@ def test_a_deferred_transport_only_appends_and_one_lingering_process_stores_ever
             transport.emit(run_event(name))
         assert _spooled_names(log) == first  # appended, not written to the store by the transport
         wait_until(lambda: spool_retry.running(log), 30, "the spool's process")
-        (sender,) = retry_processes(tmp_path)
+        (sender,) = _sender(tmp_path, log)
         wait_until(lambda: _stored_now(store_url) == first, 60, "the first events in the store")
         assert pending_bytes(log) == 0
         time.sleep(2 * spool_retry.POLL_SECONDS)

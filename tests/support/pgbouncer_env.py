@@ -14,7 +14,8 @@ from pathlib import Path
 
 from tests.support.postgres_env import PostgresServer, free_port, wait_until
 
-PROGRAM = "/usr/sbin/pgbouncer"
+#: Debian installs it in /usr/sbin, on the PATH of root only; elsewhere the PATH says
+PROGRAM = shutil.which("pgbouncer") or "/usr/sbin/pgbouncer"
 
 
 class PgBouncer:

@@ -45,3 +45,17 @@ def retry_processes(root: Path) -> list[int]:
             ):
                 found.append(int(proc.name))
     return found
+
+
+def holders(path: Path) -> list[str]:
+    """``pid: command line`` of each process with ``path`` open (what holds a lock file, when a test
+    cannot find the process it expects to)."""
+    found = []
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit():
+            continue
+        with contextlib.suppress(OSError):
+            if any(os.readlink(fd) == str(path) for fd in (proc / "fd").iterdir()):
+                argv = (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+                found.append(f"{proc.name}: {argv.strip()}")
+    return found
