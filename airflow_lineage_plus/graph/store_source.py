@@ -55,7 +55,6 @@ class StoreSource(LineageSource):
         self.owns_store = owns_store
         self.spool = spool
         self.problems: dict[str, int] = {}
-        self.retained_from: int | None = None
         self._runs = eventlog_history.RunReader(self._read_refs)
         self._whole: LineageGraph | None = None
         self._shared = threading.local()  # the graphs of :meth:`one_view`, per thread
@@ -76,8 +75,13 @@ class StoreSource(LineageSource):
         added = 0
         if self.spool is not None:
             added = _drain_into(self.store, self.spool, self.problems)
-        self.retained_from = self.store.retained_from()
         return added
+
+    @property
+    def retained_from(self) -> int | None:
+        """Since when the store's history is complete (epoch µs; None: retention deleted nothing), read
+        when a question needs it (one as of a time, the time range), not at each refresh."""
+        return self.store.retained_from()
 
     # -- graphs -------------------------------------------------------------------------------------
     @contextlib.contextmanager
@@ -109,8 +113,8 @@ class StoreSource(LineageSource):
         if as_of is None:
             return StoredGraph(self.store, keep_refs=keep_refs)
         graph = FocusedGraph(self.catalog(), self._payloads, as_of)
-        graph.retained_from = self.retained_from  # type: ignore[attr-defined]
-        if self.retained_from is not None and as_of < self.retained_from:
+        graph.retained_from = retained_from = self.retained_from  # type: ignore[attr-defined]
+        if retained_from is not None and as_of < retained_from:
             graph.exact = False  # history before the retention window is gone
         return graph
 
@@ -158,8 +162,9 @@ class StoreSource(LineageSource):
 
     def time_range(self) -> tuple[int | None, int | None]:
         first, last = self.store.time_range()
-        if first is not None and self.retained_from is not None and first < self.retained_from:
-            first = self.retained_from  # time travel is complete from the retention window on
+        retained_from = self.retained_from
+        if first is not None and retained_from is not None and first < retained_from:
+            first = retained_from  # time travel is complete from the retention window on
         return first, last
 
     def summary(self) -> tuple[int, int, LineageGraph, list[str]]:
