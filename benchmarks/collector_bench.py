@@ -60,6 +60,7 @@ import threading
 import time
 import urllib.parse
 import uuid
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -452,44 +453,75 @@ def main() -> None:
     parser.add_argument("--probe", nargs=2, metavar=("BASE", "TOKEN"), help=argparse.SUPPRESS)
     parser.add_argument("--dag-runs", type=int, default=3, help="DAG runs per transport (0: none)")
     parser.add_argument("--dag-only", action="store_true", help="only the DAG wall time (phase 4)")
+    parser.add_argument(
+        "--postgres",
+        action="store_true",
+        help="phases 1-3 with the store on PostgreSQL (Debian's server, started for the run), not SQLite",
+    )
     args = parser.parse_args()
     if args.probe:
         probe(*args.probe)
         return
-    airflow = str(Path(sys.executable).parent / "airflow")
-    with tempfile.TemporaryDirectory(prefix="alp-collector-bench-") as tmp:
+    with tempfile.TemporaryDirectory(prefix="alp-collector-bench-") as tmp, contextlib.ExitStack() as stack:
         workdir = Path(tmp)
-        home = workdir / "airflow"
-        home.mkdir()
-        store = workdir / "store" / "lineage.db"
-        env = {
-            **os.environ,
-            "AIRFLOW_HOME": str(home),
-            "AIRFLOW__CORE__LOAD_EXAMPLES": "False",
-            "AIRFLOW__LINEAGE_PLUS__STORE_URL": f"sqlite:///{store}",
-            "AIRFLOW_CONN_LINEAGE_PLUS_COLLECTOR": json.dumps({"conn_type": "generic", "password": KEY}),
-        }
-        subprocess.run([airflow, "db", "migrate"], env=env, check=True, capture_output=True, timeout=900)
-        with api_server(workdir / "events.jsonl", workdir, env) as (base, pid):
-            token = login(base)
-            warm = [event(i, "warm") for i in range(50)]
-            run_phase(base, warm, 1, ENDPOINT)  # the store created, the code paths warm
-
-            if not args.dag_only:
-                ingest(args, base, token, pid, len(warm), store)
+        store_url = f"sqlite:///{workdir / 'store' / 'lineage.db'}"
+        if args.postgres:
             if args.dag_runs:
-                report_dag_wall(dag_wall(env, home, base, workdir, args.dag_runs))
-                report_preparation(env, workdir, args.dag_runs)
+                raise SystemExit("--postgres measures phases 1-3: give --dag-runs 0")
+            store_url = stack.enter_context(_postgres(workdir))
+        bench(args, workdir, store_url)
 
 
-def ingest(args: argparse.Namespace, base: str, token: str, pid: int, warm: int, store: Path) -> None:
+@contextlib.contextmanager
+def _postgres(root: Path) -> Iterator[str]:
+    """The URL of a PostgreSQL database for the store, on a server started in ``root`` for the run."""
+    from postgres_env import PostgresServer
+
+    server = PostgresServer(root)
+    server.start()
+    try:
+        yield server.url()
+    finally:
+        server.stop()
+
+
+def bench(args: argparse.Namespace, workdir: Path, store_url: str) -> None:
+    """The phases asked for, against one API server writing the store at ``store_url``."""
+    airflow = str(Path(sys.executable).parent / "airflow")
+    home = workdir / "airflow"
+    home.mkdir()
+    env = {
+        **os.environ,
+        "AIRFLOW_HOME": str(home),
+        "AIRFLOW__CORE__LOAD_EXAMPLES": "False",
+        "AIRFLOW__LINEAGE_PLUS__STORE_URL": store_url,
+        "AIRFLOW_CONN_LINEAGE_PLUS_COLLECTOR": json.dumps({"conn_type": "generic", "password": KEY}),
+    }
+    subprocess.run([airflow, "db", "migrate"], env=env, check=True, capture_output=True, timeout=900)
+    with api_server(workdir / "events.jsonl", workdir, env) as (base, pid):
+        token = login(base)
+        warm = [event(i, "warm") for i in range(50)]
+        run_phase(base, warm, 1, ENDPOINT)  # the store created, the code paths warm
+
+        if not args.dag_only:
+            ingest(args, base, token, pid, len(warm), store_url)
+        if args.dag_runs:
+            report_dag_wall(dag_wall(env, home, base, workdir, args.dag_runs))
+            report_preparation(env, workdir, args.dag_runs)
+
+
+def ingest(args: argparse.Namespace, base: str, token: str, pid: int, warm: int, store: str) -> None:
     """The single, batch and flood phases against the API server at ``base`` (worker ``pid``); then
     whether ``store`` kept every event sent (``warm`` of them before)."""
     prober = Prober(base, token)
     time.sleep(8)  # its start (an interpreter, httpx), then 5 s or more of probes
     idle = prober.stop()
 
-    print(f"one api-server (1 worker), {args.clients} producer threads on the same 2-core machine")
+    engine = store.split(":", 1)[0].split("+", 1)[0]
+    print(
+        f"one api-server (1 worker), a {engine} store, {args.clients} producer threads on the same 2-core"
+        " machine"
+    )
     single = [event(i, "single") for i in range(args.events)]
     before = cpu_seconds(pid)
     seconds, latencies, refused = run_phase(base, single, args.clients, ENDPOINT)
@@ -564,10 +596,10 @@ def memory(pid: int) -> str:
     return ", ".join(parts)
 
 
-def _count(store: Path) -> int:
-    from airflow_lineage_plus.store.database import LineageStore, sqlite_url
+def _count(store: str) -> int:
+    from airflow_lineage_plus.store.database import LineageStore
 
-    opened = LineageStore(sqlite_url(store), create=False)
+    opened = LineageStore(store, create=False)
     try:
         return opened.count()
     finally:

@@ -21,8 +21,11 @@ the earliest / latest columns   ``run`` (``start``, ``first_seen``, ``dag_id``, 
 every engine (PostgreSQL's ``COLLATE "C"``, MySQL's binary collation), as Python compares strings. A
 rule's ``WHERE`` leaves a row untouched when the event changes nothing in it.
 
-SQLite and PostgreSQL share one statement per table (``INSERT ... ON CONFLICT``), run once per row (a
-multi-row statement may not touch one key twice on PostgreSQL, and a batch may hold a key twice). MySQL
+SQLite and PostgreSQL share one statement per table (``INSERT ... ON CONFLICT``). SQLite runs it once per
+row. PostgreSQL runs it once per table and *round*: the rows go as one array per column (``INSERT ...
+SELECT unnest(...)``, one statement text whatever their number, one plan), and since one statement may not
+touch a key twice, a batch holding a key twice sends it in a second round (the rules do not depend on the
+order rows arrive in, so rounds change nothing in what is kept). MySQL
 (``ON DUPLICATE KEY UPDATE`` evaluates its assignments one after another, so a condition would see the
 new values) inserts if absent, then updates where the event's row wins; it is written the way Airflow
 supports MySQL and untested.
@@ -160,8 +163,11 @@ def compile_rules(dialect: sa.Dialect) -> list[Statement]:
         keys = [c.name for c in rule.table.primary_key.columns]
         values: dict[str, Any] = {column: sa.bindparam(column) for column in columns}
         if name in {"sqlite", "postgresql"}:
-            module = sqlite if name == "sqlite" else postgresql
-            insert = module.insert(rule.table).values(values)
+            insert: Any
+            if name == "sqlite":
+                insert = sqlite.insert(rule.table).values(values)
+            else:
+                insert = postgresql.insert(rule.table).from_select(columns, _unnested(rule.table, columns))
             new = insert.excluded
             if rule.kind == "once":
                 statement: Any = insert.on_conflict_do_nothing(index_elements=keys)
@@ -180,6 +186,30 @@ def compile_rules(dialect: sa.Dialect) -> list[Statement]:
                 update = _mysql_update(rule, keys, binary, dialect)
             compiled.append(attrs.evolve(_statement(rule, insert, dialect), update=update))
     return compiled
+
+
+def _unnested(table: sa.Table, columns: Sequence[str]) -> sa.Select[Any]:
+    """PostgreSQL: the rows of one round, each column's values bound as one array and unnested in step."""
+    return sa.select(
+        *[
+            sa.func.unnest(sa.cast(sa.bindparam(column), postgresql.ARRAY(table.c[column].type)))
+            for column in columns
+        ]
+    )
+
+
+def _rounds(rows: Sequence[NamedTuple], size: int) -> list[list[NamedTuple]]:
+    """``rows`` (sorted by key: the first ``size`` fields) in rounds where no key comes twice: a key's
+    first row in the first round, its second in the second..., each round still sorted by key."""
+    rounds: list[list[NamedTuple]] = []
+    seen: dict[tuple[Any, ...], int] = {}
+    for row in rows:
+        key = tuple(row[:size])
+        number = seen[key] = seen.get(key, -1) + 1
+        if number == len(rounds):
+            rounds.append([])
+        rounds[number].append(row)
+    return rounds
 
 
 def _mysql_update(
@@ -262,7 +292,12 @@ class Folder:
                 continue
             size = len(statement.rule.table.primary_key.columns)
             ordered = sorted(set(rows), key=lambda row: row[:size])
-            # one statement per row (the driver's executemany): a key may come twice in a batch
+            if self.dialect == "postgresql":  # one statement per round, its rows as arrays
+                for round_ in _rounds(ordered, size):
+                    arrays = {field: [getattr(row, field) for row in round_] for field in round_[0]._fields}
+                    connection.exec_driver_sql(statement.sql, arrays)
+                continue
+            # MySQL: one statement per row (the driver's executemany)
             connection.exec_driver_sql(statement.sql, _parameters(statement, ordered))
             if statement.update is not None:
                 connection.exec_driver_sql(statement.update.sql, _parameters(statement.update, ordered))
