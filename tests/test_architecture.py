@@ -274,6 +274,16 @@ def test_no_file_name_repeats_in_the_package_except_user_path_reexports() -> Non
     assert repeated == {}
 
 
+def test_no_two_test_files_share_a_name() -> None:
+    """Test folders are not packages: pytest imports each test file by its name alone, and a second file of
+    the same name fails to collect ("import file mismatch") wherever both are collected, as in CI."""
+    by_name: dict[str, list[str]] = {}
+    for path in sorted(Path(__file__).resolve().parent.rglob("test_*.py")):
+        if "node_modules" not in path.parts:
+            by_name.setdefault(path.name, []).append(str(path.parent.name))
+    assert {name: folders for name, folders in by_name.items() if len(folders) > 1} == {}
+
+
 @pytest.mark.parametrize("path", USER_PATHS)
 def test_dotted_paths_users_configure_still_import(path: str) -> None:
     module, _, name = path.rpartition(".")
