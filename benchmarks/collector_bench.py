@@ -60,7 +60,6 @@ import threading
 import time
 import urllib.parse
 import uuid
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -468,21 +467,10 @@ def main() -> None:
         if args.postgres:
             if args.dag_runs:
                 raise SystemExit("--postgres measures phases 1-3: give --dag-runs 0")
-            store_url = stack.enter_context(_postgres(workdir))
+            from postgres_env import PostgresServer
+
+            store_url = stack.enter_context(PostgresServer(workdir)).url()
         bench(args, workdir, store_url)
-
-
-@contextlib.contextmanager
-def _postgres(root: Path) -> Iterator[str]:
-    """The URL of a PostgreSQL database for the store, on a server started in ``root`` for the run."""
-    from postgres_env import PostgresServer
-
-    server = PostgresServer(root)
-    server.start()
-    try:
-        yield server.url()
-    finally:
-        server.stop()
 
 
 def bench(args: argparse.Namespace, workdir: Path, store_url: str) -> None:

@@ -163,9 +163,7 @@ def _sqlite(log: Path, root: Path, target: str, samples: int, path: Path | None)
 def _postgres(log: Path, root: Path, target: str, samples: int) -> dict[str, Any]:
     from postgres_env import PostgresServer
 
-    server = PostgresServer(root)
-    server.start()
-    try:
+    with PostgresServer(root) as server:
 
         def size() -> int:
             rows = server.query(
@@ -175,8 +173,6 @@ def _postgres(log: Path, root: Path, target: str, samples: int) -> dict[str, Any
             return int(rows[0][0])
 
         return bench_engine(log, server.url(), root, size, target, samples)
-    finally:
-        server.stop()
 
 
 def main() -> None:

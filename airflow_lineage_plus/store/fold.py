@@ -204,7 +204,7 @@ def _rounds(rows: Sequence[NamedTuple], size: int) -> list[list[NamedTuple]]:
     rounds: list[list[NamedTuple]] = []
     seen: dict[tuple[Any, ...], int] = {}
     for row in rows:
-        key = tuple(row[:size])
+        key = row[:size]
         number = seen[key] = seen.get(key, -1) + 1
         if number == len(rounds):
             rounds.append([])
@@ -294,7 +294,7 @@ class Folder:
             ordered = sorted(set(rows), key=lambda row: row[:size])
             if self.dialect == "postgresql":  # one statement per round, its rows as arrays
                 for round_ in _rounds(ordered, size):
-                    arrays = {field: [getattr(row, field) for row in round_] for field in round_[0]._fields}
+                    arrays = dict(zip(round_[0]._fields, map(list, zip(*round_, strict=True)), strict=True))
                     connection.exec_driver_sql(statement.sql, arrays)
                 continue
             # MySQL: one statement per row (the driver's executemany)

@@ -96,6 +96,14 @@ class PostgresServer:
         if proc.returncode != 0:
             raise RuntimeError(f"{args[0]} failed: {proc.stdout}{proc.stderr}")
 
+    def __enter__(self) -> PostgresServer:
+        """The cluster started (:meth:`start`); stopped when the block ends."""
+        self.start()
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.stop()
+
     def start(self) -> None:
         self.data.mkdir(mode=0o700)
         if self.user is not None:

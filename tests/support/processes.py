@@ -7,7 +7,7 @@ import contextlib
 import os
 import signal
 import subprocess
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -31,14 +31,17 @@ def stop_gracefully(procs: Sequence[subprocess.Popen[Any]], wait: float = 60) ->
             os.killpg(proc.pid, signal.SIGKILL)
 
 
+def _processes() -> Iterator[Path]:
+    """The ``/proc`` folder of each process running now."""
+    return (proc for proc in Path("/proc").iterdir() if proc.name.isdigit())
+
+
 def retry_processes(root: Path) -> list[int]:
     """Ids of the running spool retry processes (``airflow_lineage_plus.deliver.spool_retry``) of spools
     below ``root`` (a test's folder: what its components or its transports started)."""
     found = []
-    for proc in Path("/proc").iterdir():
-        if not proc.name.isdigit():
-            continue
-        with contextlib.suppress(OSError):
+    for proc in _processes():
+        with contextlib.suppress(OSError):  # it ended meanwhile
             argv = (proc / "cmdline").read_bytes().split(b"\0")
             if b"airflow_lineage_plus.deliver.spool_retry" in argv and any(
                 arg.startswith(str(root).encode()) for arg in argv
@@ -51,10 +54,8 @@ def holders(path: Path) -> list[str]:
     """``pid: command line`` of each process with ``path`` open (what holds a lock file, when a test
     cannot find the process it expects to)."""
     found = []
-    for proc in Path("/proc").iterdir():
-        if not proc.name.isdigit():
-            continue
-        with contextlib.suppress(OSError):
+    for proc in _processes():
+        with contextlib.suppress(OSError):  # it ended meanwhile, or is not ours to look into
             if any(os.readlink(fd) == str(path) for fd in (proc / "fd").iterdir()):
                 argv = (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
                 found.append(f"{proc.name}: {argv.strip()}")
