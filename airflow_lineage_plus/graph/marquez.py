@@ -28,13 +28,13 @@ from airflow_lineage_plus.graph import declared, retirement
 from airflow_lineage_plus.graph.answers import column_input, failed_jobs, run_summary, task_instance_ids
 from airflow_lineage_plus.graph.model import LineageGraph
 from airflow_lineage_plus.graph.records import ColumnInput, Fields, JobRecord
-from airflow_lineage_plus.graph.runs import AIRFLOW_UPSTREAM_FAILED, RunRecord
+from airflow_lineage_plus.graph.runs import AIRFLOW_UPSTREAM_FAILED, RANK_OF_STATE, RunRecord
 from airflow_lineage_plus.graph.schema_diff import diff_fields
 from airflow_lineage_plus.graph.source import MAX_AIRFLOW_RUNS, LineageSource
 from airflow_lineage_plus.marquez_client import MarquezClient
 from airflow_lineage_plus.store import wire as w
+from airflow_lineage_plus.store.facts import not_run
 
-_RANK = {"COMPLETED": 1, "ABORTED": 2, "FAILED": 3}
 PAGE = 500
 #: pages read of any one listing (namespaces' datasets or jobs): at most 10 000 items
 MAX_PAGES = 20
@@ -148,9 +148,8 @@ class MarquezSource(LineageSource):
                 states = _dict(_dict(_dict(raw.get("facets")).get(fk.AIRFLOW_STATE)).get("tasksState"))
                 if not states:
                     continue
-                run = _run(raw, dag.id)
-                graph.runs[raw["id"]] = run
-                graph.apply_tasks_state(dag, raw["id"], states, run.end or run.started_at or 0)
+                graph.runs[raw["id"]] = _run(raw, dag.id)
+                graph.set_dag_run_skips(raw["id"], *not_run(namespace, name, states))
 
     def _parent_job(self, key: tuple[str, str]) -> dict[str, Any] | None:
         try:
@@ -220,7 +219,7 @@ class MarquezSource(LineageSource):
             missing=f"unknown node {dataset_id}",
         )
         for record_id, fields in _column_nodes(graph, body).items():
-            graph.set_columns(graph.datasets[record_id], fields, 0)
+            graph.datasets[record_id].columns = fields
         return graph
 
     def schema_versions(self, dataset_id: str, *, as_of: int | None = None) -> list[Fields]:
@@ -412,7 +411,15 @@ def _add_edges(graph: LineageGraph, nodes: list[dict[str, Any]], present: set[An
             else:
                 graph.add_edge(origin, destination)
     for job_id, edges in declarations.items():
-        graph.declare(graph.jobs[job_id], frozenset(edges), 0)
+        _declare(graph, graph.jobs[job_id], frozenset(edges))
+
+
+def _declare(graph: LineageGraph, job: JobRecord, edges: frozenset[tuple[str, str]]) -> None:
+    """The job's declaration (:mod:`.declared`): the edges of a job Marquez knows no run of."""
+    job.declared = ((0, declared.tie(edges)), edges)
+    for origin, destination in edges:
+        graph.declared_succ.setdefault(origin, set()).add(destination)
+        graph.declared_pred.setdefault(destination, set()).add(origin)
 
 
 class MarquezGraph(LineageGraph):
@@ -445,7 +452,7 @@ class MarquezGraph(LineageGraph):
             job.declared = None
             if versions:
                 self._add_datasets(current)
-                self.declare(job, frozenset(current), 0)
+                _declare(self, job, frozenset(current))
             return
         older = {
             edge
@@ -534,15 +541,16 @@ def _add_dataset(graph: LineageGraph, data: dict[str, Any]) -> None:
     )
     fields = data.get("fields")
     if fields is not None:
-        graph.set_fields(record, ((f["name"], f.get("type"), f.get("description")) for f in fields), 0)
-    graph.set_owners(record, _owners(data.get("facets") or {}), 0)
+        record.fields = tuple((f["name"], f.get("type"), f.get("description")) for f in fields)
+        record.schemas = {tuple((name, kind) for name, kind, _ in record.fields): 0}
+    record.owners = _owners(data.get("facets") or {})
 
 
 def _add_job(graph: LineageGraph, data: dict[str, Any]) -> set[tuple[str, str]]:
     """Add a Marquez Job and its latest runs; returns the (namespace, name) of their parent jobs."""
     key = data.get("id") or {}
     job = graph.job(str(key.get("namespace", data.get("namespace"))), str(key.get("name", data.get("name"))))
-    graph.set_owners(job, _owners(data.get("facets") or {}), 0)
+    job.owners = _owners(data.get("facets") or {})
     runs = {r["id"]: r for r in (data.get("latestRuns") or []) if isinstance(r, dict) and "id" in r}
     latest = data.get("latestRun")
     if isinstance(latest, dict) and "id" in latest:
@@ -563,7 +571,7 @@ def _run(raw: dict[str, Any], job_id: str) -> RunRecord:
     run.start = _micros(raw.get("startedAt"))
     run.first_seen = run.start if run.start is not None else _micros(raw.get("createdAt"))
     run.end = _micros(raw.get("endedAt"))
-    rank = _RANK.get(str(raw.get("state")))
+    rank = RANK_OF_STATE.get(str(raw.get("state")))
     if rank is not None:
         run.terminal = (run.end or 0, rank)
     facets = raw.get("facets") or {}

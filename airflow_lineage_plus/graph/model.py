@@ -1,9 +1,9 @@
 """The lineage graph the queries read: jobs, datasets, directed edges, runs, schema versions, column lineage.
 
 A graph is read from a lineage store's folded state as questions touch it (:mod:`.stored_graph`), or
-built from another source's answers (Marquez, :mod:`.marquez`) with the setters below, which keep the
-same rule as the store's fold: each fact carries the event time it came from and the later one wins,
-ties broken by content. The records it holds are in :mod:`.runs` and :mod:`.records`.
+built from another source's answers (Marquez, :mod:`.marquez`), which say the facts already decided:
+no rule of the store's fold is applied here. The records it holds are in :mod:`.runs` and
+:mod:`.records`.
 """
 
 from __future__ import annotations
@@ -13,43 +13,14 @@ from dataclasses import dataclass
 
 from airflow_lineage_plus import node_ids as ids
 from airflow_lineage_plus.graph import declared, retirement
-from airflow_lineage_plus.graph.records import (
-    ColumnInput,
-    DatasetRecord,
-    Fields,
-    FullFields,
-    JobRecord,
-    Transform,
-)
-from airflow_lineage_plus.graph.runs import (
-    FAILED_STATES,
-    SCHEDULER_SKIP_REASON,
-    UPSTREAM_FAILED_REASON,
-    RunRecord,
-)
-from airflow_lineage_plus.store.facts import not_run
-
-# the names this module held before runs and records were split out of it
-__all__ = [
-    "FAILED_STATES",
-    "SCHEDULER_SKIP_REASON",
-    "ColumnInput",
-    "DatasetRecord",
-    "Fields",
-    "FullFields",
-    "JobRecord",
-    "LineageGraph",
-    "RunRecord",
-    "Transform",
-]
+from airflow_lineage_plus.graph.records import ColumnInput, DatasetRecord, JobRecord
+from airflow_lineage_plus.graph.runs import SCHEDULER_SKIP_REASON, UPSTREAM_FAILED_REASON, RunRecord
 
 
 @dataclass
 class _DagRunSkips:
-    key: tuple[int, tuple[str, ...], tuple[str, ...]]
     job_ids: tuple[str, ...]  # every job the DAG run did not run
-    upstream_failed: tuple[str, ...] = ()  # those of them whose upstream failed
-    dag_job: str = ""  # the job whose run the DAG run is
+    upstream_failed: tuple[str, ...]  # those of them whose upstream failed
 
 
 class LineageGraph:
@@ -71,10 +42,6 @@ class LineageGraph:
         self.triggers: dict[str, set[tuple[str, str]]] = {}
         self.dag_run_skips: dict[str, _DagRunSkips] = {}  # DAG run id -> jobs the scheduler skipped
         self.skipped_by: dict[str, set[str]] = {}  # job id -> DAG run ids that skipped it
-        # (dataset id, field) -> {(dataset id, column)} that read it; ``column_readers_ever`` keeps the
-        # readers of older column lineage too (where to look for them at an earlier time)
-        self.column_readers: dict[tuple[str, str], set[tuple[str, str]]] = {}
-        self.column_readers_ever: dict[tuple[str, str], set[tuple[str, str]]] = {}
         self.edge_first: dict[tuple[str, str], int] = {}  # edge -> earliest time an event reported it
         self.keep_refs = False  # whether runs remember their events' refs (for details)
         #: False when the graph could only approximate what was asked (a source that cannot time-travel)
@@ -108,18 +75,6 @@ class LineageGraph:
             into = self.pred[destination] = set()
         into.add(origin)
 
-    def declare(self, job: JobRecord, edges: frozenset[tuple[str, str]], micros: int, tie: str = "") -> None:
-        """Record a declaration of ``job`` (its edges, at declared time ``micros``): it is the job's
-        declaration if it is the latest. Its edges join ``declared_succ``/``declared_pred`` either way:
-        they hold every edge ever declared (where an earlier time may find one), and the job's latest
-        declaration says which are declared now (:meth:`declared_neighbours`)."""
-        for origin, destination in edges:
-            self.declared_succ.setdefault(origin, set()).add(destination)
-            self.declared_pred.setdefault(destination, set()).add(origin)
-        key = (micros, tie or declared.tie(edges))
-        if job.declared is None or key > job.declared[0]:
-            job.declared = (key, edges)
-
     def add_run(self, job: JobRecord, run: RunRecord) -> None:
         job.runs.append(run)
         if run.run_id is not None:
@@ -127,83 +82,15 @@ class LineageGraph:
         if run.parent_run_id is not None:
             self.children.setdefault(run.parent_run_id, set()).add(job.id)
 
-    def set_fields(
-        self, record: DatasetRecord, fields: Iterable[tuple[str, str | None, str | None]], micros: int
-    ) -> None:
-        full = tuple(fields)
-        self.set_schema(record, tuple((name, kind) for name, kind, _ in full), full, micros)
-
-    @staticmethod
-    def set_schema(
-        record: DatasetRecord,
-        schema: Fields,
-        full: tuple[tuple[str, str | None, str | None], ...],
-        micros: int,
-    ) -> None:
-        seen = record.schemas.get(schema)
-        if seen is None or micros > seen:
-            record.schemas[schema] = micros
-        key = (micros, schema)
-        if record.fields_key is None or key > record.fields_key:
-            record.fields_key = key
-            record.fields = full
-
-    def set_columns(
-        self, record: DatasetRecord, columns: dict[str, tuple[ColumnInput, ...]], micros: int, tie: str = ""
-    ) -> None:
-        key = (micros, tie or repr(sorted(columns.items())))
-        if record.columns_key is not None and key[1] == record.columns_key[1]:
-            record.columns_key = max(key, record.columns_key)  # the same lineage: nothing to re-index
-            return
-        ever = self.column_readers_ever
-        for column, inputs in columns.items():  # every lineage ever seen, winning or not
-            for namespace, name, field, _ in inputs:
-                ever.setdefault((ids.dataset_id(namespace, name), field), set()).add((record.id, column))
-        if record.columns_key is not None and key < record.columns_key:
-            return
-        for column, inputs in record.columns.items():
-            for namespace, name, field, _ in inputs:
-                readers = self.column_readers.get((ids.dataset_id(namespace, name), field))
-                if readers is not None:
-                    readers.discard((record.id, column))
-        record.columns_key = key
-        record.columns = columns
-        index = self.column_readers
-        for column, inputs in columns.items():
-            for namespace, name, field, _ in inputs:
-                index.setdefault((ids.dataset_id(namespace, name), field), set()).add((record.id, column))
-
-    @staticmethod
-    def set_owners(record: JobRecord | DatasetRecord, owners: tuple[str, ...], micros: int) -> None:
-        key = (micros, owners)
-        if record.owners_key is None or key > record.owners_key:
-            record.owners_key = key
-            record.owners = owners
-
-    def apply_tasks_state(
-        self, dag: JobRecord, dag_run_id: str, states: dict[str, str | None], micros: int
-    ) -> None:
-        """Note the tasks a DAG run's ``tasksState`` says never ran: skipped, or upstream failed."""
-        skipped, failed = not_run(dag.namespace, dag.name, states)
-        self.set_dag_run_skips(dag_run_id, (micros, skipped, failed), skipped, failed, dag.id)
-
     def set_dag_run_skips(
-        self,
-        dag_run_id: str,
-        key: tuple[int, tuple[str, ...], tuple[str, ...]],
-        skipped: tuple[str, ...],
-        upstream_failed: tuple[str, ...] = (),
-        dag_job: str = "",
+        self, dag_run_id: str, skipped: tuple[str, ...], upstream_failed: tuple[str, ...]
     ) -> None:
-        """``skipped``: every job the DAG run did not run; ``upstream_failed``: those of them whose
-        upstream failed."""
+        """What a DAG run's latest ``tasksState`` says (:func:`~airflow_lineage_plus.store.facts.not_run`):
+        ``skipped``, every job it did not run; ``upstream_failed``, those of them whose upstream failed."""
         current = self.dag_run_skips.get(dag_run_id)
-        if current is not None and key <= current.key:
-            return
-        if current is not None:
-            for job_id in current.job_ids:
-                self.skipped_by.get(job_id, set()).discard(dag_run_id)
-        self.dag_run_skips[dag_run_id] = _DagRunSkips(key, skipped, upstream_failed, dag_job)
+        for job_id in current.job_ids if current is not None else ():
+            self.skipped_by.get(job_id, set()).discard(dag_run_id)
+        self.dag_run_skips[dag_run_id] = _DagRunSkips(skipped, upstream_failed)
         for job_id in skipped:
             self.skipped_by.setdefault(job_id, set()).add(dag_run_id)
 
@@ -444,7 +331,22 @@ class LineageGraph:
         return record.columns.get(column, ()) if record is not None else ()
 
     def column_readers_of(self, dataset_id: str, column: str) -> set[tuple[str, str]]:
-        return self.column_readers.get((dataset_id, column), set())
+        """The columns whose current lineage reads ``column``: of the candidates
+        (:meth:`_column_candidates`), those whose dataset's column lineage names it."""
+        found = set()
+        for reader, reader_column in self._column_candidates(dataset_id, column):
+            record = self.dataset_record(reader)
+            if record is None:
+                continue
+            for namespace, name, field, _ in record.columns.get(reader_column, ()):
+                if ids.dataset_id(namespace, name) == dataset_id and field == column:
+                    found.add((reader, reader_column))
+        return found
+
+    def _column_candidates(self, dataset_id: str, column: str) -> list[tuple[str, str]]:
+        """(dataset id, column) that may read ``column``: every column of the graph here; a graph read
+        from a store asks it for those whose lineage ever did."""
+        return [(record.id, reader) for record in self.datasets.values() for reader in record.columns]
 
 
 def newest_first(runs: Iterable[RunRecord], as_of: int | None = None) -> list[RunRecord]:

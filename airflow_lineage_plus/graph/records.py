@@ -24,7 +24,6 @@ class JobRecord:
         "name",
         "namespace",
         "owners",
-        "owners_key",
         "ref",
         "ref_time",
         "runs",
@@ -37,7 +36,6 @@ class JobRecord:
         self.name = name
         self.runs: list[RunRecord] = []
         self.owners: tuple[str, ...] = ()
-        self.owners_key: tuple[int, tuple[str, ...]] | None = None
         self.ref: int | None = None  # latest event of this job (for facets shown in details)
         self.ref_time = NEVER  # (a declaration's event is shown only until a run's: :mod:`.declared`)
         self.latest_cache: tuple[int, RunRecord | None] | None = None
@@ -59,14 +57,11 @@ class JobRecord:
 class DatasetRecord:
     __slots__ = (
         "columns",
-        "columns_key",
         "fields",
-        "fields_key",
         "id",
         "name",
         "namespace",
         "owners",
-        "owners_key",
         "ref",
         "ref_time",
         "schemas",
@@ -80,11 +75,8 @@ class DatasetRecord:
         self.name = name
         self.schemas: dict[Fields, int] = {}  # distinct (name, type) schema -> last time seen
         self.fields: tuple[tuple[str, str | None, str | None], ...] = ()  # latest schema, with descriptions
-        self.fields_key: tuple[int, Fields] | None = None
         self.owners: tuple[str, ...] = ()
-        self.owners_key: tuple[int, tuple[str, ...]] | None = None
         self.columns: dict[str, tuple[ColumnInput, ...]] = {}
-        self.columns_key: tuple[int, str] | None = None
         self.ref: int | None = None
         self.ref_time = NEVER
         self.write_ref: int | None = None  # latest event that wrote it (quality figures)

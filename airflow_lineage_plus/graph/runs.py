@@ -6,7 +6,12 @@ from airflow_lineage_plus.store import wire as w
 from airflow_lineage_plus.store.facts import AIRFLOW_UPSTREAM_FAILED, TERMINAL_RANK
 
 #: rank of the winning terminal event (:data:`~airflow_lineage_plus.store.facts.TERMINAL_RANK`) -> run state
-_STATE = {1: "COMPLETED", 2: "ABORTED", 3: "FAILED"}
+_STATE = {
+    TERMINAL_RANK[event]: state
+    for event, state in (("COMPLETE", "COMPLETED"), ("ABORT", "ABORTED"), ("FAIL", "FAILED"))
+}
+#: run state -> rank (what a source that gives states, not events, ranks them by: Marquez)
+RANK_OF_STATE = {state: rank for rank, state in _STATE.items()}
 FAILED_STATES = frozenset({"FAILED", "ABORTED"})
 #: the states of a run that did no work: skipped, or never run because an upstream task failed
 NOT_RUN_STATES = frozenset({"SKIPPED", "UPSTREAM_FAILED"})
@@ -14,7 +19,7 @@ SCHEDULER_SKIP_REASON = "skipped by the scheduler (DAG run airflowState.tasksSta
 NO_EDGES: frozenset[tuple[str, str]] = frozenset()
 NO_REFS: tuple[int, ...] = ()
 UPSTREAM_FAILED_REASON = "upstream failed (DAG run airflowState.tasksState)"
-__all__ = ["AIRFLOW_UPSTREAM_FAILED", "FAILED_STATES", "NOT_RUN_STATES", "RunRecord"]
+__all__ = ["AIRFLOW_UPSTREAM_FAILED", "FAILED_STATES", "NOT_RUN_STATES", "RANK_OF_STATE", "RunRecord"]
 
 
 class RunRecord:

@@ -28,11 +28,10 @@ from collections.abc import Iterable, Iterator, Sequence
 
 import orjson
 
-from airflow_lineage_plus import node_ids as ids
 from airflow_lineage_plus.graph import retirement, stored_rows
 from airflow_lineage_plus.graph.catalog import Catalog, StoreCatalog
 from airflow_lineage_plus.graph.model import LineageGraph, latest_first, newest_first, time_span
-from airflow_lineage_plus.graph.records import ColumnInput, DatasetRecord, JobRecord
+from airflow_lineage_plus.graph.records import DatasetRecord, JobRecord
 from airflow_lineage_plus.graph.runs import RunRecord
 from airflow_lineage_plus.graph.stored_rows import LazyRecords
 from airflow_lineage_plus.store import LineageStore
@@ -263,8 +262,7 @@ class StoredGraph(LineageGraph):
         if fact is None:
             return None
         value = orjson.loads(fact.value)
-        key = (fact.event_time, tuple(value["skipped"]), tuple(value["upstream_failed"]))
-        self.set_dag_run_skips(value["dag_run_id"], key, key[1], key[2], value["dag_job"])
+        self.set_dag_run_skips(value["dag_run_id"], tuple(value["skipped"]), tuple(value["upstream_failed"]))
         return str(value["dag_run_id"])
 
     def load_triggers(self, run_ids: Iterable[str]) -> None:
@@ -484,12 +482,6 @@ class StoredGraph(LineageGraph):
             return self.job_record(node_id) is not None
         return self.dataset_record(node_id) is not None
 
-    def job_record(self, node_id: str) -> JobRecord | None:
-        return self.jobs.get(node_id)  # type: ignore[no-any-return]
-
-    def dataset_record(self, node_id: str) -> DatasetRecord | None:
-        return self.datasets.get(node_id)  # type: ignore[no-any-return]
-
     def neighbours(
         self, node_id: str, *, upstream: bool, retired: bool = False, declared_too: bool = True
     ) -> list[tuple[str, str]]:
@@ -511,27 +503,6 @@ class StoredGraph(LineageGraph):
             self._children_read.add(run_id)
             self.load_jobs(child.job_id for child in self.state.children((run_id,)))
         return super().child_jobs(run_id)
-
-    def jobs_of_run(self, run_id: str) -> list[str]:
-        run = self.runs.get(run_id)
-        return [run.job_id] if run is not None else []
-
-    def column_inputs(self, dataset_id: str, column: str) -> tuple[ColumnInput, ...]:
-        record = self.dataset_record(dataset_id)
-        return record.columns.get(column, ()) if record is not None else ()
-
-    def column_readers_of(self, dataset_id: str, column: str) -> set[tuple[str, str]]:
-        """The columns whose current lineage reads ``column``: every column whose lineage ever read it,
-        checked against its dataset's current lineage."""
-        found = set()
-        for reader, reader_column in self._column_candidates(dataset_id, column):
-            record = self.dataset_record(reader)
-            if record is None:
-                continue
-            for namespace, name, field, _ in record.columns.get(reader_column, ()):
-                if ids.dataset_id(namespace, name) == dataset_id and field == column:
-                    found.add((reader, reader_column))
-        return found
 
     def _column_candidates(self, dataset_id: str, column: str) -> list[tuple[str, str]]:
         return self.state.column_readers(dataset_id, column)

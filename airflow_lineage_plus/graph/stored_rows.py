@@ -24,7 +24,6 @@ def job_facts(job: JobRecord, facts: dict[str, f.FactRow]) -> None:
         job.ref, job.ref_time = int(fact.value), fact.event_time
     if (fact := facts.get(f.OWNERS)) is not None:
         job.owners = tuple(orjson.loads(fact.value))
-        job.owners_key = (fact.event_time, job.owners)
     if (fact := facts.get(f.SLO)) is not None:
         job.slo_minutes = int(fact.value)
     if (fact := facts.get(f.DECLARED)) is not None:
@@ -40,10 +39,8 @@ def dataset_facts(record: DatasetRecord, facts: dict[str, f.FactRow]) -> None:
         record.write_ref, record.write_time = int(fact.value), fact.event_time
     if (fact := facts.get(f.FIELDS)) is not None:
         record.fields = fields(fact.value)  # type: ignore[assignment]
-        record.fields_key = (fact.event_time, tuple((name, kind) for name, kind, _ in record.fields))
     if (fact := facts.get(f.OWNERS)) is not None:
         record.owners = tuple(orjson.loads(fact.value))
-        record.owners_key = (fact.event_time, record.owners)
     if (fact := facts.get(f.COLUMNS)) is not None:
         record.columns = {
             column: tuple(
@@ -52,7 +49,6 @@ def dataset_facts(record: DatasetRecord, facts: dict[str, f.FactRow]) -> None:
             )
             for column, inputs in orjson.loads(fact.value).items()
         }
-        record.columns_key = (fact.event_time, fact.tie.decode())
 
 
 def run_record(
