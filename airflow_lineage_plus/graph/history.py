@@ -20,7 +20,7 @@ job's ``runs``, a dataset's ``dataset_runs``, default ``runs``) that started at 
 
 Every field is what the run's events recorded, ``None`` (or empty) where they recorded nothing; a source
 never guesses. Times are epoch microseconds. The records are plain values: a SQL store builds them from
-its rows exactly as the event log builds them from its events (:mod:`.eventlog_history`).
+its rows exactly as the event log builds them from its events (:mod:`.run_history`).
 """
 
 from __future__ import annotations

@@ -25,7 +25,7 @@ import msgspec
 
 from airflow_lineage_plus import node_ids as ids
 from airflow_lineage_plus.exceptions import NodeNotFound, SourceUnavailable
-from airflow_lineage_plus.graph import eventlog_history, logfile
+from airflow_lineage_plus.graph import logfile, run_history
 from airflow_lineage_plus.graph.focus import Catalog, FocusedGraph
 from airflow_lineage_plus.graph.history import LatestAssertions
 from airflow_lineage_plus.graph.model import LineageGraph
@@ -243,8 +243,8 @@ class QuickSource(LineageSource):
     def latest_assertions(
         self, dataset_ids: Sequence[str], *, as_of: int | None = None
     ) -> dict[str, list[LatestAssertions]]:
-        """Read back from the log, as a full load reads them (:func:`.eventlog_history.latest_assertions`)."""
-        return eventlog_history.latest_assertions(self._graph(as_of), dataset_ids, self._read_refs, as_of)
+        """Read back from the log, as a full load reads them (:func:`.run_history.latest_assertions`)."""
+        return run_history.latest_assertions(self._graph(as_of), dataset_ids, self._read_refs, as_of)
 
     def _read_refs(self, refs: Sequence[int]) -> dict[int, dict[str, Any] | None]:
         payloads = self._payloads(refs)

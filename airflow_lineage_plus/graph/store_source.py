@@ -25,7 +25,7 @@ from typing import Any
 import orjson
 
 from airflow_lineage_plus.exceptions import NodeNotFound, StoreUnavailable
-from airflow_lineage_plus.graph import eventlog_details, eventlog_history
+from airflow_lineage_plus.graph import details, run_history
 from airflow_lineage_plus.graph.answers import failed_jobs, rank_search
 from airflow_lineage_plus.graph.catalog import Catalog, StoreCatalog
 from airflow_lineage_plus.graph.focus import FocusedGraph
@@ -55,7 +55,7 @@ class StoreSource(LineageSource):
         self.owns_store = owns_store
         self.spool = spool
         self.problems: dict[str, int] = {}
-        self._runs = eventlog_history.RunReader(self._read_refs)
+        self._runs = run_history.RunReader(self._read_refs)
         self._whole: LineageGraph | None = None
         self._shared = threading.local()  # the graphs of :meth:`one_view`, per thread
         self.refresh()
@@ -185,7 +185,7 @@ class StoreSource(LineageSource):
         graph = self._now_with(node_id, as_of, keep_refs=True)
         if not graph.has_node(node_id):
             raise NodeNotFound(f"{node_id} has no events up to that time")
-        return eventlog_details.node_details(graph, node_id, self._read_ref)
+        return details.node_details(graph, node_id, self._read_ref)
 
     def jobs_of_run(self, run_id: str) -> list[str]:
         return StoredGraph(self.store).jobs_of_run(run_id)
@@ -199,7 +199,7 @@ class StoreSource(LineageSource):
         if run is None:
             raise NodeNotFound(f"unknown run {run_id}")
         graph.load_jobs((run.job_id,))
-        return eventlog_details.run_details(graph, run_id, self._read_ref)
+        return details.run_details(graph, run_id, self._read_ref)
 
     def run_history(
         self,
@@ -211,13 +211,13 @@ class StoreSource(LineageSource):
     ) -> dict[str, History]:
         graph = self.view(as_of, keep_refs=True)
         assert isinstance(graph, StoredGraph)
-        return eventlog_history.run_history(graph, node_ids, runs, self._runs, as_of, {}, dataset_runs)
+        return run_history.run_history(graph, node_ids, runs, self._runs, as_of, {}, dataset_runs)
 
     def latest_assertions(
         self, dataset_ids: Sequence[str], *, as_of: int | None = None
     ) -> dict[str, list[LatestAssertions]]:
         graph = self.view(as_of, keep_refs=True)
-        return eventlog_history.latest_assertions(graph, dataset_ids, self._read_refs, as_of)
+        return run_history.latest_assertions(graph, dataset_ids, self._read_refs, as_of)
 
     # -- reading events back ------------------------------------------------------------------------
     def _read_ref(self, ref: int) -> dict[str, Any] | None:

@@ -12,8 +12,8 @@ import pytest
 from airflow_lineage_plus.cli import run
 from airflow_lineage_plus.graph import LineageQueries
 from airflow_lineage_plus.graph.eventlog import EventLogSource
-from airflow_lineage_plus.graph.eventlog_history import MAX_TEXT
 from airflow_lineage_plus.graph.failed import MAX_NAMED
+from airflow_lineage_plus.graph.run_history import MAX_TEXT
 from airflow_lineage_plus.graph.what_changed import render
 from airflow_lineage_plus.store import wire as w
 from tests.support.graph_builders import at, dataset_node, facet, job_node, write_log

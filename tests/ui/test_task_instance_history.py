@@ -14,13 +14,13 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
-from airflow_lineage_plus.graph import eventlog_details
+from airflow_lineage_plus.graph import details
 from tests.support.harness import TESTS, AirflowRunner, DagRunResult, Recording
 from tests.support.view_in_process import simple_auth_airflow
 
 pytestmark = [pytest.mark.airflow, pytest.mark.minutes(1)]
 
-#: runs a job's details list holds in these tests (``eventlog_details.RECENT_RUNS``)
+#: runs a job's details list holds in these tests (``details.RECENT_RUNS``)
 LISTED = 2
 #: DAG runs recorded: one more than the details list holds
 DAG_RUNS = LISTED + 1
@@ -44,7 +44,7 @@ def client(
     recorded: tuple[Path, list[DagRunResult]], tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[TestClient]:
     patch = pytest.MonkeyPatch()
-    patch.setattr(eventlog_details, "RECENT_RUNS", LISTED)
+    patch.setattr(details, "RECENT_RUNS", LISTED)
     folder = tmp_path_factory.mktemp("auth")
     with simple_auth_airflow(patch, recorded[0], "viewer:viewer", PASSWORDS, folder) as test_client:
         yield test_client

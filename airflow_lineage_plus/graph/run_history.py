@@ -1,6 +1,6 @@
 """The per-run history (:mod:`.history`) of a graph's nodes, read back from each run's events.
 
-Like the details (:mod:`.eventlog_details`), the graph keeps only where each run's events are (refs);
+Like the details (:mod:`.details`), the graph keeps only where each run's events are (refs);
 the facts a history needs (the job's SQL and code, the Airflow try number, the datasets' figures,
 schemas, assertions and partitions) are read back for the runs asked for only.
 
@@ -86,13 +86,13 @@ _NO_FACTS = RunFacts()
 
 class RunReader:
     """Reads the events of many runs at once and keeps each run's :class:`RunFacts` (by its refs: the
-    same refs are the same bytes of the same log)."""
+    same refs are the same events of the same source)."""
 
     def __init__(self, read_refs: ReadRefs, keep: int = RUNS_KEPT) -> None:
         self.read_refs = read_refs
         self.keep = keep
         self.kept: dict[tuple[int, ...], RunFacts] = {}
-        self.events_read = 0  # events read back from the log since this reader was made
+        self.events_read = 0  # events read back since this reader was made
 
     def facts(self, runs: Sequence[RunRecord]) -> list[RunFacts]:
         """The facts of each run (of a run without events: none), the events not kept read in one pass."""
@@ -157,7 +157,7 @@ def run_history(
     bounds: dict[str, int | None] | None = None,
     dataset_runs: int | None = None,
 ) -> dict[str, History]:
-    """:meth:`LineageSource.run_history` over ``graph`` (a graph folded from the log that keeps its runs'
+    """:meth:`LineageSource.run_history` over ``graph`` (a graph of a store that keeps its runs'
     refs); ``bounds`` keeps each job's latest event time between questions."""
     counts = (runs, runs if dataset_runs is None else dataset_runs)
     question = _Question(graph, counts, reader, as_of, bounds if bounds is not None else {})

@@ -1,6 +1,6 @@
-"""The details of nodes and runs of the embedded event log, built by re-reading the events they came
-from: the graph keeps only each event's place in the file (its byte offset and length, a *ref*), so
-facets shown in details are read back from the log when asked for (see :mod:`.eventlog`)."""
+"""The details of nodes and runs, built by re-reading the events they came from: a graph keeps only
+where each event is (a *ref*: a stored event's row, or an event log's byte offset and length), so the
+facets shown in details are read back when asked for (:class:`.StoreSource`, :mod:`.eventlog`)."""
 
 from __future__ import annotations
 

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from airflow_lineage_plus.graph import eventlog_history
+from airflow_lineage_plus.graph import run_history
 from airflow_lineage_plus.graph.eventlog import EventLogSource
 from airflow_lineage_plus.graph.history import DatasetRun
 from airflow_lineage_plus.graph.store_source import StoreSource
@@ -80,8 +80,8 @@ def test_a_source_read_by_many_jobs_reads_only_its_last_readers(
         history = source.run_history([CALENDAR], 3)[CALENDAR]
         assert _rows(history.runs) == NEWEST_READS
         graph = StoredGraph(source.store, keep_refs=True)
-        reader = eventlog_history.RunReader(source._read_refs)
-        assert eventlog_history.run_history(graph, [CALENDAR], 3, reader) == {CALENDAR: history}
+        reader = run_history.RunReader(source._read_refs)
+        assert run_history.run_history(graph, [CALENDAR], 3, reader) == {CALENDAR: history}
         # the 3 newest candidates (as many as runs asked for) are read at once; none of the 17 older ones
         readers = {job for job in graph._jobs_read if "reader_" in job}
         assert readers == {job_node(f"reader_{k}") for k in (0, 19, 18)}
@@ -231,7 +231,7 @@ def test_latest_assertions_of_a_source_read_by_many_jobs_read_only_the_jobs_that
         if not stored:
             return
         graph = StoredGraph(source.store, keep_refs=True)
-        assert eventlog_history.latest_assertions(graph, [CALENDAR], source._read_refs) == {CALENDAR: found}
+        assert run_history.latest_assertions(graph, [CALENDAR], source._read_refs) == {CALENDAR: found}
         # by the latest event or skip record: check_long, check_3 (701) and check_59 .. check_52 first (10),
         # then 20 more (check_51 .. check_32); check_50's latest event (minute 505) is before check_51's
         # start: no job left can count
