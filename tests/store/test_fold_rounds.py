@@ -1,15 +1,20 @@
 """The folding rules' writes on PostgreSQL: a batch goes as one statement per table and round (each
-column's values as one array), a key the batch holds twice goes in a second round, and the folded state is
+column's values as one array, sent in binary), a key the batch holds twice goes in a second round, a
+write's statements go in one pipeline (a failure in it is the package's error), and the folded state is
 the one that folding the events one at a time leaves."""
 
 from __future__ import annotations
 
 import json
+import re
+from collections import Counter
 from typing import Any
 
+import psycopg
 import pytest
 import sqlalchemy as sa
 
+from airflow_lineage_plus.exceptions import StoreUnavailable
 from airflow_lineage_plus.store import LineageStore
 from airflow_lineage_plus.store.schema import metadata
 from tests.support.graph_builders import ds, run_pair
@@ -87,3 +92,49 @@ def test_postgresql_keeps_from_one_batch_what_it_keeps_from_one_event_at_a_time(
     finally:
         at_once.close()
         one_by_one.close()
+
+
+def test_postgresql_sends_a_writes_rules_in_one_pipeline_with_their_arrays_in_binary(
+    postgres_server: PostgresServer,
+) -> None:
+    store = _store(postgres_server, "fold_pipeline")
+    fold: list[tuple[str, Any]] = []
+
+    def note(connection: sa.Connection, cursor: Any, statement: str, *_: Any) -> None:
+        if "unnest(" in statement:  # the rules' statements (the raw events' insert is not one of them)
+            fold.append((statement, connection.connection.driver_connection.pgconn.pipeline_status))
+
+    sa.event.listen(store.engine, "before_cursor_execute", note)
+    try:
+        assert store.append(_events()).added == 24
+    finally:
+        store.close()
+    per_table = Counter(text.split(" ")[2] for text, _ in fold)
+    # a round per repeat of a key: j's 20 events each report its edge to d and its latest-event fact
+    assert per_table == {
+        "lineage_plus_node": 1,
+        "lineage_plus_edge": 20,
+        "lineage_plus_fact": 20,
+        "lineage_plus_run": 4,
+        "lineage_plus_run_state": 3,
+        "lineage_plus_run_io": 1,
+        "lineage_plus_run_event": 1,
+    }
+    assert {status for _, status in fold} == {psycopg.pq.PipelineStatus.ON}
+    formats = {kind for text, _ in fold for kind in re.findall(r"%\(\w+\)(\w)", text)}
+    assert formats == {"b"}  # every array in binary
+
+
+def test_a_postgresql_write_that_fails_in_its_pipeline_raises_the_packages_error_and_keeps_nothing(
+    postgres_server: PostgresServer,
+) -> None:
+    store = _store(postgres_server, "fold_broken")
+    try:
+        with store.engine.begin() as connection:
+            connection.exec_driver_sql("DROP TABLE lineage_plus_run_io")
+        with pytest.raises(StoreUnavailable, match="lineage_plus_run_io"):
+            store.append(_events()[:2])
+        with store.engine.connect() as connection:
+            assert connection.exec_driver_sql("SELECT count(*) FROM lineage_plus_event").scalar() == 0
+    finally:
+        store.close()
