@@ -224,6 +224,9 @@ def _pipelined(connection: sa.Connection) -> Iterator[None]:
         return
     import psycopg
 
+    if not psycopg.Pipeline.is_supported():  # a libpq before 14: one statement at a time, as before
+        yield
+        return
     try:
         with pipeline():
             yield

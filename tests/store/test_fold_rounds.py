@@ -138,3 +138,29 @@ def test_a_postgresql_write_that_fails_in_its_pipeline_raises_the_packages_error
             assert connection.exec_driver_sql("SELECT count(*) FROM lineage_plus_event").scalar() == 0
     finally:
         store.close()
+
+
+def test_a_libpq_without_pipeline_mode_still_folds_one_statement_at_a_time(
+    postgres_server: PostgresServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """psycopg on a libpq before 14 (pipeline mode unsupported) keeps what a pipelined write keeps."""
+    pipelined = _store(postgres_server, "fold_pipelined")
+    monkeypatch.setattr(psycopg.Pipeline, "is_supported", classmethod(lambda cls: False))
+    plain = _store(postgres_server, "fold_plain")
+    statuses: list[Any] = []
+    sa.event.listen(
+        plain.engine,
+        "before_cursor_execute",
+        lambda connection, *_: statuses.append(
+            connection.connection.driver_connection.pgconn.pipeline_status
+        ),
+    )
+    try:
+        assert plain.append(_events()).added == 24
+        monkeypatch.undo()
+        assert pipelined.append(_events()).added == 24
+        assert _folded(plain) == _folded(pipelined)
+    finally:
+        plain.close()
+        pipelined.close()
+    assert statuses and set(statuses) == {psycopg.pq.PipelineStatus.OFF}
