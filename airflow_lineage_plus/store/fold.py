@@ -200,11 +200,16 @@ def _unnested(table: sa.Table, columns: Sequence[str]) -> sa.Select[Any]:
     )
 
 
+def _psycopg(dialect: sa.Dialect) -> bool:
+    """Whether the engine is PostgreSQL through psycopg (binary parameters, pipeline mode)."""
+    return dialect.name == "postgresql" and dialect.driver == "psycopg"
+
+
 def _binary_arrays(statement: Statement, dialect: sa.Dialect) -> Statement:
     """With psycopg, a round's arrays sent in binary (its ``%(name)b``): each text goes as its bytes,
     where the text form quotes and escapes every element, one regular expression at a time (most of a
     PostgreSQL write's CPU)."""
-    if dialect.name != "postgresql" or dialect.driver != "psycopg":
+    if not _psycopg(dialect):
         return statement
     sql = statement.sql
     for column in statement.rule.row_type._fields:
@@ -214,21 +219,18 @@ def _binary_arrays(statement: Statement, dialect: sa.Dialect) -> Statement:
 
 @contextlib.contextmanager
 def _pipelined(connection: sa.Connection) -> Iterator[None]:
-    """PostgreSQL through psycopg: the block's statements sent without waiting for each one's answer (its
-    pipeline mode: one round trip for a write's rules, not one per rule), a failure raised at the end as
-    SQLAlchemy's error, as it would have been without."""
-    raw = connection.connection.driver_connection
-    pipeline = getattr(raw, "pipeline", None)
-    if pipeline is None:  # another driver
-        yield
-        return
+    """PostgreSQL through psycopg (:func:`_psycopg`): the block's statements sent without waiting for
+    each one's answer (its pipeline mode: one round trip for a write's rules, not one per rule), a failure
+    raised at the end as SQLAlchemy's error, as it would have been without."""
     import psycopg
 
     if not psycopg.Pipeline.is_supported():  # a libpq before 14: one statement at a time, as before
         yield
         return
+    raw = connection.connection.driver_connection
+    assert isinstance(raw, psycopg.Connection)
     try:
-        with pipeline():
+        with raw.pipeline():
             yield
     except psycopg.Error as exc:
         raise sa.exc.DBAPIError.instance(None, None, exc, psycopg.Error, dialect=connection.dialect) from exc
@@ -307,6 +309,7 @@ class Folder:
 
     def __init__(self, dialect: sa.Dialect) -> None:
         self.dialect = dialect.name
+        self.pipelined = _psycopg(dialect)
         key = (dialect.name, dialect.driver, dialect.paramstyle)
         statements = _COMPILED.get(key)
         if statements is None:
@@ -322,7 +325,7 @@ class Folder:
             assert isinstance(raw, sqlite3.Connection)
             self.write_sqlite(raw, facts)
             return
-        with _pipelined(connection) if self.dialect == "postgresql" else contextlib.nullcontext():
+        with _pipelined(connection) if self.pipelined else contextlib.nullcontext():
             for statement in self.statements:
                 rows = getattr(facts, statement.rule.rows)
                 if not rows:

@@ -40,6 +40,11 @@ def _store(server: PostgresServer, name: str) -> LineageStore:
     return LineageStore(server.url(new_database(server, name)))
 
 
+def _pipeline_status(connection: sa.Connection) -> Any:
+    """Whether the connection's psycopg connection is in pipeline mode now."""
+    return connection.connection.driver_connection.pgconn.pipeline_status
+
+
 def _folded(store: LineageStore) -> dict[str, list[Any]]:
     """Every row of every folded-state table (not the raw events: their ids differ by batch)."""
     with store.engine.connect() as connection:
@@ -102,7 +107,7 @@ def test_postgresql_sends_a_writes_rules_in_one_pipeline_with_their_arrays_in_bi
 
     def note(connection: sa.Connection, cursor: Any, statement: str, *_: Any) -> None:
         if "unnest(" in statement:  # the rules' statements (the raw events' insert is not one of them)
-            fold.append((statement, connection.connection.driver_connection.pgconn.pipeline_status))
+            fold.append((statement, _pipeline_status(connection)))
 
     sa.event.listen(store.engine, "before_cursor_execute", note)
     try:
@@ -151,9 +156,7 @@ def test_a_libpq_without_pipeline_mode_still_folds_one_statement_at_a_time(
     sa.event.listen(
         plain.engine,
         "before_cursor_execute",
-        lambda connection, *_: statuses.append(
-            connection.connection.driver_connection.pgconn.pipeline_status
-        ),
+        lambda connection, *_: statuses.append(_pipeline_status(connection)),
     )
     try:
         assert plain.append(_events()).added == 24
