@@ -13,20 +13,18 @@ when retired edges are asked for, :data:`.retirement.RETIRED` (reported by a run
 
 Facts a declaration carries about datasets and the job (schema, column lineage, owners, the event shown
 in details) must never win over what a run reported, whatever the times: they are folded at their event
-time shifted into a lower tier (:func:`declared_time`), so any run's fact is later than any declared one,
-and declared facts still order among themselves by time.
+time shifted into a lower tier (:func:`~airflow_lineage_plus.store.facts.declared_time`), so any run's
+fact is later than any declared one, and declared facts still order among themselves by time.
 """
 
 from __future__ import annotations
 
-from airflow_lineage_plus.store.facts import NEVER, declaration_tie, declared_time, is_declared_time
+from airflow_lineage_plus.store.facts import declaration_tie, is_declared_time
 
 #: An edge a run of its job reported.
 CURRENT = "current"
 #: An edge only declared in DAG code: its job has not run yet.
 DECLARED = "declared"
 
-Edges = frozenset[tuple[str, str]]
-
-__all__ = ["CURRENT", "DECLARED", "NEVER", "Edges", "declared_time", "is_declared_time", "tie"]
+__all__ = ["CURRENT", "DECLARED", "is_declared_time", "tie"]
 tie = declaration_tie

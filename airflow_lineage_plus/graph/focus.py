@@ -19,6 +19,9 @@ from __future__ import annotations
 import threading
 import weakref
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any
+
+import orjson
 
 from airflow_lineage_plus import node_ids as ids
 from airflow_lineage_plus.exceptions import BadEventError, SourceUnavailable
@@ -32,7 +35,20 @@ from airflow_lineage_plus.store.facts import Facts
 
 #: refs -> {ref: the event's JSON bytes} (refs that cannot be read are missing)
 ReadPayloads = Callable[[Sequence[int]], Mapping[int, bytes]]
-__all__ = ["Catalog", "FocusedGraph", "ReadPayloads"]
+
+
+def read_events(read: ReadPayloads, refs: Sequence[int]) -> dict[int, dict[str, Any] | None]:
+    """{ref: the event as a JSON object} of these refs, read at once; None where it cannot be read (gone
+    since: retention, a rotated log) or is not a JSON object."""
+    payloads = read(sorted(set(refs)))
+    found: dict[int, dict[str, Any] | None] = {}
+    for ref in refs:
+        try:
+            event = orjson.loads(payloads[ref])
+        except (KeyError, orjson.JSONDecodeError):
+            event = None
+        found[ref] = event if isinstance(event, dict) else None
+    return found
 
 
 #: scratch stores not in use, kept for the next graph (a new one costs an engine and its statements

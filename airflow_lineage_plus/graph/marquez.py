@@ -573,7 +573,7 @@ def _run(raw: dict[str, Any], job_id: str) -> RunRecord:
     run.end = _micros(raw.get("endedAt"))
     rank = RANK_OF_STATE.get(str(raw.get("state")))
     if rank is not None:
-        run.terminal = (run.end or 0, rank)
+        run.rank = rank
     facets = raw.get("facets") or {}
     skip = _dict(facets.get(fk.SKIP_STATE))
     if rank is not None and skip.get("skipped") is True:

@@ -15,6 +15,7 @@ from airflow_lineage_plus import node_ids as ids
 from airflow_lineage_plus.graph import declared, retirement
 from airflow_lineage_plus.graph.records import ColumnInput, DatasetRecord, JobRecord
 from airflow_lineage_plus.graph.runs import SCHEDULER_SKIP_REASON, UPSTREAM_FAILED_REASON, RunRecord
+from airflow_lineage_plus.store.facts import TERMINAL_RANK
 
 
 @dataclass
@@ -111,7 +112,7 @@ class LineageGraph:
             if dag_run is not None:
                 synthetic.start, synthetic.end = dag_run.started_at, dag_run.end
                 synthetic.dag_id, synthetic.parent_job_id = dag_run.dag_id, dag_run.job_id
-            synthetic.terminal = (synthetic.end or 0, 1)
+            synthetic.rank = TERMINAL_RANK["COMPLETE"]
             synthetic.skipped = True
             skips = self.dag_run_skips.get(dag_run_id)
             synthetic.upstream_failed = skips is not None and job.id in skips.upstream_failed

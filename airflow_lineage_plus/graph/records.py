@@ -4,11 +4,10 @@ they keep (what the folded state says of them: :mod:`airflow_lineage_plus.store.
 from __future__ import annotations
 
 from airflow_lineage_plus import node_ids as ids
-from airflow_lineage_plus.graph.declared import NEVER, is_declared_time
+from airflow_lineage_plus.graph.declared import is_declared_time
 from airflow_lineage_plus.graph.runs import RunRecord
 
 Fields = tuple[tuple[str, str | None], ...]
-FullFields = tuple[tuple[str, str | None, str | None], ...]  # with descriptions
 Transform = tuple[str | None, str | None, str | None]
 ColumnInput = tuple[str, str, str, tuple[Transform, ...]]  # (namespace, name, field, transformations)
 Edge = tuple[str, str]
@@ -25,7 +24,6 @@ class JobRecord:
         "namespace",
         "owners",
         "ref",
-        "ref_time",
         "runs",
         "slo_minutes",
     )
@@ -37,7 +35,6 @@ class JobRecord:
         self.runs: list[RunRecord] = []
         self.owners: tuple[str, ...] = ()
         self.ref: int | None = None  # latest event of this job (for facets shown in details)
-        self.ref_time = NEVER  # (a declaration's event is shown only until a run's: :mod:`.declared`)
         self.latest_cache: tuple[int, RunRecord | None] | None = None
         self.current_cache: tuple[int, frozenset[Edge] | None] | None = None
         self.io_sets: dict[frozenset[Edge], frozenset[Edge]] = {}  # equal edge sets of runs, shared
@@ -63,7 +60,6 @@ class DatasetRecord:
         "namespace",
         "owners",
         "ref",
-        "ref_time",
         "schemas",
         "write_ref",
         "write_time",
@@ -78,7 +74,6 @@ class DatasetRecord:
         self.owners: tuple[str, ...] = ()
         self.columns: dict[str, tuple[ColumnInput, ...]] = {}
         self.ref: int | None = None
-        self.ref_time = NEVER
         self.write_ref: int | None = None  # latest event that wrote it (quality figures)
         self.write_time = -1
 

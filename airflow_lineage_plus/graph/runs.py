@@ -29,9 +29,7 @@ class RunRecord:
         "dag_id",
         "end",
         "error",
-        "error_key",
         "exec_mode",
-        "exec_mode_time",
         "first_seen",
         "io",
         "job_id",
@@ -56,11 +54,9 @@ class RunRecord:
         self.rank = 0
         self.end: int | None = None
         self.error: str | None = None
-        self.error_key: tuple[int, str] | None = None
         self.skipped = False
         self.skip_reason: str | None = None
         self.exec_mode: str | None = None
-        self.exec_mode_time = -1
         self.parent_run_id: str | None = None
         # kept only by graphs that show details (``LineageGraph.keep_refs``); others share one empty tuple
         self.refs: list[int] | tuple[int, ...] = NO_REFS
@@ -70,20 +66,6 @@ class RunRecord:
         self.upstream_failed = False  # with skipped: the run never ran because an upstream task failed
         self.parent_job_id: str | None = None  # the parent facet's job, as a job node id
         self.dag_id: str | None = None  # the Airflow DAG the run belongs to, from the provider's facets
-
-    @property
-    def terminal(self) -> tuple[int, int] | None:
-        """(time, priority) of the winning terminal event, None while the run has none."""
-        return (self.end if self.end is not None else 0, self.rank) if self.rank else None
-
-    @terminal.setter
-    def terminal(self, value: tuple[int, int] | None) -> None:
-        if value is None:
-            self.rank = 0
-            return
-        if value[0] != (self.end if self.end is not None else 0):
-            self.end = value[0]
-        self.rank = value[1]
 
     @property
     def state(self) -> str:

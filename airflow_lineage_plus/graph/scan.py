@@ -26,7 +26,8 @@ import msgspec
 from airflow_lineage_plus import node_ids as ids
 from airflow_lineage_plus.exceptions import NodeNotFound, SourceUnavailable
 from airflow_lineage_plus.graph import logfile, run_history
-from airflow_lineage_plus.graph.focus import Catalog, FocusedGraph
+from airflow_lineage_plus.graph.catalog import Catalog
+from airflow_lineage_plus.graph.focus import FocusedGraph, read_events
 from airflow_lineage_plus.graph.history import LatestAssertions
 from airflow_lineage_plus.graph.model import LineageGraph
 from airflow_lineage_plus.graph.records import Fields
@@ -247,8 +248,7 @@ class QuickSource(LineageSource):
         return run_history.latest_assertions(self._graph(as_of), dataset_ids, self._read_refs, as_of)
 
     def _read_refs(self, refs: Sequence[int]) -> dict[int, dict[str, Any] | None]:
-        payloads = self._payloads(refs)
-        return {ref: _decoded(payloads.get(ref)) for ref in refs}
+        return read_events(self._payloads, refs)
 
     def _needs_whole_graph(self) -> SourceUnavailable:
         return SourceUnavailable(
@@ -270,12 +270,3 @@ class QuickSource(LineageSource):
 
     def summary(self) -> tuple[int, int, LineageGraph, list[str]]:
         raise self._needs_whole_graph()
-
-
-def _decoded(payload: bytes | None) -> dict[str, Any] | None:
-    """An event's JSON object; None for bytes that are not one."""
-    try:
-        event = msgspec.json.decode(payload) if payload is not None else None
-    except msgspec.DecodeError:
-        return None
-    return event if isinstance(event, dict) else None

@@ -22,13 +22,11 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-import orjson
-
 from airflow_lineage_plus.exceptions import NodeNotFound, StoreUnavailable
 from airflow_lineage_plus.graph import details, run_history
 from airflow_lineage_plus.graph.answers import failed_jobs, rank_search
 from airflow_lineage_plus.graph.catalog import Catalog, StoreCatalog
-from airflow_lineage_plus.graph.focus import FocusedGraph
+from airflow_lineage_plus.graph.focus import FocusedGraph, read_events
 from airflow_lineage_plus.graph.history import History, LatestAssertions
 from airflow_lineage_plus.graph.model import LineageGraph
 from airflow_lineage_plus.graph.records import Fields
@@ -221,11 +219,10 @@ class StoreSource(LineageSource):
 
     # -- reading events back ------------------------------------------------------------------------
     def _read_ref(self, ref: int) -> dict[str, Any] | None:
-        return _event(self._payloads((ref,)).get(ref))
+        return self._read_refs((ref,))[ref]
 
     def _read_refs(self, refs: Sequence[int]) -> dict[int, dict[str, Any] | None]:
-        payloads = self._payloads(sorted(set(refs)))
-        return {ref: _event(payloads.get(ref)) for ref in refs}
+        return read_events(self._payloads, refs)
 
     def close(self) -> None:
         if self.owns_store:
@@ -244,14 +241,3 @@ def _drain_into(store: LineageStore, spool: Path, problems: dict[str, int]) -> i
     for kind, number in result.problems.items():
         problems[kind] = problems.get(kind, 0) + number
     return result.added
-
-
-def _event(payload: bytes | None) -> dict[str, Any] | None:
-    """A stored payload as a JSON object; None when missing (retention) or not an object."""
-    if payload is None:
-        return None
-    try:
-        data = orjson.loads(payload)
-    except orjson.JSONDecodeError:
-        return None
-    return data if isinstance(data, dict) else None

@@ -21,7 +21,7 @@ def fields(text: str) -> tuple[tuple[Any, ...], ...]:
 def job_facts(job: JobRecord, facts: dict[str, f.FactRow]) -> None:
     """Put a job's newest facts (its event ref, owners, freshness target, declared edges) on ``job``."""
     if (fact := facts.get(f.JOB_REF)) is not None:
-        job.ref, job.ref_time = int(fact.value), fact.event_time
+        job.ref = int(fact.value)
     if (fact := facts.get(f.OWNERS)) is not None:
         job.owners = tuple(orjson.loads(fact.value))
     if (fact := facts.get(f.SLO)) is not None:
@@ -34,7 +34,7 @@ def job_facts(job: JobRecord, facts: dict[str, f.FactRow]) -> None:
 def dataset_facts(record: DatasetRecord, facts: dict[str, f.FactRow]) -> None:
     """Put a dataset's newest facts (refs, fields, owners, column lineage) on ``record``."""
     if (fact := facts.get(f.DATASET_REF)) is not None:
-        record.ref, record.ref_time = int(fact.value), fact.event_time
+        record.ref = int(fact.value)
     if (fact := facts.get(f.WRITE)) is not None:
         record.write_ref, record.write_time = int(fact.value), fact.event_time
     if (fact := facts.get(f.FIELDS)) is not None:
@@ -71,9 +71,8 @@ def run_facts(run: RunRecord, facts: dict[str, f.FactRow]) -> None:
     """The run's newest error and execution mode."""
     if (fact := facts.get(f.ERROR)) is not None:
         run.error = orjson.loads(fact.value)
-        run.error_key = (fact.event_time, run.error)  # type: ignore[assignment]
     if (fact := facts.get(f.MODE)) is not None:
-        run.exec_mode, run.exec_mode_time = orjson.loads(fact.value), fact.event_time
+        run.exec_mode = orjson.loads(fact.value)
 
 
 class LazyRecords(dict[str, Any]):
