@@ -6,9 +6,8 @@ each run's parent run id (:attr:`RunRecord.parent_run_id`); this module follows 
 name, next to a failed dbt model, the Airflow task that ran it; a child run can be attributed to the task
 (and DAG) it ran in; and a task's view can show the jobs it ran.
 
-Downwards, :meth:`LineageGraph.child_jobs` names the jobs with a run under a run: a graph folded in
-memory (whole, or from a source such as Marquez) keeps them as it folds; a graph folded where a question
-looks (time travel) asks its catalog, then folds those jobs (up to its time).
+Downwards, :meth:`LineageGraph.child_jobs` names the jobs with a run under a run (a store's graph asks
+the store; a graph as of a time asks its catalog, then folds those jobs up to its time).
 """
 
 from __future__ import annotations

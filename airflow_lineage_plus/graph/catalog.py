@@ -52,15 +52,11 @@ class Catalog(abc.ABC):
         """Jobs with a run (at any time) whose parent run is ``run_id``; empty when unknown (a scan)."""
         return ()
 
-    def last_event_time(self, job_id: str) -> int | None:
-        """The time of the job's latest event, or of a later DAG-run event that said it did not run (no
-        run of the job, a not-run one included, starts later), without folding it; None when unknown (then
-        it is folded to see)."""
-        return None
-
     def last_event_times(self, job_ids: Iterable[str]) -> dict[str, int | None]:
-        """:meth:`last_event_time` of each job, read at once where the catalog can."""
-        return {job_id: self.last_event_time(job_id) for job_id in job_ids}
+        """Of each job, the time of its latest event, or of a later DAG-run event that said it did not run
+        (no run of the job, a not-run one included, starts later), without folding it, read at once; None
+        where unknown (then it is folded to see)."""
+        return dict.fromkeys(job_ids)
 
     def known(self, node_ids: Iterable[str]) -> set[str]:
         """The nodes among ``node_ids`` that have events (:meth:`has_job`, :meth:`has_dataset`), read at
@@ -153,9 +149,6 @@ class StoreCatalog(Catalog):
 
     def child_jobs(self, run_id: str) -> Iterable[str]:
         return sorted({child.job_id for child in self.state.children((run_id,))})
-
-    def last_event_time(self, job_id: str) -> int | None:
-        return self.last_event_times((job_id,))[job_id]
 
     def last_event_times(self, job_ids: Iterable[str]) -> dict[str, int | None]:
         wanted = {f.key_of(job_id): job_id for job_id in job_ids}

@@ -1,26 +1,13 @@
 """The per-run history (:mod:`.history`) of a graph's nodes, read back from each run's events.
 
-Like the details (:mod:`.details`), the graph keeps only where each run's events are (refs);
-the facts a history needs (the job's SQL and code, the Airflow try number, the datasets' figures,
-schemas, assertions and partitions) are read back for the runs asked for only.
-
-What it costs, and what is kept between questions:
-
-* each run's events are read in one pass (sorted by place) and boiled down to the few facts a history
-  needs (:class:`RunFacts`, the newest ``RUNS_KEPT`` kept by the source's :class:`RunReader`): a job and
-  its outputs, and the next question, read the same runs;
-* a dataset's history reads only the runs that can be among its newest: the candidate jobs (its writers,
-  or for a source its readers) are taken newest first, by the time of each job's latest event or skip
-  record (:meth:`.model.LineageGraph.newest_adjacent`: a store finds a source's readers that ran last
-  through an index, without a probe per reader), and no further once ``runs`` writes newer than the next
-  job's latest event are found. A source read by every job of a large log (a shared calendar table) thus
-  costs the few jobs that read it last, not all of them; the answer is the one a read of all of them
-  gives;
-* the latest assertions on a dataset are taken from the jobs next to it that ran last, found the same
-  way (a skip record counts as an event: a run that did not run starts with its DAG run), and none past
-  the point where none left can have run later than the ones kept;
-* what a question starts from (which datasets have events, their writers' edges, the writers' latest
-  event times, the first readers of each source) is read at once for all its nodes.
+Like the details (:mod:`.details`), the graph keeps only where each run's events are (refs); the facts a
+history needs (the job's SQL and code, the Airflow try number, the datasets' figures, schemas, assertions
+and partitions) are read back, in one pass, for the runs asked for only, and boiled down to
+:class:`RunFacts` (the newest ``RUNS_KEPT`` kept by the source's :class:`RunReader`). A dataset's history
+and its latest assertions read only the jobs next to it that can have run last (newest first, by each
+job's latest event or skip record: :meth:`.model.LineageGraph.newest_adjacent`), so a source every job
+reads costs the few that read it last; the answer is the one reading all of them gives. What that costs,
+and why: docs/what-changed.md, "For another lineage source", and docs/graph.md.
 """
 
 from __future__ import annotations

@@ -106,7 +106,6 @@ class ScanCatalog(Catalog):
         self.readers: dict[tuple[str, str], list[str]] = {}  # dataset -> ids of jobs reading it
         self.writers: dict[tuple[str, str], list[str]] = {}
         self.problems: dict[str, int] = {}
-        self.offset = 0
 
     def job_refs(self, job_id: str, as_of: int | None = None) -> Sequence[int]:
         job = self.by_id.get(job_id)
@@ -130,12 +129,6 @@ class ScanCatalog(Catalog):
         return key in self.readers or key in self.writers or key in self.dataset_events
 
     # -- scanning -------------------------------------------------------------------------------
-    def scan(self, path: Path, start: int, stop: int, max_line: int) -> None:
-        with open(path, "rb") as handle:
-            for base, view in logfile.chunks(handle, start, stop, self.problems, max_line=max_line):
-                self.add_lines(base, view, max_line)
-                self.offset = base + len(view)
-
     def add_lines(self, base: int, view: memoryview, max_line: int = logfile.MAX_LINE) -> None:
         """Note where the complete lines of one chunk (at file offset ``base``) belong (lines longer than
         ``max_line`` are not events: the fold skips them too)."""
@@ -198,7 +191,9 @@ def scan_log(path: Path, *, max_line: int = logfile.MAX_LINE) -> ScanCatalog:
     except (OSError, ValueError) as exc:
         raise SourceUnavailable(f"cannot read event log {path}: {exc}") from exc
     catalog = ScanCatalog()
-    catalog.scan(path, 0, stop, max_line)
+    with open(path, "rb") as handle:
+        for base, view in logfile.chunks(handle, 0, stop, catalog.problems, max_line=max_line):
+            catalog.add_lines(base, view, max_line)
     catalog.finish()
     return catalog
 

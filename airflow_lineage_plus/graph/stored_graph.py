@@ -3,23 +3,15 @@
 Nothing is folded here: the store's writes folded every event (:mod:`airflow_lineage_plus.store.fold`),
 and a :class:`StoredGraph` reads the records of the nodes a question touches (a job with its runs, a
 dataset with its schemas, the edges next to a node) the first time they are touched, a batch at a time
-(:class:`~airflow_lineage_plus.store.folded.FoldedState`). The queries read it as any
-:class:`~.model.LineageGraph`; one is made per question (or per refresh of a long-lived reader), so what
-it read stays consistent for the question, and the next one sees what was written since.
+(:class:`~airflow_lineage_plus.store.folded.FoldedState`). One is made per question, so what it read stays
+consistent for the question, and the next one sees what was written since.
 
-A job's runs are read newest first, :data:`RUN_WINDOW` of them (and, when none of those completed,
-:data:`GROWTH` times as many until one did: its current edges start at its latest completed run), so a
-question costs the same after a year of hourly runs as after a day. What needs older runs reads them
-when it asks (:meth:`StoredGraph.all_runs`: a job's details, freshness, a run's children); what needs
-only the newest asks for those (:meth:`~.model.LineageGraph.state_runs`,
-:meth:`~.model.LineageGraph.newest_runs`: more of the newest, as many as it needs), and per-DAG
-visibility counts the DAGs of the runs not read without reading them (:meth:`StoredGraph.dag_runs`).
-Where each run's events are (its refs) is read only for the runs whose events a question reads back
-(:meth:`StoredGraph.read_refs`).
-
-A store may also be a *scratch* store: the folded state of events kept elsewhere (a log given to
-``--events``, the events up to a time in the past), folded into it before they are read (the hooks
-``_prepare_*``, which :class:`~.focus.FocusedGraph` fills).
+A job's newest :data:`RUN_WINDOW` runs are read at first (more, :data:`GROWTH` times as many, until one
+of them completed, or when a question asks for more: :meth:`~.model.LineageGraph.newest_runs`); what
+needs every run reads the rest when it asks (:meth:`StoredGraph.all_runs`), so a question costs the same
+after a year of hourly runs as after a day (docs/graph.md, "A job's newest runs"). A *scratch* store holds
+the folded state of events kept elsewhere (a log given to ``--events``, the events up to a past time),
+folded into it before they are read (the hooks ``_prepare_*``, which :class:`~.focus.FocusedGraph` fills).
 """
 
 from __future__ import annotations
