@@ -6,8 +6,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from airflow_lineage_plus import facet_keys as fk
+from airflow_lineage_plus.graph import failed
 from airflow_lineage_plus.graph.records import Transform
-from airflow_lineage_plus.graph.runs import FAILED_STATES, RunRecord
+from airflow_lineage_plus.graph.runs import RunRecord
 
 if TYPE_CHECKING:
     from airflow_lineage_plus.graph.model import LineageGraph
@@ -42,12 +43,8 @@ def column_input(namespace: str, name: str, field: str, transforms: tuple[Transf
         "namespace": namespace,
         "name": name,
         "column": field,
-        "transformations": transformation_list(transforms),
+        "transformations": [{"type": t, "subtype": s, "description": d} for t, s, d in transforms],
     }
-
-
-def transformation_list(transforms: tuple[Transform, ...]) -> list[dict[str, Any]]:
-    return [{"type": t, "subtype": s, "description": d} for t, s, d in transforms]
 
 
 def rank_search(found: list[tuple[str, str, str]], needle: str) -> list[tuple[str, str, str]]:
@@ -62,10 +59,4 @@ def rank_search(found: list[tuple[str, str, str]], needle: str) -> list[tuple[st
 def failed_jobs(graph: LineageGraph) -> list[str]:
     """Ids of the graph's jobs whose latest run FAILED or ABORTED, sorted (of those the graph finds may
     have: :meth:`~.model.LineageGraph.maybe_failed_job_ids`)."""
-    found = []
-    for job_id in graph.maybe_failed_job_ids():
-        job = graph.job_record(job_id)
-        run = graph.latest_run(job) if job is not None else None
-        if run is not None and run.state in FAILED_STATES:
-            found.append(job_id)
-    return sorted(found)
+    return sorted(failed.failed_jobs(graph, graph.maybe_failed_job_ids()))

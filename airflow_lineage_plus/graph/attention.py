@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from airflow_lineage_plus.graph.changes import KIND_ORDER, Thresholds, dataset_runs, job_runs
-from airflow_lineage_plus.graph.what_changed import node_changes, visible_histories
+from airflow_lineage_plus.graph.what_changed import change_entry, node_changes, visible_histories
 from airflow_lineage_plus.store import wire as w
 
 if TYPE_CHECKING:
@@ -62,17 +62,5 @@ def attention(
     return {
         "since": w.format_micros(now - within),
         "failedJobs": [node_dict(graph, job, 0) for job in failed if shown(job)],
-        "changes": [
-            {
-                "node": c.node,
-                "kind": c.kind,
-                "column": c.column,
-                "from": c.before,
-                "to": c.after,
-                "change": c.size,
-                "at": w.format_micros(c.at),
-            }
-            for c in found[:limit]
-            if c.at is not None and c.at >= now - within
-        ],
+        "changes": [change_entry(c) for c in found[:limit] if c.at is not None and c.at >= now - within],
     }

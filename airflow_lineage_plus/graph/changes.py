@@ -2,9 +2,8 @@
 
 Pure functions over :class:`~.history.History` records. The baseline of a node is its last N completed
 runs before the latest one; a figure counts as changed only when it is outside the usual run-to-run
-spread: further from the baseline's median than ``spread`` robust deviations (1.4826 x the median
-absolute deviation, MAD) **and** by at least a relative minimum (``Thresholds``). Every threshold is a
-plain argument; the configured values come from ``[lineage_plus] what_changed_*`` options.
+spread: further from the baseline's median than ``spread`` robust deviations (:func:`robust_spread`)
+**and** by at least a relative minimum (:class:`Thresholds`: every threshold is a plain argument).
 """
 
 from __future__ import annotations
@@ -113,12 +112,8 @@ def moved(latest: float, baseline: Sequence[float], min_relative: float, spread:
 
 
 def _usual(values: Sequence[Any]) -> Any:
-    """The most common value (the newest of equally common ones), None for none."""
-    if not values:
-        return None
-    counts = Counter(values)
-    top = max(counts.values())
-    return next(v for v in values if counts[v] == top)
+    """The most common value (the newest, first, of equally common ones), None for none."""
+    return Counter(values).most_common(1)[0][0] if values else None
 
 
 def _number(value: float) -> float | int:
@@ -157,9 +152,8 @@ def job_changes(history: History, baseline_runs: int, thresholds: Thresholds) ->
     mode = latest.execution_mode or FULL_MODE
     if mode != FULL_MODE and mode != usual_mode:
         found.append(Change(node, "executionMode", None, usual_mode, mode, mode, at))
-    for kind, value in (("sql", latest.sql), ("sourceCode", latest.source_code)):
-        versions = [getattr(r, "sql" if kind == "sql" else "source_code") for r in base]
-        usual = _stable(versions)
+    for kind, attr in (("sql", "sql"), ("sourceCode", "source_code")):
+        value, usual = getattr(latest, attr), _stable([getattr(r, attr) for r in base])
         if value is not None and usual is not None and value != usual:
             found.append(Change(node, kind, None, usual, value, "changed", at))
     if len(base) < thresholds.min_baseline:
@@ -178,22 +172,11 @@ def job_changes(history: History, baseline_runs: int, thresholds: Thresholds) ->
         and latest.duration is not None
         and len(durations) >= thresholds.min_baseline
     ):
+        middle = statistics.median(durations)
         relative = moved(latest.duration, durations, thresholds.duration_relative, thresholds.spread)
-        far = abs(latest.duration - statistics.median(durations)) >= thresholds.duration_seconds
-        if relative is not None and far:
-            before = round(statistics.median(durations), 3)
-            found.append(
-                Change(
-                    node,
-                    "duration",
-                    None,
-                    before,
-                    round(latest.duration, 3),
-                    _size(relative),
-                    at,
-                    abs(relative),
-                )
-            )
+        if relative is not None and abs(latest.duration - middle) >= thresholds.duration_seconds:
+            before, after = round(middle, 3), round(latest.duration, 3)
+            found.append(Change(node, "duration", None, before, after, _size(relative), at, abs(relative)))
     return found
 
 
@@ -230,7 +213,7 @@ def dataset_changes(
 
 
 def _figures(node: str, latest: DatasetRun, base: list[DatasetRun], t: Thresholds) -> list[Change]:
-    found = []
+    found, at = [], latest.at
     for kind, attr in (("rowCount", "rows"), ("bytes", "bytes")):
         value = getattr(latest, attr)
         values = [getattr(r, attr) for r in base if getattr(r, attr) is not None]
@@ -239,15 +222,9 @@ def _figures(node: str, latest: DatasetRun, base: list[DatasetRun], t: Threshold
         relative = moved(value, values, t.min_relative, t.spread)
         if relative is not None:
             before = _number(statistics.median(values))
-            found.append(Change(node, kind, None, before, value, _size(relative), latest.at, abs(relative)))
-    latest_nulls = dict(latest.nulls)
-    for column in sorted(latest_nulls):
-        count = latest_nulls[column]
-        counts: list[tuple[int, int | None]] = []
-        for run in base:
-            nulls = dict(run.nulls).get(column)
-            if nulls is not None:
-                counts.append((nulls, run.rows))
+            found.append(Change(node, kind, None, before, value, _size(relative), at, abs(relative)))
+    for column, count in sorted(dict(latest.nulls).items()):
+        counts = [(n, run.rows) for run in base if (n := dict(run.nulls).get(column)) is not None]
         if len(counts) < t.min_baseline:
             continue
         if latest.rows and all(rows for _, rows in counts):
@@ -255,19 +232,13 @@ def _figures(node: str, latest: DatasetRun, base: list[DatasetRun], t: Threshold
             rate = count / latest.rows
             middle, deviation = robust_spread(rates)
             if rate - middle >= t.null_rate_points and rate - middle > t.spread * deviation:
-                points = round(rate - middle, 4)
-                found.append(
-                    Change(
-                        node, "nullRate", column, round(middle, 4), round(rate, 4), points, latest.at, points
-                    )
-                )
+                before, after, points = round(middle, 4), round(rate, 4), round(rate - middle, 4)
+                found.append(Change(node, "nullRate", column, before, after, points, at, points))
             continue
         relative = moved(count, [n for n, _ in counts], t.min_relative, t.spread)
         if relative is not None and relative > 0:
             before = _number(statistics.median(n for n, _ in counts))
-            found.append(
-                Change(node, "nullCount", column, before, count, _size(relative), latest.at, relative)
-            )
+            found.append(Change(node, "nullCount", column, before, count, _size(relative), at, relative))
     return found
 
 
@@ -295,51 +266,43 @@ def _assertions(node: str, latest: DatasetRun, previous: DatasetRun | None) -> l
 def _partitions(node: str, latest: DatasetRun, base: list[DatasetRun]) -> list[Change]:
     """A partition missing from the usual sequence: date partitions written at a regular step (the
     baseline's median step, in days), where the latest is more than one step after the one before."""
-    days = [_day(r) for r in [latest, *base]]
-    if any(d is None for d in days) or len(days) < 3:
+    dated = [pair for pair in map(_dated, [latest, *base]) if pair is not None]
+    if len(dated) <= len(base) or len(dated) < 3:  # a run without a date partition, or too few runs
         return []
-    ordinals = [d.toordinal() for d in days if d is not None]
+    ordinals = [day.toordinal() for _, day in dated]
     steps = [a - b for a, b in itertools.pairwise(ordinals[1:])]
     step = int(statistics.median(steps)) if steps else 0
     gap = ordinals[0] - ordinals[1]
     if step <= 0 or gap <= step or any(s != step for s in steps):
         return []
-    dimension = _date_dimension(latest) or ""
+    dimension = dated[0][0]
     missing = [date.fromordinal(ordinals[1] + step * k).isoformat() for k in range(1, gap // step)]
-    if not missing:
-        return []
     return [
         Change(node, "partition", dimension, base[0].partition, latest.partition, f"missing {day}", latest.at)
         for day in missing[:5]
     ]
 
 
-def _date_dimension(run: DatasetRun) -> str | None:
+def _dated(run: DatasetRun) -> tuple[str, date] | None:
+    """(dimension, day) of the run's first partition dimension whose value starts with a date."""
     for key, value in run.dimensions:
         try:
-            date.fromisoformat(value[:10])
+            return key, date.fromisoformat(value[:10])
         except ValueError:
             continue
-        return key
     return None
-
-
-def _day(run: DatasetRun) -> date | None:
-    key = _date_dimension(run)
-    value = dict(run.dimensions).get(key) if key is not None else None
-    return date.fromisoformat(value[:10]) if value is not None else None
 
 
 def _freshness(history: History, runs: list[DatasetRun], t: Thresholds, now: int) -> list[Change]:
     """Later than usual (the latest write is older, or came later after the one before, than the usual
     interval allows), and past the writers' SLO."""
-    node, latest = history.node_id, runs[0]
-    age = max(0, now - latest.at)
+    node, at = history.node_id, runs[0].at
+    age = max(0, now - at)
     found = []
     if history.slo_minutes is not None and age > history.slo_minutes * 60 * _SECOND:
         slo = history.slo_minutes * 60
         past = age / _SECOND / max(slo, 1) - 1  # a target of zero minutes: sized in seconds past it
-        found.append(Change(node, "freshnessSlo", None, slo, age // _SECOND, round(past, 4), latest.at))
+        found.append(Change(node, "freshnessSlo", None, slo, age // _SECOND, round(past, 4), at))
     times = [r.at for r in runs]
     intervals = [a - b for a, b in itertools.pairwise(times[1:])]
     if len(intervals) + 1 < t.min_baseline:
@@ -350,8 +313,6 @@ def _freshness(history: History, runs: list[DatasetRun], t: Thresholds, now: int
         if usual > 0 and gap > allowed:
             relative = gap / usual - 1
             before, after = round(usual / _SECOND), round(gap / _SECOND)
-            found.append(
-                Change(node, "freshness", None, before, after, round(relative, 4), latest.at, relative)
-            )
+            found.append(Change(node, "freshness", None, before, after, round(relative, 4), at, relative))
             break
     return found

@@ -22,6 +22,8 @@ RECENT_RUNS = 20
 
 #: the event a ref locates, as a JSON object (None when it cannot be read)
 ReadRef = Callable[[int], dict[str, Any] | None]
+#: the keys a dataset entry of an event holds facets under: its own, and the run's input or output facets
+FACET_KEYS = ("facets", "inputFacets", "outputFacets")
 
 
 def node_details(graph: LineageGraph, node_id: str, read_ref: ReadRef) -> dict[str, Any]:
@@ -35,9 +37,9 @@ def dataset_details(graph: LineageGraph, node_id: str, read_ref: ReadRef) -> dic
     record = graph.dataset_record(node_id)
     if record is None:
         raise NodeNotFound(f"unknown node {node_id}")
-    facets = _dataset_facets(read_ref, record.ref, record.namespace, record.name)
+    facets, _ = _dataset_facets(read_ref, record.ref, record.namespace, record.name, ("facets",))
     versions = record.schema_versions()
-    quality, quality_run = _quality(read_ref, record.write_ref, record.namespace, record.name)
+    written, quality_run = _dataset_facets(read_ref, record.write_ref, record.namespace, record.name)
     return {
         "id": node_id,
         "type": ids.DATASET,
@@ -46,7 +48,7 @@ def dataset_details(graph: LineageGraph, node_id: str, read_ref: ReadRef) -> dic
         "fields": [{"name": n, "type": t, "description": d} for n, t, d in record.fields],
         "schemaVersions": [[{"name": n, "type": t} for n, t in v] for v in versions],
         "lastSchemaChange": diff_fields(versions[1], versions[0]) if len(versions) > 1 else [],
-        "quality": quality,
+        "quality": {key: value for key, value in written.items() if key in fk.QUALITY_FACETS},
         "qualityRunId": quality_run,
         "columnLineage": {
             column: [column_input(*item) for item in inputs]
@@ -115,7 +117,7 @@ def run_details(graph: LineageGraph, run_id: str, read_ref: ReadRef) -> dict[str
                         ids.dataset_id(item["namespace"], item["name"]),
                         {"namespace": item["namespace"], "name": item["name"], "facets": {}},
                     )
-                    for facet_key in ("facets", "inputFacets", "outputFacets"):
+                    for facet_key in FACET_KEYS:
                         entry["facets"].update(item.get(facet_key) or {})
     job = graph.jobs[run.job_id]
     return {
@@ -128,39 +130,22 @@ def run_details(graph: LineageGraph, run_id: str, read_ref: ReadRef) -> dict[str
     }
 
 
-def _dataset_entries(read_ref: ReadRef, ref: int | None, namespace: str, name: str) -> list[dict[str, Any]]:
+def _dataset_facets(
+    read_ref: ReadRef, ref: int | None, namespace: str, name: str, keys: tuple[str, ...] = FACET_KEYS
+) -> tuple[dict[str, Any], str | None]:
+    """(the facets under ``keys`` the event at ``ref`` gives the dataset, merged; the event's run id)."""
     event = read_ref(ref) if ref is not None else None
     if event is None:
-        return []
+        return {}, None
     entries = [*(event.get("inputs") or ()), *(event.get("outputs") or ())]
     if isinstance(event.get("dataset"), dict):
         entries.append(event["dataset"])
-    return [
-        e
-        for e in entries
-        if isinstance(e, dict) and e.get("namespace") == namespace and e.get("name") == name
-    ]
-
-
-def _dataset_facets(read_ref: ReadRef, ref: int | None, namespace: str, name: str) -> dict[str, Any]:
     facets: dict[str, Any] = {}
-    for entry in _dataset_entries(read_ref, ref, namespace, name):
-        facets.update(entry.get("facets") or {})
-    return facets
-
-
-def _quality(
-    read_ref: ReadRef, ref: int | None, namespace: str, name: str
-) -> tuple[dict[str, Any], str | None]:
-    quality: dict[str, Any] = {}
-    for entry in _dataset_entries(read_ref, ref, namespace, name):
-        for facet_key in ("facets", "inputFacets", "outputFacets"):
-            for key, value in (entry.get(facet_key) or {}).items():
-                if key in fk.QUALITY_FACETS:
-                    quality[key] = value
-    event = read_ref(ref) if ref is not None else None
-    run_id = ((event or {}).get("run") or {}).get("runId")
-    return quality, run_id
+    for entry in entries:
+        if isinstance(entry, dict) and entry.get("namespace") == namespace and entry.get("name") == name:
+            for key in keys:
+                facets.update(entry.get(key) or {})
+    return facets, (event.get("run") or {}).get("runId")
 
 
 def _task_instance(read_ref: ReadRef, run: RunRecord) -> dict[str, Any] | None:
@@ -192,10 +177,10 @@ def _own_airflow_ids(read_ref: ReadRef, job_name: str, run: RunRecord | None) ->
     dag_id = task_id = run_id = None
     for ref in reversed(run.refs if run is not None else []):
         facets = ((read_ref(ref) or {}).get("run") or {}).get("facets") or {}
-        airflow = facets.get(fk.AIRFLOW_RUN) or {}
-        dag_id = dag_id or (airflow.get("dag") or {}).get("dag_id")
-        task_id = task_id or (airflow.get("task") or {}).get("task_id")
-        run_id = run_id or (airflow.get("dagRun") or {}).get("run_id")
+        airflow = task_instance_ids(facets) or {}
+        dag_id = dag_id or airflow.get("dag_id")
+        task_id = task_id or airflow.get("task_id")
+        run_id = run_id or airflow.get("run_id")
         parent_job = ((facets.get(fk.PARENT) or {}).get("job") or {}).get("name")
         if dag_id is None and parent_job and job_name.startswith(parent_job + "."):
             dag_id, task_id = parent_job, job_name[len(parent_job) + 1 :]

@@ -1,18 +1,12 @@
 """The per-run history of a node: what each of its recent runs recorded, as plain records.
 
 This is the one thing ``what-changed`` (:mod:`.changes`, :mod:`.what_changed`) asks of a lineage source,
-through :meth:`LineageSource.run_history <airflow_lineage_plus.graph.source.LineageSource.run_history>`::
-
-    run_history(
-        node_ids: Sequence[str], runs: int, *, as_of: int | None = None, dataset_runs: int | None = None
-    ) -> dict[str, History]
-
+through :meth:`LineageSource.run_history <airflow_lineage_plus.graph.source.LineageSource.run_history>`.
 For each node id asked for that the source knows, a :class:`History` holding the node's newest runs (a
 job's ``runs``, a dataset's ``dataset_runs``, default ``runs``) that started at or before ``as_of``
 (epoch microseconds; ``None``: now), **newest first**:
 
-* a job (``job:NS:NAME``): one :class:`JobRun` per run of the job, whatever its state (running,
-  completed, failed, aborted, skipped, upstream failed);
+* a job (``job:NS:NAME``): one :class:`JobRun` per run of the job, whatever its state;
 * a dataset (``dataset:NS:NAME``): one :class:`DatasetRun` per COMPLETED run of a job that wrote it
   (reported it among its outputs); for a dataset no job writes (a source), per completed run of a job
   that read it, with the figures that run recorded of its input. ``slo_minutes`` is the smallest
@@ -124,10 +118,6 @@ class LatestAssertions:
     run_id: str
     at: int
     assertions: Assertions = ()
-
-    @property
-    def failed(self) -> Assertions:
-        return tuple(a for a in self.assertions if not a[2])
 
 
 def digest(text: str | None) -> str | None:

@@ -10,8 +10,9 @@ job, run and dataset of a graph whether it is shown.
 1. the DAG its own facets name: the provider's ``airflow`` (task run) or ``airflowDagRun`` (DAG run)
    facet, ``dag.dag_id``;
 2. else the DAG of its parent run (the ``parent`` facet's run, when that run is in the graph), climbing
-   up to :data:`MAX_CHAIN` parents: a child run (dbt models under a task's run, a Spark application a task
-   started, each with a ``parent`` facet) inherits the DAG of the task that started it, at any depth;
+   up to :data:`~.ancestry.MAX_CHAIN` parents (a longer or cyclic chain belongs to no DAG): a child run
+   (dbt models under a task's run, a Spark application a task started, each with a ``parent`` facet)
+   inherits the DAG of the task that started it, at any depth;
 3. else the DAGs of its parent job (the ``parent`` facet's job, when that job is in the graph);
 4. else ``None``: the run belongs to no DAG (or the chain to it is not in the graph).
 
@@ -40,6 +41,7 @@ import attrs
 
 from airflow_lineage_plus import facet_keys as fk
 from airflow_lineage_plus import node_ids as ids
+from airflow_lineage_plus.graph.ancestry import MAX_CHAIN
 from airflow_lineage_plus.graph.model import LineageGraph
 from airflow_lineage_plus.graph.records import JobRecord
 from airflow_lineage_plus.graph.runs import RunRecord
@@ -47,8 +49,6 @@ from airflow_lineage_plus.graph.runs import RunRecord
 #: may_read_dag(dag_id) -> bool; ``None`` stands for lineage that belongs to no DAG
 DagPredicate = Callable[[str | None], bool]
 
-#: how many parents are climbed to find a run's DAG (a longer or cyclic chain belongs to no DAG)
-MAX_CHAIN = 16
 #: the node type of the placeholder that stands for the hidden neighbours of a visible node
 RESTRICTED = "RESTRICTED"
 #: the state of the edge between a visible node and its placeholder (whether the hidden edges it stands
@@ -100,11 +100,9 @@ class Visibility:
             known = self._dags_read[dag_id] = bool(self._may_read_dag(dag_id))
         return known
 
-    def job_dags(self, job_id: str) -> frozenset[str | None]:
-        """The DAGs the job's runs belong to (``None`` for a run that belongs to none)."""
-        return self._dags_of_job(job_id, 0)
-
-    def _dags_of_job(self, job_id: str, depth: int) -> frozenset[str | None]:
+    def job_dags(self, job_id: str, depth: int = 0) -> frozenset[str | None]:
+        """The DAGs the job's runs belong to (``None`` for a run that belongs to none); ``depth``: how many
+        parent jobs were climbed to reach it."""
         known = self._job_dags.get(job_id)
         if known is not None:
             return known
@@ -142,7 +140,7 @@ class Visibility:
         else:
             return _NO_DAG
         if run.parent_job_id is not None and self.graph.job_record(run.parent_job_id) is not None:
-            return self._dags_of_job(run.parent_job_id, depth + 1)
+            return self.job_dags(run.parent_job_id, depth + 1)
         return _NO_DAG
 
     def job(self, job_id: str) -> bool:
@@ -172,13 +170,11 @@ class Visibility:
         if known is None:
             if self.graph.dataset_record(dataset_id) is None:
                 known = self.may_read_dag(None)
-            else:  # every job that ever touched it: a retired edge of a hidden job keeps it hidden too
+            else:  # every job that ever touched it or declares it: a hidden job's retired edge hides it too
                 jobs = [
                     job
                     for upstream in (True, False)
-                    for job, _ in self.graph.neighbours(
-                        dataset_id, upstream=upstream, retired=True, declared_too=True
-                    )
+                    for job, _ in self.graph.neighbours(dataset_id, upstream=upstream, retired=True)
                 ]
                 known = not jobs or any(self.job(job) for job in jobs)
             self._datasets[dataset_id] = known
@@ -191,9 +187,6 @@ class Visibility:
         if node_id.startswith("dataset:"):
             return self.graph.dataset_record(node_id) is not None and self.dataset(node_id)
         return False
-
-    def run(self, run: RunRecord | None) -> bool:
-        return run is not None and self.job(run.job_id)
 
     def run_id(self, run_id: str | None) -> bool:
         """Whether the run with this id is in the graph and visible: the job that holds it is."""

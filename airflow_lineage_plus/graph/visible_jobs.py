@@ -3,8 +3,7 @@ written lately (the first page).
 
 Every job is decided, :data:`JOB_LOT` at a time, each lot in a fresh whole graph of the source
 (:meth:`~.source.LineageSource.whole_graph`: a store's reads what deciding the lot needs, and lets it go),
-so what such a question holds at once does not grow with the store. A job one of whose runs names a DAG
-the reader may not read is hidden without its records being read (:meth:`.visibility.Visibility.jobs`).
+so what such a question holds at once does not grow with the store.
 """
 
 from __future__ import annotations
@@ -50,10 +49,9 @@ def written_since(source: LineageSource, may_read_dag: DagPredicate, since: int,
         outputs = {d for job in jobs for d, _ in lot.neighbours(job, upstream=False, declared_too=False)}
         lot.prefetch_records(outputs)
         found.update((dataset, lot.dataset_record(dataset)) for dataset in outputs)
-    times = [
-        (record.write_time, dataset)
+    times = sorted(  # newest first, then by id
+        (-record.write_time, dataset)
         for dataset, record in found.items()
         if record is not None and record.write_ref is not None and record.write_time >= since
-    ]
-    times.sort(key=lambda item: (-item[0], item[1]))
+    )
     return [dataset for _, dataset in times[:limit]]

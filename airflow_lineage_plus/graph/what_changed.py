@@ -34,7 +34,7 @@ from airflow_lineage_plus.store import wire as w
 if TYPE_CHECKING:
     from airflow_lineage_plus.graph.visibility import Visibility
 
-__all__ = ["MAX_NODES", "Thresholds", "answer", "nearest", "render", "visible_histories"]
+__all__ = ["MAX_NODES", "Thresholds", "answer", "change_entry", "nearest", "render", "visible_histories"]
 
 Edges = Mapping[tuple[str, str], str]
 #: the walked nodes whose runs are compared, nearest the target first (the default of
@@ -93,8 +93,6 @@ def paths_to(target: str, seen: Mapping[str, int], edges: Edges) -> dict[str, li
             downstream.setdefault(origin, []).append(destination)
     paths = {target: [target]}
     for node in sorted(seen, key=lambda n: (seen[n], n)):
-        if node in paths:
-            continue
         nearer = sorted(d for d in downstream.get(node, ()) if seen[d] == seen[node] - 1 and d in paths)
         if nearer:
             paths[node] = [node, *paths[nearer[0]]]
@@ -129,12 +127,7 @@ def node_changes(
 def rank(changes: list[Change], seen: Mapping[str, int], paths: Mapping[str, list[str]]) -> list[Change]:
     """Causes first, then what they may explain (see the module docstring)."""
     changed = {c.node for c in changes if c.kind in EXPLAINING}
-    explained = {
-        node
-        for other in changed
-        for node in paths.get(other, [other])[1:]
-        if node in changed and node != other
-    }
+    explained = {node for other in changed for node in paths.get(other, [other])[1:] if node in changed}
 
     def key(change: Change) -> tuple[int, int, int, float, str, str, str]:
         return (
@@ -176,20 +169,7 @@ def answer(
         "target": target_node,
         "asOf": w.format_micros(as_of if as_of is not None else now),
         "baseline": {"runs": baseline_runs},
-        "changes": [
-            {
-                "node": c.node,
-                "kind": c.kind,
-                "column": c.column,
-                "from": c.before,
-                "to": c.after,
-                "change": c.size,
-                "depth": seen.get(c.node, 0),
-                "at": w.format_micros(c.at),
-                "path": paths.get(c.node, [c.node]),
-            }
-            for c in ranked
-        ],
+        "changes": [change_entry(c, seen.get(c.node, 0), paths.get(c.node, [c.node])) for c in ranked],
         "cannotTell": [
             {"node": node, "reason": reason, "depth": seen[node], "path": paths.get(node, [node])}
             for node, reason in sorted(cannot.items(), key=lambda kv: (seen[kv[0]], kv[0]))
@@ -204,6 +184,24 @@ def answer(
     }
 
 
+def change_entry(change: Change, depth: int | None = None, path: list[str] | None = None) -> dict[str, Any]:
+    """One change as the answers give it (``what-changed``'s with its ``depth`` and ``path``)."""
+    entry: dict[str, Any] = {
+        "node": change.node,
+        "kind": change.kind,
+        "column": change.column,
+        "from": change.before,
+        "to": change.after,
+        "change": change.size,
+    }
+    if depth is not None:
+        entry["depth"] = depth
+    entry["at"] = w.format_micros(change.at)
+    if path is not None:
+        entry["path"] = path
+    return entry
+
+
 _WORDS = {
     "state": "the latest run was {to} (usually {from_})",
     "executionMode": "the latest run was {to} (usually {from_})",
@@ -216,7 +214,7 @@ _WORDS = {
     "nullCount": "{to} nulls in {column} (usually {from_}, {pct})",
     "nullRate": "null rate of {column} {to} (usually {from_})",
     "schema": "column {column} {change} ({from_} -> {to})",
-    "assertion": "assertion {change} failed" + " on {column}",
+    "assertion": "assertion {change} failed{on}",
     "partition": "partition {change} (after {from_}, then {to})",
     "freshness": "written {to} s apart (usually every {from_} s)",
     "freshnessSlo": "last written {to} s ago, past its SLO of {from_} s",
@@ -232,17 +230,15 @@ def words(change: dict[str, Any]) -> str:
     """What one change is, in words, without its node (``880 rows (usually 1000, -12 %)``)."""
     size = change["change"]
     pct = f"{size * 100:+.0f} %" if isinstance(size, float) else "new"
-    text = _WORDS.get(change["kind"], "{kind} {from_} -> {to}").format(
+    return _WORDS.get(change["kind"], "{kind} {from_} -> {to}").format(
         to=change["to"],
         from_=change["from"],
         column=change["column"],
+        on=f" on {change['column']}" if change["column"] is not None else "",
         change=size,
         kind=change["kind"],
         pct=pct,
     )
-    if change["kind"] == "assertion" and change["column"] is None:
-        text = text.replace(" on None", "")
-    return text
 
 
 def _label(node_id: str) -> str:
