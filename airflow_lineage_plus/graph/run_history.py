@@ -427,11 +427,11 @@ def _figures(facets: dict[str, Any]) -> Figures:
     """(rows, bytes, nulls, fields, assertions, partition, dimensions) of one dataset in one run."""
     statistics = _dict(facets.get(fk.OUTPUT_STATISTICS))
     metrics = _dict(facets.get(fk.DATA_QUALITY_METRICS))
-    nulls = []
-    for column, figures in sorted(_dict(metrics.get("columnMetrics")).items()):
-        count = _dict(figures).get("nullCount")
-        if _is_int(count):
-            nulls.append((str(column), count))
+    nulls = [
+        (str(column), count)
+        for column, figures in sorted(_dict(metrics.get("columnMetrics")).items())
+        if _is_int(count := _dict(figures).get("nullCount"))
+    ]
     schema = facets.get(fk.SCHEMA)
     fields = None
     if isinstance(schema, dict) and isinstance(schema.get("fields"), list):
@@ -504,9 +504,8 @@ def latest_assertions(
         entry = merged[run_id][2].get(dataset_id)
         asserted = assertions_of(entry[1]) if entry is not None else ()
         if asserted:
-            at = run.end if run.end is not None else (run.started_at or 0)
             found.setdefault(dataset_id, []).append(
-                LatestAssertions(dataset_id, job.id, run_id, at, asserted)
+                LatestAssertions(dataset_id, job.id, run_id, _key(run)[0], asserted)
             )
     for assertions in found.values():
         assertions.sort(key=lambda a: (a.at, a.job_id), reverse=True)

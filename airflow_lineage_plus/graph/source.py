@@ -101,8 +101,8 @@ class LineageSource(abc.ABC):
         or before ``as_of``), newest first, as plain records: what ``what-changed`` compares (the
         contract, for every source: :mod:`.history`)."""
         raise SourceUnavailable(
-            f"{type(self).__name__} does not give runs' histories; what-changed reads the event log "
-            "([lineage_plus] graph_source = events, or --events)"
+            f"{type(self).__name__} does not give runs' histories; what-changed reads the lineage store or "
+            "an event log ([lineage_plus] graph_source = store or events, or --events)"
         )
 
     def latest_assertions(
@@ -117,20 +117,14 @@ class LineageSource(abc.ABC):
         """The earliest and the latest event time known (epoch microseconds; None when unknown)."""
         return None, None
 
-    def full_graph(self) -> LineageGraph:
-        """The whole graph, for questions about every job (freshness); a source that only fetches
-        neighbourhoods (Marquez) cannot give it."""
-        raise SourceUnavailable(
-            f"{type(self).__name__} cannot list every job; freshness reads the event log "
-            "([lineage_plus] graph_source = events, or --events)"
-        )
-
     def whole_graph(self) -> LineageGraph:
         """The whole graph for a question about every job (the failed jobs, freshness), which finds the
-        nodes it needs by :meth:`~.LineageGraph.maybe_failed_job_ids` and the like: here
-        :meth:`full_graph`; a source whose graph reads its records as they are touched (the store) reads
-        just those."""
-        return self.full_graph()
+        nodes it needs by :meth:`~.LineageGraph.maybe_failed_job_ids` and the like (the store's reads just
+        those); a source that only fetches neighbourhoods (Marquez) cannot give it."""
+        raise SourceUnavailable(
+            f"{type(self).__name__} cannot list every job; freshness reads the lineage store or an event "
+            "log ([lineage_plus] graph_source = store or events, or --events)"
+        )
 
     def refresh(self) -> int:
         """Pick up new lineage; returns how many new events were read (0 when not applicable)."""

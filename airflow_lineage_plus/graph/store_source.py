@@ -116,14 +116,11 @@ class StoreSource(LineageSource):
             graph.exact = False  # history before the retention window is gone
         return graph
 
-    def _require(self, node_id: str, graph: LineageGraph) -> None:
-        if not graph.has_node(node_id):
-            raise NodeNotFound(f"unknown node {node_id}")
-
     def _now_with(self, node_id: str, as_of: int | None, *, keep_refs: bool = False) -> LineageGraph:
         """The graph now, holding ``node_id`` (else :class:`NodeNotFound`); as of ``as_of`` when given."""
         now = self.view(keep_refs=keep_refs)
-        self._require(node_id, now)
+        if not now.has_node(node_id):
+            raise NodeNotFound(f"unknown node {node_id}")
         return now if as_of is None else self.view(as_of, keep_refs=keep_refs)
 
     def graph_for(
@@ -137,6 +134,7 @@ class StoreSource(LineageSource):
         return self._now_with(dataset_id, as_of)
 
     def full_graph(self) -> LineageGraph:
+        """The whole graph, every record read (for tests and small stores: :attr:`graph`)."""
         graph = StoredGraph(self.store)
         graph.load_all()
         return graph
