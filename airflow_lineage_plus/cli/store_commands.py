@@ -17,14 +17,15 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from airflow_lineage_plus.exceptions import SourceUnavailable
-from airflow_lineage_plus.graph import logfile
 from airflow_lineage_plus.progress import Tracker, progress
 from airflow_lineage_plus.sources import open_store
 from airflow_lineage_plus.store import apply_retention, cutoff
-from airflow_lineage_plus.store.spool import flush, pending_bytes
+from airflow_lineage_plus.store.spool import complete_lines, flush, pending_bytes
 
 COMMANDS = ("import", "refold", "retention")
 Result = tuple[int, str, str]
+#: lines read between two updates of the progress bar
+PROGRESS_EVERY = 1000
 
 
 def add_import_arguments(load: argparse.ArgumentParser) -> None:
@@ -94,18 +95,14 @@ def import_log(path: Path, url: str | None = None) -> Result:
 
 
 def _lines(path: Path, problems: dict[str, int], bar: Tracker) -> Iterator[bytes]:
-    """Every complete, non-blank line of the log (lines over the size budget counted as too_large); the
-    bar shows the bytes read."""
-    with open(path, "rb") as handle:
-        size = path.stat().st_size
-        for base, view in logfile.chunks(handle, 0, size, problems):
-            bar.update(completed=base + len(view))
-            data = view.tobytes()
-            for line in data.split(b"\n"):
-                if len(line) > logfile.MAX_LINE:
-                    problems["too_large"] = problems.get("too_large", 0) + 1
-                elif line.strip():
-                    yield line
+    """Every complete, non-blank line of the log (:func:`~airflow_lineage_plus.store.spool.complete_lines`:
+    lines over the size budget counted as too_large); the bar shows the bytes read."""
+    position = 0
+    for count, (position, line) in enumerate(complete_lines(path, 0, problems)):
+        if count % PROGRESS_EVERY == 0:
+            bar.update(completed=position)
+        yield line
+    bar.update(completed=position)
 
 
 def refold(url: str | None = None) -> Result:
