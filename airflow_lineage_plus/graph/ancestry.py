@@ -25,14 +25,13 @@ def parent_chain(graph: LineageGraph, run: RunRecord) -> list[RunRecord]:
     """The parent runs of ``run``, nearest first, up to the root; stops at a parent the graph lacks."""
     chain: list[RunRecord] = []
     seen = {run.run_id}
-    parent_id = run.parent_run_id
-    while parent_id is not None and parent_id not in seen and len(chain) < MAX_CHAIN:
-        parent = parent_run(graph, run)
+    while run.parent_run_id not in seen and len(chain) < MAX_CHAIN:
+        parent = parent_run(graph, run)  # None when there is no parent run, or the graph lacks it
         if parent is None:
             break
         chain.append(parent)
-        seen.add(parent_id)
-        run, parent_id = parent, parent.parent_run_id
+        seen.add(run.parent_run_id)
+        run = parent
     return chain
 
 

@@ -33,7 +33,6 @@ def column_walk(
     best: dict[Column, tuple[int, set[tuple[Any, ...]], str, str]] = {}
     hops: set[tuple[Column, Column]] = set()
     queue = deque([(start, 0)])
-    done = {start}
     while queue:
         (ds, col), level = queue.popleft()
         if level >= depth:
@@ -50,11 +49,9 @@ def column_walk(
                 if len(best) >= MAX_COLUMNS:
                     continue  # a bounded answer: the nearest columns are kept
                 best[key] = (level + 1, set(transforms), namespace, name)
+                queue.append((key, level + 1))
             elif entry[0] == level + 1:
                 entry[1].update(transforms)
-            if key not in done:
-                done.add(key)
-                queue.append((key, level + 1))
     rows = [
         {
             "namespace": namespace,

@@ -44,6 +44,7 @@ MAX_VERSION_PAGES = 4
 MAX_GRAPH_NODES = 20_000
 #: Marquez calls one question makes at the same time
 PARALLEL_CALLS = 4
+JobVersion = tuple[int, set[tuple[str, str]]]  # (created, edges)
 
 
 class MarquezSource(LineageSource):
@@ -58,9 +59,6 @@ class MarquezSource(LineageSource):
     def close(self) -> None:
         self._pool.shutdown(wait=False, cancel_futures=True)
         self.client.close()
-
-    def _get(self, path: str, params: dict[str, Any] | None = None, *, missing: str | None = None) -> Any:
-        return self.client.get(path, params, missing=missing)
 
     def _pages(
         self, path: str, key: str, *, missing: str | None = None, max_pages: int = MAX_PAGES
@@ -77,7 +75,7 @@ class MarquezSource(LineageSource):
         repeats the previous one (a Marquez that ignores ``offset`` would otherwise be read for ever)."""
         previous: list[Any] | None = None
         for number in range(max_pages):
-            body = self._get(path, {"limit": PAGE, "offset": number * PAGE}, missing=missing)
+            body = self.client.get(path, {"limit": PAGE, "offset": number * PAGE}, missing=missing)
             page = list((body or {}).get(key) or []) if isinstance(body, dict) else []
             if page == previous:
                 return
@@ -86,17 +84,10 @@ class MarquezSource(LineageSource):
                 return
             previous = page
 
-    @staticmethod
-    def _dataset_path(namespace: str, name: str) -> str:
-        return f"/namespaces/{quote(namespace, safe='')}/datasets/{quote(name, safe='')}"
-
-    @staticmethod
-    def _job_path(namespace: str, name: str) -> str:
-        return f"/namespaces/{quote(namespace, safe='')}/jobs/{quote(name, safe='')}"
-
     # -- building the model ---------------------------------------------------------------------
     def _lineage(self, node_id: str, depth: int) -> list[dict[str, Any]]:
-        body = self._get("/lineage", {"nodeId": node_id, "depth": depth}, missing=f"unknown node {node_id}")
+        params = {"nodeId": node_id, "depth": depth}
+        body = self.client.get("/lineage", params, missing=f"unknown node {node_id}")
         nodes = list(body.get("graph") or []) if isinstance(body, dict) else []
         return [node for node in nodes[:MAX_GRAPH_NODES] if isinstance(node, dict)]
 
@@ -139,21 +130,18 @@ class MarquezSource(LineageSource):
         wanted = [(ns, name) for ns, name in sorted(parents) if ids.job_id(ns, name) not in graph.jobs]
         found = self._pool.map(self._parent_job, wanted)  # the parent is not a node of the graph itself
         for (namespace, name), data in zip(wanted, found, strict=True):
-            if data is None:
-                continue
-            dag = JobRecord(namespace, name)
-            for raw in data.get("latestRuns") or []:
+            for raw in (data or {}).get("latestRuns") or []:
                 if not isinstance(raw, dict) or "id" not in raw:
                     continue
                 states = _dict(_dict(_dict(raw.get("facets")).get(fk.AIRFLOW_STATE)).get("tasksState"))
                 if not states:
                     continue
-                graph.runs[raw["id"]] = _run(raw, dag.id)
+                graph.runs[raw["id"]] = _run(raw, ids.job_id(namespace, name))
                 graph.set_dag_run_skips(raw["id"], *not_run(namespace, name, states))
 
     def _parent_job(self, key: tuple[str, str]) -> dict[str, Any] | None:
         try:
-            data = self._get(self._job_path(*key), missing="parent job")
+            data = self.client.get(_path(key[0], "jobs", key[1]), missing="parent job")
         except NodeNotFound:
             return None
         return data if isinstance(data, dict) else None
@@ -165,7 +153,8 @@ class MarquezSource(LineageSource):
         kind, namespace, name = ids.split_node_id(node_id)
         if kind != ids.DATASET:
             return False
-        body = self._get(self._dataset_path(namespace, name) + "/versions", {"limit": 1}, missing="dataset")
+        path = _path(namespace, "datasets", name) + "/versions"
+        body = self.client.get(path, {"limit": 1}, missing="dataset")
         versions = (body or {}).get("versions") or []
         job = ((versions[0].get("createdByRun") or {}).get("jobVersion") or {}) if versions else {}
         if "namespace" not in job or "name" not in job:
@@ -190,45 +179,37 @@ class MarquezSource(LineageSource):
             graph.drop_unknown(as_of)
         graph.version += 1
 
-    def _job_versions(self, job: JobRecord) -> list[tuple[int, set[str], set[str]]]:
-        """(created, input ids, output ids) of each version of the job, oldest first."""
+    def _job_versions(self, job: JobRecord) -> list[JobVersion]:
+        """(created, edges) of each version of the job, oldest first."""
         found = []
-        path = self._job_path(job.namespace, job.name) + "/versions"
+        path = _path(job.namespace, "jobs", job.name) + "/versions"
         for version in self._pages(path, "versions", max_pages=MAX_VERSION_PAGES):
             created = _micros(version.get("createdAt"))
             if created is not None:
-                found.append((created, _ids(version.get("inputs")), _ids(version.get("outputs"))))
+                inputs, outputs = _ids(version.get("inputs")), _ids(version.get("outputs"))
+                found.append((created, {(d, job.id) for d in inputs} | {(job.id, d) for d in outputs}))
         return sorted(found, key=lambda v: v[0])
 
     def column_graph(
         self, dataset_id: str, column: str, depth: int, *, as_of: int | None = None
     ) -> LineageGraph:
         _, namespace, name = ids.split_node_id(dataset_id)
+        missing = f"unknown node {dataset_id}"
         graph = LineageGraph()
         graph.exact = as_of is None
-        _add_dataset(
-            graph, self._get(self._dataset_path(namespace, name), missing=f"unknown node {dataset_id}")
-        )
-        body = self._get(
-            "/column-lineage",
-            {
-                "nodeId": f"datasetField:{namespace}:{name}:{column}",
-                "depth": max(depth, 1),
-                "withDownstream": "true",
-            },
-            missing=f"unknown node {dataset_id}",
-        )
+        _add_dataset(graph, self.client.get(_path(namespace, "datasets", name), missing=missing))
+        field = f"datasetField:{namespace}:{name}:{column}"
+        params = {"nodeId": field, "depth": max(depth, 1), "withDownstream": "true"}
+        body = self.client.get("/column-lineage", params, missing=missing)
         for record_id, fields in _column_nodes(graph, body).items():
             graph.datasets[record_id].columns = fields
         return graph
 
     def schema_versions(self, dataset_id: str, *, as_of: int | None = None) -> list[Fields]:
         _, namespace, name = ids.split_node_id(dataset_id)
+        path = _path(namespace, "datasets", name) + "/versions"
         versions = self._pages(
-            self._dataset_path(namespace, name) + "/versions",
-            "versions",
-            missing=f"unknown node {dataset_id}",
-            max_pages=MAX_VERSION_PAGES,
+            path, "versions", missing=f"unknown node {dataset_id}", max_pages=MAX_VERSION_PAGES
         )
         if as_of is not None:
             versions = [v for v in versions if (_micros(v.get("createdAt")) or 0) <= as_of]
@@ -248,7 +229,7 @@ class MarquezSource(LineageSource):
     def dataset_names(self) -> list[tuple[str, str]]:
         names = []
         for namespace in self._namespaces():
-            for item in self._pages(f"/namespaces/{quote(namespace, safe='')}/datasets", "datasets"):
+            for item in self._pages(_path(namespace, "datasets"), "datasets"):
                 names.append((item.get("namespace", namespace), item["name"]))
         return names
 
@@ -256,14 +237,14 @@ class MarquezSource(LineageSource):
         graph = LineageGraph()
         datasets = jobs = 0
         for namespace in self._namespaces():
-            datasets += len(self._pages(f"/namespaces/{quote(namespace, safe='')}/datasets", "datasets"))
-            for item in self._pages(f"/namespaces/{quote(namespace, safe='')}/jobs", "jobs"):
+            datasets += len(self._pages(_path(namespace, "datasets"), "datasets"))
+            for item in self._pages(_path(namespace, "jobs"), "jobs"):
                 jobs += 1
                 _add_job(graph, item)
         return datasets, jobs, graph, failed_jobs(graph)
 
     def search(self, text: str, limit: int) -> list[tuple[str, str, str]]:
-        body = self._get("/search", {"q": text, "limit": limit})
+        body = self.client.get("/search", {"q": text, "limit": limit})
         found = []
         for item in (body or {}).get("results") or []:
             if item.get("type") in (ids.DATASET, ids.JOB):
@@ -276,38 +257,27 @@ class MarquezSource(LineageSource):
         ``as_of`` they say ``"exact": false``."""
         kind, namespace, name = ids.split_node_id(node_id)
         missing = f"unknown node {node_id}"
-        if kind == ids.DATASET:
-            calls: list[tuple[str, dict[str, Any] | None, str | None]] = [
-                (self._dataset_path(namespace, name), None, missing),
-                ("/column-lineage", {"nodeId": node_id, "depth": 1}, missing),
-            ]
-        else:
-            calls = [
-                (self._job_path(namespace, name), None, missing),
-                (self._job_path(namespace, name) + "/runs", {"limit": 20}, None),
-            ]
-        futures = [self._pool.submit(self._get, path, params, missing=miss) for path, params, miss in calls]
+        dataset = kind == ids.DATASET
+        path = _path(namespace, "datasets" if dataset else "jobs", name)
+        extra: tuple[str, dict[str, Any]] = (path + "/runs", {"limit": 20})
+        if dataset:
+            extra = ("/column-lineage", {"nodeId": node_id, "depth": 1})
+        record = self._pool.submit(self.client.get, path, missing=missing)
+        more = self._pool.submit(self.client.get, *extra, missing=missing if dataset else None)
         around = self.graph_for(node_id, 1)
-        data, extra = (future.result() for future in futures)
-        if kind == ids.DATASET:
-            details = self._dataset_details(around, node_id, data, extra)
-        else:
-            details = self._job_details(around, node_id, data, extra)
+        build = self._dataset_details if dataset else self._job_details
+        header = {"id": node_id, "type": kind, "namespace": namespace, "name": name}
+        details = header | build(around, node_id, record.result(), more.result())
         if as_of is not None:
             details["exact"] = False
         return details
 
     def _dataset_details(self, around: LineageGraph, node_id: str, data: Any, body: Any) -> dict[str, Any]:
-        _, namespace, name = ids.split_node_id(node_id)
+        """A dataset's details after its id, type, namespace and name (:meth:`node_details`)."""
         versions = self.schema_versions(node_id)
         facets = data.get("facets") or {}
         columns = _column_nodes(LineageGraph(), body).get(node_id, {})
-        record = around.datasets[node_id]
         return {
-            "id": node_id,
-            "type": ids.DATASET,
-            "namespace": namespace,
-            "name": name,
             "fields": [
                 {"name": f["name"], "type": f.get("type"), "description": f.get("description")}
                 for f in data.get("fields") or []
@@ -319,7 +289,7 @@ class MarquezSource(LineageSource):
             "columnLineage": {
                 column: [column_input(*item) for item in inputs] for column, inputs in sorted(columns.items())
             },
-            "owners": list(record.owners),
+            "owners": list(around.datasets[node_id].owners),
             "tags": sorted(data.get("tags") or []),
             "documentation": data.get("description"),
             "producers": sorted(other for other, _ in around.neighbours(node_id, upstream=True)),
@@ -327,19 +297,15 @@ class MarquezSource(LineageSource):
         }
 
     def _job_details(self, around: LineageGraph, node_id: str, data: Any, runs_body: Any) -> dict[str, Any]:
-        _, namespace, name = ids.split_node_id(node_id)
+        """A job's details after its id, type, namespace and name (:meth:`node_details`)."""
         job = around.jobs[node_id]
         raw_runs = [r for r in _dict(runs_body).get("runs") or [] if isinstance(r, dict)]
         task_instances = {r.get("id"): task_instance_ids(r.get("facets")) for r in raw_runs}
         records = sorted((_run(r, node_id) for r in raw_runs), key=RunRecord.sort_key, reverse=True)
         latest = around.latest_run(job)
         facets = data.get("facets") or {}
-        airflow = ((raw_runs[0].get("facets") or {}).get(fk.AIRFLOW_RUN) or {}) if raw_runs else {}
+        airflow = (task_instance_ids(raw_runs[0].get("facets")) if raw_runs else None) or {}
         return {
-            "id": node_id,
-            "type": ids.JOB,
-            "namespace": namespace,
-            "name": name,
             "latestRun": latest.summary() if latest else None,
             "runs": [{**run_summary(r), "airflow": task_instances.get(r.run_id)} for r in records],
             "inputs": sorted(ids.dataset_id(d["namespace"], d["name"]) for d in data.get("inputs") or []),
@@ -349,21 +315,16 @@ class MarquezSource(LineageSource):
             "owners": list(job.owners),
             "documentation": data.get("description"),
             "sourceCodeLocation": facets.get(fk.SOURCE_CODE_LOCATION),
-            "airflow": {
-                "dag_id": (airflow.get("dag") or {}).get("dag_id"),
-                "task_id": (airflow.get("task") or {}).get("task_id"),
-                "run_id": (airflow.get("dagRun") or {}).get("run_id"),
-            },
+            "airflow": {key: airflow.get(key) for key in ("dag_id", "task_id", "run_id")},
         }
 
     def airflow_runs(self, job_id: str, airflow_run_id: str) -> list[str]:
-        """The job's runs (``/runs``, newest first, a page at a time) whose ``airflow`` facet names the
-        DAG run, at most ``MAX_AIRFLOW_RUNS``, up to ``MAX_PAGES`` pages: the reading stops at the first
-        page after the DAG run's runs, at a short page, or at a page that repeats the one before (a
-        Marquez that ignores ``offset``)."""
+        """The job's runs (``/runs``, newest first, a page at a time: :meth:`_each_page`) whose ``airflow``
+        facet names the DAG run, at most ``MAX_AIRFLOW_RUNS``; the reading stops at the first page after the
+        DAG run's runs."""
         _, namespace, name = ids.split_node_id(job_id)
         found: list[str] = []
-        for page in self._each_page(self._job_path(namespace, name) + "/runs", "runs"):
+        for page in self._each_page(_path(namespace, "jobs", name) + "/runs", "runs"):
             matches = [
                 str(r["id"])
                 for r in page
@@ -377,7 +338,7 @@ class MarquezSource(LineageSource):
         return found[:MAX_AIRFLOW_RUNS]
 
     def run_details(self, run_id: str) -> dict[str, Any]:
-        data = self._get(f"/jobs/runs/{quote(run_id, safe='')}", missing=f"unknown run {run_id}")
+        data = self.client.get(f"/jobs/runs/{quote(run_id, safe='')}", missing=f"unknown run {run_id}")
         job_version = data.get("jobVersion") or {}
         record = _run(data, ids.job_id(job_version.get("namespace", ""), job_version.get("name", "")))
         return {
@@ -393,17 +354,20 @@ class MarquezSource(LineageSource):
         }
 
 
+def _path(namespace: str, listing: str, name: str | None = None) -> str:
+    """``/namespaces/<namespace>/<listing>`` (``datasets``, ``jobs``), or the item ``name`` of it."""
+    path = f"/namespaces/{quote(namespace, safe='')}/{listing}"
+    return path if name is None else f"{path}/{quote(name, safe='')}"
+
+
 def _add_edges(graph: LineageGraph, nodes: list[dict[str, Any]], present: set[Any]) -> None:
-    """The edges between the nodes of a Marquez lineage graph. A job Marquez knows no run of is known from
-    a JobEvent only: its edges are its declaration (:mod:`.declared`); once it ran, Marquez's job version
-    (what its runs reported) decides them."""
+    """The edges between the nodes of a Marquez lineage graph; those of a job Marquez knows no run of are
+    its declaration (:func:`_declare`)."""
     declarations: dict[str, set[tuple[str, str]]] = {}
     for node in nodes:
         for edge in (node.get("inEdges") or []) + (node.get("outEdges") or []):
             origin, destination = edge.get("origin"), edge.get("destination")
-            if not (origin in present and destination in present):
-                continue
-            if not (graph.has_node(origin) and graph.has_node(destination)):
+            if not all(end in present and graph.has_node(end) for end in (origin, destination)):
                 continue
             job = graph.jobs.get(origin) or graph.jobs.get(destination)
             if job is not None and not job.runs:
@@ -432,38 +396,27 @@ class MarquezGraph(LineageGraph):
     def edge_state(self, edge: tuple[str, str]) -> str:
         return retirement.RETIRED if edge in self.retired_edges else declared.CURRENT
 
-    def replace_edges(
-        self, job: JobRecord, versions: list[tuple[int, set[str], set[str]]], retired: bool
-    ) -> None:
+    def replace_edges(self, job: JobRecord, versions: list[JobVersion], retired: bool) -> None:
         """The job's edges: those of the newest of ``versions``; with ``retired``, the older versions'
         other edges too, marked retired. No version: no edges. A job with no run has no edge a run
         reported: the newest version is its declaration (:mod:`.declared`), none without a version."""
-        for other in list(self.pred.get(job.id, ())):
-            self.pred[job.id].discard(other)
+        for other in self.pred.pop(job.id, set()):
             self.succ.get(other, set()).discard(job.id)
-        for other in list(self.succ.get(job.id, ())):
-            self.succ[job.id].discard(other)
+        for other in self.succ.pop(job.id, set()):
             self.pred.get(other, set()).discard(job.id)
-        current: set[tuple[str, str]] = set()
-        if versions:
-            _, inputs, outputs = versions[-1]
-            current = {(d, job.id) for d in inputs} | {(job.id, d) for d in outputs}
+        current = versions[-1][1] if versions else set()
         if not job.runs:
             job.declared = None
             if versions:
                 self._add_datasets(current)
                 _declare(self, job, frozenset(current))
             return
-        older = {
-            edge
-            for _, inputs, outputs in versions[:-1]
-            for edge in {(d, job.id) for d in inputs} | {(job.id, d) for d in outputs}
-        } - current
-        shown = current | (older if retired else set())
+        older = set().union(*(edges for _, edges in versions[:-1])) - current if retired else set()
+        shown = current | older
         self._add_datasets(shown)
         for edge in shown:
             self.add_edge(*edge)
-        self.retired_edges |= older if retired else set()
+        self.retired_edges |= older
 
     def _add_datasets(self, edges: set[tuple[str, str]]) -> None:
         for edge in edges:
@@ -475,9 +428,7 @@ class MarquezGraph(LineageGraph):
     def drop_unknown(self, as_of: int) -> None:
         """Leave out jobs with no run, no edge and no declaration by ``as_of`` (they did not exist yet)."""
         for job in list(self.jobs.values()):
-            if job.runs or job.declared is not None:
-                continue
-            if not self.pred.get(job.id) and not self.succ.get(job.id):
+            if not (job.runs or job.declared is not None or self.pred.get(job.id) or self.succ.get(job.id)):
                 del self.jobs[job.id]
 
 
@@ -499,13 +450,10 @@ def _column_nodes(graph: LineageGraph, body: Any) -> dict[str, dict[str, tuple[C
         target = graph.dataset(data["namespace"], data["dataset"])
         inputs: list[ColumnInput] = []
         for item in data.get("inputFields") or []:
-            transforms = item.get("transformations")
-            if transforms:
-                parsed = tuple((t.get("type"), t.get("subtype"), t.get("description")) for t in transforms)
-            elif data.get("transformationType"):
+            transforms = item.get("transformations") or ()
+            parsed = tuple((t.get("type"), t.get("subtype"), t.get("description")) for t in transforms)
+            if not parsed and data.get("transformationType"):  # an older facet: the column's own
                 parsed = ((None, data["transformationType"], data.get("transformationDescription")),)
-            else:
-                parsed = ()
             inputs.append((item["namespace"], item["dataset"], item["field"], parsed))
         columns.setdefault(target.id, {})[data["field"]] = tuple(sorted(inputs))
     return columns

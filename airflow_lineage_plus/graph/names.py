@@ -8,6 +8,7 @@ that were needed and a suggested single name.
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Iterable
 from typing import Any
 
@@ -81,8 +82,7 @@ def lint_names(datasets: Iterable[tuple[str, str]]) -> dict[str, Any]:
         if len(members) < 2:
             continue
         reasons = set().union(*(m[2] for m in members))
-        variants = {m[1] for m in members}
-        if len({(ns, n) for ns, n in variants}) > 1:
+        if len({m[1] for m in members}) > 1:
             reasons.add("case")
         suggested = _suggest(members)
         out.append(
@@ -98,8 +98,6 @@ def lint_names(datasets: Iterable[tuple[str, str]]) -> dict[str, Any]:
 
 def _suggest(members: list[tuple[tuple[str, str], tuple[str, str], set[str]]]) -> tuple[str, str]:
     """The most common reduced spelling; on a tie the one that is an existing name, then lower case."""
-    counts: dict[tuple[str, str], int] = {}
-    for _, reduced, _ in members:
-        counts[reduced] = counts.get(reduced, 0) + 1
+    counts = Counter(reduced for _, reduced, _ in members)
     originals = {m[0] for m in members}
     return min(counts, key=lambda r: (-counts[r], r not in originals, r != (r[0].lower(), r[1].lower()), r))

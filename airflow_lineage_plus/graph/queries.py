@@ -18,7 +18,7 @@ from airflow_lineage_plus.graph.ancestry import descendant_jobs, ran_by_nodes
 from airflow_lineage_plus.graph.columns import column_walk
 from airflow_lineage_plus.graph.model import LineageGraph
 from airflow_lineage_plus.graph.names import lint_names
-from airflow_lineage_plus.graph.records import DatasetRecord, JobRecord
+from airflow_lineage_plus.graph.records import DatasetRecord
 from airflow_lineage_plus.graph.schema_diff import diff_fields, parse_proposed
 from airflow_lineage_plus.graph.source import LineageSource
 from airflow_lineage_plus.graph.triggers import TRIGGERED, edge_triggers, failed_origins
@@ -45,33 +45,28 @@ MAX_SEARCH_SCAN = 2_000
 
 def node_dict(graph: LineageGraph, node_id: str, depth: int) -> Node:
     job = graph.job_record(node_id) if node_id.startswith("job:") else None
-    if job is not None:
-        latest = graph.latest_run(job)
-        node: Node = {
-            "id": node_id,
-            "type": ids.JOB,
-            "namespace": job.namespace,
-            "name": job.name,
-            "depth": depth,
-            "latestRun": latest.summary() if latest is not None else None,
-        }
-        ran = ran_by_nodes(graph, latest)
-        if ran:  # the latest run was run by other runs (a dbt model by dbt, by an Airflow task)
-            node["ranBy"] = ran
-        if graph.declared_only(job):
-            node["declared"] = True  # known from its declaration in DAG code only: no run yet
-        return node
-    dataset = graph.dataset_record(node_id)
-    if dataset is None:
+    record = job if job is not None else graph.dataset_record(node_id)
+    if record is None:
         raise NodeNotFound(f"unknown node {node_id}")
-    return {
+    kind = ids.JOB if job is not None else ids.DATASET
+    node: Node = {
         "id": node_id,
-        "type": ids.DATASET,
-        "namespace": dataset.namespace,
-        "name": dataset.name,
+        "type": kind,
+        "namespace": record.namespace,
+        "name": record.name,
         "depth": depth,
-        "fields": [{"name": name, "type": kind} for name, kind, _ in dataset.fields],
     }
+    if isinstance(record, DatasetRecord):
+        node["fields"] = [{"name": name, "type": type_} for name, type_, _ in record.fields]
+        return node
+    latest = graph.latest_run(record)
+    node["latestRun"] = latest.summary() if latest is not None else None
+    ran = ran_by_nodes(graph, latest)
+    if ran:  # the latest run was run by other runs (a dbt model by dbt, by an Airflow task)
+        node["ranBy"] = ran
+    if graph.declared_only(record):
+        node["declared"] = True  # known from its declaration in DAG code only: no run yet
+    return node
 
 
 def _edge_list(graph: LineageGraph, edges: Edges) -> list[Edge]:
@@ -80,7 +75,7 @@ def _edge_list(graph: LineageGraph, edges: Edges) -> list[Edge]:
     for (origin, destination), state in sorted(edges.items()):
         edge: Edge = {"origin": origin, "destination": destination, "state": state}
         if state == TRIGGERED:
-            edge["triggers"] = edge_triggers(graph, (origin, destination))
+            edge["triggers"] = [t.as_json(graph) for t in edge_triggers(graph, (origin, destination))]
         found.append(edge)
     return found
 
@@ -163,13 +158,19 @@ def _stamp(
 
 @attrs.frozen
 class Way:
-    """How a question walks: ``as_of`` (epoch microseconds: from what the events up to then said),
-    ``retired`` (also edges jobs no longer report, :mod:`.retirement`), ``declared`` (also edges declared
-    in DAG code by jobs that have not run, :mod:`.declared`)."""
+    """How a question walks: its ``as_of``, ``include_retired`` and ``include_declared`` (see
+    :class:`LineageQueries`)."""
 
     as_of: int | None = None
     retired: bool = False
     declared: bool = True
+
+    def walk(self, graph: LineageGraph, seen_by: Visibility | None, start: str, depth: int, up: bool) -> Walk:
+        """:func:`.walk.walk` from ``start`` this way, through what ``seen_by`` lets the reader see."""
+        node = seen_by.node if seen_by is not None else None
+        return walk(
+            graph, start, depth, upstream=up, declared=self.declared, retired=self.retired, visible=node
+        )
 
 
 def _guarded(
@@ -236,28 +237,9 @@ class LineageQueries:
             raise NodeNotFound(f"{dataset_id} is not a dataset")
         return self._graph(dataset_id, depth, way)
 
-    def _walk(
-        self,
-        graph: LineageGraph,
-        visibility: Visibility | None,
-        start: str,
-        depth: int,
-        upstream: bool,
-        way: Way,
-    ) -> Walk:
-        return walk(
-            graph,
-            start,
-            depth,
-            upstream=upstream,
-            declared=way.declared,
-            retired=way.retired,
-            visible=visibility.node if visibility is not None else None,
-        )
-
     def _around(self, node_id: str, depth: int, limit: int | None, way: Way, ups: tuple[bool, ...]) -> Node:
         graph, visibility = self._graph(node_id, depth, way)
-        walks = [(self._walk(graph, visibility, node_id, depth, up, way), up) for up in ups]
+        walks = [(way.walk(graph, visibility, node_id, depth, up), up) for up in ups]
         return _stamp(_shape(graph, node_id, walks, limit), graph, way.as_of, visibility)
 
     @_guarded
@@ -317,12 +299,9 @@ class LineageQueries:
         the target."""
         way = Way(as_of, include_retired, include_declared)
         graph, visibility = self._dataset_graph(dataset_id, depth, way)
-        walked = self._walk(graph, visibility, dataset_id, depth, True, way)
+        walked = way.walk(graph, visibility, dataset_id, depth, True)
         seen, edges = walked.seen, walked.edges
-        datasets = sorted((n for n in seen if n.startswith("dataset:")), key=lambda n: (seen[n], n))
-        asserted = failed.failed_assertions(
-            self.source.latest_assertions(datasets, as_of=as_of), visibility.job if visibility else None
-        )
+        asserted = failed.failed_assertions(self.source, seen, as_of, visibility.job if visibility else None)
         bad = failed.failed_jobs(graph, seen) | failed_origins(graph, edges) | set(asserted)
         answer: dict[str, Any] = {
             "target": node_dict(graph, dataset_id, 0),
@@ -348,16 +327,14 @@ class LineageQueries:
         jobs only; hidden ones are ``RESTRICTED`` placeholders)."""
         way = Way(as_of, include_retired, include_declared)
         graph, visibility = self._dataset_graph(dataset_id, depth, way)
-        walked = self._walk(graph, visibility, dataset_id, depth, False, way)
+        walked = way.walk(graph, visibility, dataset_id, depth, False)
         answer = _stamp(_shape(graph, dataset_id, [(walked, False)], None), graph, as_of, visibility)
         nodes = answer["nodes"]
         jobs = [n for n in nodes if n["type"] == ids.JOB]
-        owners: set[str] = set()
-        for node in nodes:
-            record: JobRecord | DatasetRecord | None = (
-                graph.job_record(node["id"]) if node["type"] == ids.JOB else graph.dataset_record(node["id"])
-            )
-            owners.update(record.owners if record is not None else ())
+        records = [
+            (graph.job_record if n["type"] == ids.JOB else graph.dataset_record)(n["id"]) for n in nodes
+        ]
+        owners = {owner for record in records if record is not None for owner in record.owners}
         level = "HIGH" if len(jobs) > HIGH_ABOVE else "MEDIUM" if len(jobs) > MEDIUM_ABOVE else "LOW"
         return {**answer, "level": level, "owners": sorted(owners)}
 
@@ -383,7 +360,7 @@ class LineageQueries:
             raise ValueError("baseline_runs must be 1 or more and depth 0 or more")
         way = Way(as_of)
         graph, visibility = self._dataset_graph(dataset_id, depth, way)
-        walked = self._walk(graph, visibility, dataset_id, depth, True, way)
+        walked = way.walk(graph, visibility, dataset_id, depth, True)
         seen, not_compared = changes.nearest(walked.seen, max_nodes)
         histories = self.source.run_history(
             sorted(seen),
@@ -394,10 +371,7 @@ class LineageQueries:
         if visibility is not None:
             histories = changes.visible_histories(histories, visibility)
         moment = now if now is not None else as_of if as_of is not None else time.time_ns() // 1000
-        datasets = sorted(n for n in seen if n.startswith("dataset:"))
-        datasets.sort(key=lambda n: seen[n])  # nearest first
-        latest = self.source.latest_assertions(datasets, as_of=as_of)
-        asserted = failed.failed_assertions(latest, visibility.job if visibility else None)
+        asserted = failed.failed_assertions(self.source, seen, as_of, visibility.job if visibility else None)
         return changes.answer(
             node_dict(graph, dataset_id, 0),
             seen,
@@ -419,8 +393,7 @@ class LineageQueries:
         graph, _ = self._dataset_graph(dataset_id, 1, Way(as_of))
         versions = self.source.schema_versions(dataset_id, as_of=as_of)
         if proposed is not None:
-            current = versions[0] if versions else ()
-            changes = diff_fields(current, parse_proposed(proposed))
+            changes = diff_fields(versions[0] if versions else (), parse_proposed(proposed))
         else:
             changes = diff_fields(versions[1], versions[0]) if len(versions) > 1 else []
         versions_json = [[{"name": n, "type": t} for n, t in v] for v in versions[:2]]
@@ -465,26 +438,15 @@ class LineageQueries:
     @_guarded
     def search(self, text: str, limit: int = 20) -> list[Node]:
         """Datasets and jobs whose name contains ``text``, best match first (visible ones only)."""
-        if self.may_read_dag is None:
-            found = self.source.search(text, limit)
-        else:
-            found = []
-            for kind, ns, name in self.source.search(text, min(limit * 10 + 100, MAX_SEARCH_SCAN)):
-                node_id = (ids.dataset_id if kind == ids.DATASET else ids.job_id)(ns, name)
-                if self._shown(node_id):
-                    found.append((kind, ns, name))
-                    if len(found) >= limit:
-                        break
-        return [
-            {
-                "id": (ids.dataset_id if kind == ids.DATASET else ids.job_id)(ns, name),
-                "type": kind,
-                "namespace": ns,
-                "name": name,
-                "depth": 0,
-            }
-            for kind, ns, name in found
-        ]
+        scan = limit if self.may_read_dag is None else min(limit * 10 + 100, MAX_SEARCH_SCAN)
+        found: list[Node] = []
+        for kind, ns, name in self.source.search(text, scan):
+            node_id = (ids.dataset_id if kind == ids.DATASET else ids.job_id)(ns, name)
+            if self.may_read_dag is None or self._shown(node_id):
+                found.append({"id": node_id, "type": kind, "namespace": ns, "name": name, "depth": 0})
+                if self.may_read_dag is not None and len(found) >= limit:
+                    break
+        return found
 
     def _shown(self, node_id: str) -> bool:
         try:
@@ -505,10 +467,9 @@ class LineageQueries:
 
     @_guarded
     def node_details(self, node_id: str, *, as_of: int | None = None) -> dict[str, Any]:
-        ids.node_type(node_id)
+        depth = 2 if ids.node_type(node_id) == ids.DATASET else 1  # ValueError for a malformed id
         if self.may_read_dag is None:
             return self.source.node_details(node_id, as_of=as_of)
-        depth = 2 if ids.node_type(node_id) == ids.DATASET else 1
         _, visibility = self._graph(node_id, depth, Way(as_of, retired=True))
         assert visibility is not None
         return visible_details(self.source.node_details(node_id, as_of=as_of), visibility)
@@ -517,9 +478,7 @@ class LineageQueries:
     def airflow_runs(self, job_id: str, airflow_run_id: str) -> list[str]:
         """Ids of the job's runs in one Airflow DAG run (its ``run_id``), newest first: a task instance's
         tries, however old the DAG run; none for a job the reader may not see."""
-        if ids.node_type(job_id) != ids.JOB:
-            return []
-        if self.may_read_dag is not None and not self._shown(job_id):
+        if ids.node_type(job_id) != ids.JOB or (self.may_read_dag is not None and not self._shown(job_id)):
             return []
         return self.source.airflow_runs(job_id, airflow_run_id)
 

@@ -20,26 +20,15 @@ Edges = frozenset[tuple[str, str]]
 RETIRED = "retired"
 
 
+Key = tuple[int, str]
+
+
 def current_edges(runs: Iterable[RunRecord]) -> Edges | None:
     """The current edges reported by ``runs`` (all the runs of one job); None when every edge is current
     (no run completed)."""
     runs = list(runs)
     keys = [run.sort_key() for run in runs]
-    return current_edges_by_key(runs, keys, latest_completed_key(runs, keys))
-
-
-Key = tuple[int, str]
-
-
-def latest_completed_key(runs: Iterable[RunRecord], keys: Iterable[Key]) -> Key | None:
-    """The ``sort_key()`` (given as ``keys``) of the latest COMPLETED of ``runs``; None without one."""
-    return max((key for run, key in zip(runs, keys, strict=True) if run.completed), default=None)
-
-
-def current_edges_by_key(
-    runs: list[RunRecord], keys: list[Key], latest_completed: Key | None
-) -> Edges | None:
-    """:func:`current_edges`, given each run's ``sort_key()`` and :func:`latest_completed_key`."""
+    latest_completed = latest_completed_key(runs, keys)
     if latest_completed is None:
         return None
     current: set[tuple[str, str]] = set()
@@ -47,3 +36,8 @@ def current_edges_by_key(
         if key >= latest_completed and run.io:
             current |= run.io
     return frozenset(current)
+
+
+def latest_completed_key(runs: Iterable[RunRecord], keys: Iterable[Key]) -> Key | None:
+    """The ``sort_key()`` (given as ``keys``) of the latest COMPLETED of ``runs``; None without one."""
+    return max((key for run, key in zip(runs, keys, strict=True) if run.completed), default=None)

@@ -66,7 +66,7 @@ def triggers_of(graph: LineageGraph, job_id: str) -> list[Trigger]:
     graph.load_triggers(started)
     found = set()
     for run_id in started:
-        for task_job, task_run_id in sorted(graph.triggers.get(run_id, ())):
+        for task_job, task_run_id in graph.triggers.get(run_id, ()):
             task_run = graph.runs.get(task_run_id) if task_run_id else None
             origin, dag_run_id = task_job, None
             if task_run is not None and task_run.parent_run_id and task_run.parent_job_id:
@@ -76,21 +76,19 @@ def triggers_of(graph: LineageGraph, job_id: str) -> list[Trigger]:
     return sorted(found)
 
 
-def edge_triggers(graph: LineageGraph, edge: tuple[str, str]) -> list[dict[str, Any]]:
-    """The triggers a ``triggered`` edge (origin, destination) stands for, as answers name them."""
+def edge_triggers(graph: LineageGraph, edge: tuple[str, str]) -> list[Trigger]:
+    """The triggers a ``triggered`` edge (origin, destination) stands for."""
     origin, destination = edge
-    return [t.as_json(graph) for t in triggers_of(graph, destination) if t.origin == origin]
+    return [t for t in triggers_of(graph, destination) if t.origin == origin]
 
 
 def failed_origins(graph: LineageGraph, edges: Mapping[tuple[str, str], str]) -> set[str]:
     """The origins of ``triggered`` edges whose triggering DAG run FAILED or ABORTED (an asset event is
     recorded only for a task that succeeded, so the DAG run failed after it, in another task)."""
     found = set()
-    for (origin, destination), state in edges.items():
-        if state != TRIGGERED:
-            continue
-        for trigger in triggers_of(graph, destination):
+    for edge, state in edges.items():
+        for trigger in edge_triggers(graph, edge) if state == TRIGGERED else ():
             run = graph.runs.get(trigger.run_id) if trigger.run_id is not None else None
-            if trigger.origin == origin and run is not None and run.state in FAILED_STATES:
-                found.add(origin)
+            if run is not None and run.state in FAILED_STATES:
+                found.add(edge[0])
     return found
