@@ -164,10 +164,7 @@ class StoreCatalog(Catalog):
         return {node_id for node_id in ids if self._known[node_id]}
 
     def has_job(self, job_id: str) -> bool:
-        return self._has(job_id)
+        return job_id in self.known((job_id,))
 
     def has_dataset(self, dataset_id: str) -> bool:
-        return self._has(dataset_id)
-
-    def _has(self, node_id: str) -> bool:
-        return node_id in self.known((node_id,))
+        return dataset_id in self.known((dataset_id,))

@@ -111,14 +111,7 @@ class FocusedGraph(StoredGraph):
                 continue
             if self.as_of is None or micros <= self.as_of:
                 facts.add(event, micros, ref)
-                self._seen(micros)
         self.store.fold(facts if only is None else facts.of_dataset(only))
-
-    def _seen(self, micros: int) -> None:
-        if self.first_time is None or micros < self.first_time:
-            self.first_time = micros
-        if self.last_time is None or micros > self.last_time:
-            self.last_time = micros
 
     def ensure_jobs(self, job_ids: Iterable[str], *, with_dags: bool = True) -> None:
         """Fold the events of these jobs, and of the DAG jobs above them, not folded yet."""

@@ -47,8 +47,6 @@ class LineageGraph:
         self.keep_refs = False  # whether runs remember their events' refs (for details)
         #: False when the graph could only approximate what was asked (a source that cannot time-travel)
         self.exact = True
-        self.first_time: int | None = None  # the earliest and the latest event time folded
-        self.last_time: int | None = None
         self.version = 0
 
     # -- building -------------------------------------------------------------------------------
