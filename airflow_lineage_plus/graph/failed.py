@@ -16,7 +16,6 @@ from typing import Any
 from airflow_lineage_plus.graph.history import LatestAssertions
 from airflow_lineage_plus.graph.model import LineageGraph
 from airflow_lineage_plus.graph.runs import FAILED_STATES
-from airflow_lineage_plus.graph.source import LineageSource
 from airflow_lineage_plus.store import wire as w
 
 #: at most this many failed assertions are named per dataset (the rest are counted)
@@ -36,18 +35,14 @@ def failed_jobs(graph: LineageGraph, nodes: Iterable[str]) -> set[str]:
 
 
 def failed_assertions(
-    source: LineageSource,
-    walked: Mapping[str, int],
-    as_of: int | None,
-    visible_job: Callable[[str], bool] | None = None,
+    latest: Mapping[str, list[LatestAssertions]], visible_job: Callable[[str], bool] | None = None
 ) -> dict[str, list[dict[str, Any]]]:
-    """{walked dataset: its failed assertions}, each ``{"assertion", "column", "job", "at"}`` (the job whose
-    run recorded the failure, when it ended), by assertion then column, at most :data:`MAX_NAMED`; from
-    :meth:`LineageSource.latest_assertions` of the datasets of ``walked`` ({node: depth}, asked nearest
-    first) as of ``as_of``, newest first per dataset, the runs of jobs ``visible_job`` refuses left out."""
-    datasets = sorted((n for n in walked if n.startswith("dataset:")), key=lambda n: (walked[n], n))
+    """{dataset: its failed assertions}, each ``{"assertion", "column", "job", "at"}`` (the job whose run
+    recorded the failure, when it ended), by assertion then column, at most :data:`MAX_NAMED`; from
+    ``latest`` (:meth:`LineageSource.latest_assertions`), newest first per dataset, the runs of jobs
+    ``visible_job`` refuses left out."""
     found: dict[str, list[dict[str, Any]]] = {}
-    for dataset, entries in source.latest_assertions(datasets, as_of=as_of).items():
+    for dataset, entries in latest.items():
         newest: dict[tuple[str, str | None], tuple[bool, LatestAssertions]] = {}
         for entry in entries:
             if visible_job is not None and not visible_job(entry.job_id):

@@ -283,6 +283,15 @@ class LineageQueries:
         way = Way(as_of, include_retired, include_declared)
         return self._around(node_id, depth, limit, way, (True, False))
 
+    def _failed_assertions(
+        self, walked: dict[str, int], as_of: int | None, visibility: Visibility | None
+    ) -> dict[str, list[dict[str, Any]]]:
+        """:func:`.failed.failed_assertions` of the walked datasets (``walked``: {node: depth}), asked of the
+        source nearest first, as the reader may see them."""
+        datasets = sorted((n for n in walked if n.startswith("dataset:")), key=lambda n: (walked[n], n))
+        latest = self.source.latest_assertions(datasets, as_of=as_of)
+        return failed.failed_assertions(latest, visibility.job if visibility is not None else None)
+
     @_guarded
     def failed_upstream(
         self,
@@ -301,7 +310,7 @@ class LineageQueries:
         graph, visibility = self._dataset_graph(dataset_id, depth, way)
         walked = way.walk(graph, visibility, dataset_id, depth, True)
         seen, edges = walked.seen, walked.edges
-        asserted = failed.failed_assertions(self.source, seen, as_of, visibility.job if visibility else None)
+        asserted = self._failed_assertions(seen, as_of, visibility)
         bad = failed.failed_jobs(graph, seen) | failed_origins(graph, edges) | set(asserted)
         answer: dict[str, Any] = {
             "target": node_dict(graph, dataset_id, 0),
@@ -371,7 +380,7 @@ class LineageQueries:
         if visibility is not None:
             histories = changes.visible_histories(histories, visibility)
         moment = now if now is not None else as_of if as_of is not None else time.time_ns() // 1000
-        asserted = failed.failed_assertions(self.source, seen, as_of, visibility.job if visibility else None)
+        asserted = self._failed_assertions(seen, as_of, visibility)
         return changes.answer(
             node_dict(graph, dataset_id, 0),
             seen,
